@@ -1,0 +1,51 @@
+# mention-runner — everything CI runs is `make test`.
+SHELL := /bin/bash
+GO ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X github.com/mention-runner/mention-runner/internal/cli.Version=$(VERSION)
+ACTIONLINT := $(GO) run github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+FUZZTIME ?= 10s
+BIN := bin
+
+.PHONY: all build test fmt-check vet unit lint-actions fuzz bench demo clean tools
+
+all: build
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/dispatcher ./cmd/dispatcher
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/runner ./cmd/runner
+
+test: fmt-check vet lint-actions tools unit
+
+fmt-check:
+	@bad=$$(find . -name '*.go' -not -path './.tools/*' -not -path './.git/*' | xargs -r gofmt -l); \
+	if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+unit:
+	$(GO) test -race -count=1 ./...
+
+# actionlint checks the workflows and the composite action once they exist.
+lint-actions:
+	@files=$$(ls .github/workflows/*.yml action.yml 2>/dev/null); \
+	if [ -n "$$files" ]; then echo "actionlint $$files"; $(ACTIONLINT) $$files; fi
+
+# tools installs what the tests need beyond Go (see tools.mk).
+tools:
+
+# fuzz runs every fuzz target for FUZZTIME each.
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
+	  for t in $$(grep -hoE '^func (Fuzz[A-Za-z0-9_]+)' $$dir/*_test.go 2>/dev/null | sed 's/func //'); do \
+	    echo "== $$pkg $$t"; $(GO) test -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+clean:
+	rm -rf $(BIN)

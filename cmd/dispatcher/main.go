@@ -1,0 +1,23 @@
+// Command dispatcher turns mentions of the bot into repository_dispatch
+// events for the control repository.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/mention-runner/mention-runner/internal/cli"
+)
+
+// app collects the subcommands; each lives in its own file and registers
+// itself in init.
+var app = &cli.App{Name: "dispatcher", Summary: "turns @bot mentions into repository_dispatch events"}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := app.Main(ctx, cli.OSEnv(), os.Args[1:])
+	stop()
+	os.Exit(code)
+}

@@ -1,0 +1,23 @@
+// Command runner is the control repo side: it assembles the context, runs the
+// agent behind the permission gate and publishes the checked writes.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/mention-runner/mention-runner/internal/cli"
+)
+
+// app collects the subcommands; each lives in its own file and registers
+// itself in init.
+var app = &cli.App{Name: "runner", Summary: "assembles, runs and publishes one mention-runner job"}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := app.Main(ctx, cli.OSEnv(), os.Args[1:])
+	stop()
+	os.Exit(code)
+}
