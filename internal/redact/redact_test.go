@@ -1,0 +1,51 @@
+package redact
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestString(t *testing.T) {
+	gh := "ghp_" + strings.Repeat("a1B2", 9)
+	cases := []struct {
+		name, in, want string
+	}{
+		{"classic token", "token " + gh + " end", "token [REDACTED:github-token] end"},
+		{"oauth token", "gho_" + strings.Repeat("x", 36), "[REDACTED:github-token]"},
+		{"server token", "x=ghs_" + strings.Repeat("Z9", 18), "x=[REDACTED:github-token]"},
+		{"fine-grained", "github_pat_11AAAAAAA0" + strings.Repeat("b", 60), "[REDACTED:github-token]"},
+		{"anthropic", "ANTHROPIC_API_KEY=sk-ant-api03-" + strings.Repeat("k", 40), "ANTHROPIC_API_KEY=[REDACTED:anthropic-key]"},
+		{"aws id", "AKIAIOSFODNN7EXAMPLE", "[REDACTED:aws-access-key]"},
+		{"aws secret", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws_secret_access_key = [REDACTED:aws-secret-key]"},
+		{"jwt", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "[REDACTED:jwt]"},
+		{"bearer", "Authorization: Bearer abcdefghijklmnopqrstuvwxyz", "Authorization: Bearer [REDACTED:bearer-token]"},
+		{"clean", "nothing to see: ghp_short sk-ant", "nothing to see: ghp_short sk-ant"},
+		{"hash is not a secret", strings.Repeat("a", 40), strings.Repeat("a", 40)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.want, String(c.in))
+			assert.Equal(t, c.in != c.want, Contains(c.in))
+		})
+	}
+}
+
+func FuzzString(f *testing.F) {
+	f.Add("ghp_" + strings.Repeat("a", 36))
+	f.Add("plain text")
+	f.Fuzz(func(t *testing.T, s string) {
+		out := String(s)
+		// redaction is idempotent and never leaves a shape it knows
+		assert.Equal(t, out, String(out))
+	})
+}
+
+func BenchmarkStringClean(b *testing.B) {
+	s := strings.Repeat("an ordinary line of a transcript with no secrets in it\n", 2000)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		String(s)
+	}
+}
