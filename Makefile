@@ -27,9 +27,11 @@ vet:
 unit:
 	$(GO) test -race -count=1 ./...
 
-# actionlint checks the workflows and the composite action once they exist.
+# actionlint checks the workflows (ours and the example for control repos);
+# it reads action.yml where a workflow uses it locally. action.yml's inputs
+# are also checked against the runner's settings by internal/config tests.
 lint-actions:
-	@files=$$(ls .github/workflows/*.yml action.yml 2>/dev/null); \
+	@files=$$(ls .github/workflows/*.yml examples/*/.github/workflows/*.yml 2>/dev/null); \
 	if [ -n "$$files" ]; then echo "actionlint $$files"; $(ACTIONLINT) $$files; fi
 
 # tools installs what the tests need beyond Go (see tools.mk).

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/mention-runner/mention-runner/internal/cli"
+	"github.com/mention-runner/mention-runner/internal/mention"
+	"github.com/mention-runner/mention-runner/internal/policy"
+)
+
+func init() {
+	app.Register(&cli.Command{
+		Name:    "explain",
+		Summary: "show how a comment body (stdin) is read: mentions, commands, effective policy",
+		Run:     runExplain,
+	})
+}
+
+type explainMention struct {
+	Command string   `json:"command"`
+	Flags   []string `json:"flags"`
+	Line    int      `json:"line"`
+}
+
+type explainOut struct {
+	Mentions []explainMention `json:"mentions"`
+	Policy   *policy.Policy   `json:"policy,omitempty"`
+	Error    *string          `json:"error"`
+}
+
+func runExplain(_ context.Context, env *cli.Env, args []string) error {
+	fs := cli.FlagSet(env, "dispatcher", "explain", "--bot LOGIN [--comment-limit N --issue-limit N --pr-limit N] < comment.md")
+	bot := fs.String("bot", env.Env("BOT_LOGIN"), "the bot's login (default $BOT_LOGIN)")
+	ceil := policy.DefaultCeilings()
+	fs.IntVar(&ceil.CommentLimit, "comment-limit", ceil.CommentLimit, "operator ceiling: comments per issue/PR")
+	fs.IntVar(&ceil.IssueLimit, "issue-limit", ceil.IssueLimit, "operator ceiling: issues per run")
+	fs.IntVar(&ceil.PRLimit, "pr-limit", ceil.PRLimit, "operator ceiling: pull requests per run")
+	if err := cli.ParseFlags(fs, args, false); err != nil {
+		return err
+	}
+	login := strings.TrimPrefix(strings.TrimSpace(*bot), "@")
+	if login == "" {
+		return cli.Usagef("--bot is required (or set BOT_LOGIN)")
+	}
+	if err := ceil.Validate(); err != nil {
+		return cli.Usagef("%v", err)
+	}
+	body, err := io.ReadAll(env.Stdin)
+	if err != nil {
+		return fmt.Errorf("read comment from stdin: %w", err)
+	}
+	out := explainOut{Mentions: []explainMention{}}
+	ms := mention.Find(string(body), login)
+	for _, m := range ms {
+		flags := m.Flags
+		if flags == nil {
+			flags = []string{}
+		}
+		out.Mentions = append(out.Mentions, explainMention{Command: string(m.Command), Flags: flags, Line: m.Line})
+	}
+	var flagErr error
+	f := policy.Flags{}
+	// The first mention decides, as in the dispatcher.
+	if len(ms) > 0 && ms[0].HasCfg {
+		f, flagErr = policy.ParseFlags(ms[0].Flags)
+	}
+	if flagErr != nil {
+		msg := flagErr.Error()
+		out.Error = &msg
+	} else {
+		p := policy.Effective(f, ceil, policy.Thread{}, nil)
+		out.Policy = &p
+	}
+	enc := json.NewEncoder(env.Stdout)
+	if err := enc.Encode(out); err != nil {
+		return fmt.Errorf("write result: %w", err)
+	}
+	if flagErr != nil {
+		return &cli.ExitError{Code: 2}
+	}
+	return nil
+}

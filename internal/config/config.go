@@ -1,0 +1,218 @@
+// Package config reads the runner's settings from the environment (the
+// composite action maps its inputs to these variables). Every setting is
+// declared once in Settings, which also feeds the README table; a malformed
+// value is an error naming the variable, never a silent default.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Setting declares one environment variable.
+type Setting struct {
+	Env     string
+	Input   string // the composite action's input that sets it ("" = none)
+	Default string
+	Doc     string
+	// Modes lists the runner modes that read it ("" = all).
+	Modes string
+	check func(string) error
+}
+
+func intRange(lo, hi int) func(string) error {
+	return func(s string) error {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < lo || n > hi {
+			return fmt.Errorf("want a whole number from %d to %d", lo, hi)
+		}
+		return nil
+	}
+}
+
+func durRange(lo, hi time.Duration) func(string) error {
+	return func(s string) error {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < lo || d > hi {
+			return fmt.Errorf("want a duration from %s to %s, like 30m", lo, hi)
+		}
+		return nil
+	}
+}
+
+func boolean(s string) error {
+	if s != "true" && s != "false" {
+		return errors.New("want true or false")
+	}
+	return nil
+}
+
+func oneOf(vals ...string) func(string) error {
+	return func(s string) error {
+		for _, v := range vals {
+			if s == v {
+				return nil
+			}
+		}
+		return fmt.Errorf("want one of %s", strings.Join(vals, ", "))
+	}
+}
+
+func repoName(s string) error {
+	o, n, ok := strings.Cut(s, "/")
+	if !ok || o == "" || n == "" || strings.Contains(n, "/") {
+		return errors.New("want owner/name")
+	}
+	return nil
+}
+
+func budget(s string) error {
+	if s == "" {
+		return nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f <= 0 || f > 1000 {
+		return errors.New("want a positive number of US dollars up to 1000, or empty for none")
+	}
+	return nil
+}
+
+func sha256Hex(s string) error {
+	if s == "" {
+		return nil
+	}
+	if len(s) != 64 || strings.Trim(s, "0123456789abcdef") != "" {
+		return errors.New("want 64 lower-case hex digits")
+	}
+	return nil
+}
+
+func optionalInt(s string) error {
+	if s == "" {
+		return nil
+	}
+	return intRange(1, 1<<30)(s)
+}
+
+// Settings is every runner setting.
+var Settings = []Setting{
+	{Env: "BOT_LOGIN", Input: "bot-login", Doc: "The bot account's login (without @). Required.", check: func(s string) error {
+		if s == "" {
+			return errors.New("required")
+		}
+		return nil
+	}},
+	{Env: "CONTROL_REPO", Input: "control-repo", Doc: "owner/name of the control repo. Defaults to GITHUB_REPOSITORY.", check: repoName},
+	{Env: "GITHUB_API_URL", Default: "https://api.github.com", Doc: "REST API base URL (GitHub Enterprise or the simulator)."},
+	{Env: "GITHUB_SERVER_URL", Default: "https://github.com", Doc: "Web base URL, for links in the report."},
+	{Env: "MR_RUN_DIR", Input: "run-dir", Default: "runs", Doc: "Where run records go: <dir>/<run-id>/."},
+	{Env: "MR_ENGINE", Input: "engine", Default: "claude", Doc: "Agent engine: claude (Claude Code CLI) or replay (scripted session, for tests and the demo).", Modes: "agent,publish", check: oneOf("claude", "replay")},
+	{Env: "MR_MODEL", Input: "model", Doc: "Model passed to the engine (--model); empty = the engine's default.", Modes: "agent"},
+	{Env: "MR_MAX_TURNS", Input: "max-turns", Default: "30", Doc: "Most agent turns before the run stops as failed.", Modes: "agent", check: intRange(1, 500)},
+	{Env: "MR_TIMEOUT", Input: "timeout", Default: "30m", Doc: "Wall-clock limit for the engine.", Modes: "agent", check: durRange(time.Minute/60, 6*time.Hour)},
+	{Env: "MR_MAX_BUDGET_USD", Input: "max-budget-usd", Doc: "Optional cost cap passed to Claude Code (--max-budget-usd).", Modes: "agent", check: budget},
+	{Env: "MR_COMMENT_LIMIT", Input: "comment-limit", Default: "3", Doc: "Operator ceiling: comments per issue/PR per run.", check: intRange(0, 1000)},
+	{Env: "MR_ISSUE_LIMIT", Input: "issue-limit", Default: "1", Doc: "Operator ceiling: issues created per run.", check: intRange(0, 1000)},
+	{Env: "MR_PR_LIMIT", Input: "pr-limit", Default: "1", Doc: "Operator ceiling: pull requests created per run.", check: intRange(0, 1000)},
+	{Env: "MR_LOOP_THRESHOLD", Input: "loop-threshold", Default: "6", Doc: "Identical consecutive tool calls that count as a loop.", Modes: "agent", check: intRange(2, 100)},
+	{Env: "MR_SYSTEM_PROMPT_FILE", Input: "system-prompt-file", Doc: "Operator system prompt file, prepended to the agent's prompt.", Modes: "agent"},
+	{Env: "MR_ALLOW_PUSH_TO_TARGET", Input: "allow-push-to-target", Default: "false", Doc: "Push PR branches to the target repo instead of the bot's fork.", Modes: "publish", check: boolean},
+	{Env: "MR_ALLOW_WORKFLOW_CHANGES", Input: "allow-workflow-changes", Default: "false", Doc: "Allow PRs whose commits touch .github/workflows/.", check: boolean},
+	{Env: "MR_MAX_CONTEXT_BYTES", Input: "max-context-bytes", Default: "8388608", Doc: "Largest reassembled context accepted.", Modes: "assemble", check: intRange(1024, 256<<20)},
+	{Env: "MR_MAX_BUNDLE_BYTES", Input: "max-bundle-bytes", Default: "52428800", Doc: "Largest PR bundle accepted.", check: intRange(1024, 1<<30)},
+	{Env: "MR_BLOCKLIST_PATH", Input: "blocklist-path", Default: ".mention-runner/blocklist.json", Doc: "Opt-out list in the control repo (shared with the dispatcher)."},
+	{Env: "MR_REPLAY_SCRIPT", Input: "replay-script", Doc: "Replay engine: the scripted session (JSONL).", Modes: "agent"},
+	{Env: "MR_CONTEXT_FILE", Input: "context-file", Default: "runs/context.json", Doc: "The context file: written by assemble, read by agent and publish (publish must read the copy from assemble's artifact, never the agent's)."},
+	{Env: "MR_CONTEXT_SHA256", Input: "context-sha256", Doc: "agent, publish: SHA-256 of the context file from assemble; the file is refused if it differs.", Modes: "agent,publish", check: sha256Hex},
+	{Env: "MR_LOG_ISSUE", Input: "log-issue", Doc: "agent, publish: the run-log issue number from assemble.", Modes: "agent,publish", check: optionalInt},
+	{Env: "MR_CLAUDE_BIN", Input: "claude-bin", Default: "claude", Doc: "Claude Code executable.", Modes: "agent"},
+	{Env: "MR_WORKSPACE", Input: "workspace", Doc: "Checkout of the target repo the agent works in. Defaults to the current directory.", Modes: "agent"},
+}
+
+// Config is the parsed settings.
+type Config struct {
+	BotLogin, ControlRepo, APIURL, ServerURL, RunDir string
+	Engine, Model                                    string
+	MaxTurns                                         int
+	Timeout                                          time.Duration
+	MaxBudgetUSD                                     float64 // 0 = none
+	CommentLimit, IssueLimit, PRLimit                int
+	LoopThreshold                                    int
+	SystemPromptFile                                 string
+	AllowPushToTarget, AllowWorkflowChanges          bool
+	MaxContextBytes, MaxBundleBytes                  int
+	BlocklistPath, ReplayScript, ClaudeBin           string
+	Workspace                                        string
+	ContextFile, ContextSHA256                       string
+	LogIssue                                         int // 0 = unknown
+}
+
+// Load reads and checks every setting; the error lists every bad variable.
+func Load(getenv func(string) string) (*Config, error) {
+	v := map[string]string{}
+	var problems []string
+	for _, s := range Settings {
+		val := strings.TrimSpace(getenv(s.Env))
+		if val == "" && s.Env == "CONTROL_REPO" {
+			val = strings.TrimSpace(getenv("GITHUB_REPOSITORY"))
+		}
+		if val == "" {
+			val = s.Default
+		}
+		if s.check != nil {
+			if err := s.check(val); err != nil {
+				name := s.Env
+				if s.Input != "" {
+					name = "input " + s.Input + " (" + s.Env + ")"
+				}
+				problems = append(problems, fmt.Sprintf("%s=%q: %v", name, val, err))
+			}
+		}
+		v[s.Env] = val
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("bad settings: %s", strings.Join(problems, "; "))
+	}
+	atoi := func(k string) int { n, _ := strconv.Atoi(v[k]); return n }
+	dur, _ := time.ParseDuration(v["MR_TIMEOUT"])
+	bud, _ := strconv.ParseFloat(v["MR_MAX_BUDGET_USD"], 64)
+	return &Config{
+		BotLogin: strings.TrimPrefix(v["BOT_LOGIN"], "@"), ControlRepo: v["CONTROL_REPO"],
+		APIURL: v["GITHUB_API_URL"], ServerURL: strings.TrimSuffix(v["GITHUB_SERVER_URL"], "/"), RunDir: v["MR_RUN_DIR"],
+		Engine: v["MR_ENGINE"], Model: v["MR_MODEL"], MaxTurns: atoi("MR_MAX_TURNS"), Timeout: dur, MaxBudgetUSD: bud,
+		CommentLimit: atoi("MR_COMMENT_LIMIT"), IssueLimit: atoi("MR_ISSUE_LIMIT"), PRLimit: atoi("MR_PR_LIMIT"),
+		LoopThreshold: atoi("MR_LOOP_THRESHOLD"), SystemPromptFile: v["MR_SYSTEM_PROMPT_FILE"],
+		AllowPushToTarget: v["MR_ALLOW_PUSH_TO_TARGET"] == "true", AllowWorkflowChanges: v["MR_ALLOW_WORKFLOW_CHANGES"] == "true",
+		MaxContextBytes: atoi("MR_MAX_CONTEXT_BYTES"), MaxBundleBytes: atoi("MR_MAX_BUNDLE_BYTES"),
+		BlocklistPath: v["MR_BLOCKLIST_PATH"], ReplayScript: v["MR_REPLAY_SCRIPT"], ClaudeBin: v["MR_CLAUDE_BIN"],
+		Workspace: v["MR_WORKSPACE"], ContextFile: v["MR_CONTEXT_FILE"], ContextSHA256: v["MR_CONTEXT_SHA256"],
+		LogIssue: atoi("MR_LOG_ISSUE"),
+	}, nil
+}
+
+// MarkdownTable renders Settings for the README.
+func MarkdownTable() string {
+	var b strings.Builder
+	b.WriteString("| action input | variable | default | used by | meaning |\n|---|---|---|---|---|\n")
+	for _, s := range Settings {
+		def := s.Default
+		if def == "" {
+			def = "—"
+		} else {
+			def = "`" + def + "`"
+		}
+		modes := s.Modes
+		if modes == "" {
+			modes = "all"
+		}
+		in := "—"
+		if s.Input != "" {
+			in = "`" + s.Input + "`"
+		}
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s |\n", in, s.Env, def, modes, s.Doc)
+	}
+	return b.String()
+}

@@ -1,0 +1,54 @@
+package config
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestLoadDefaults(t *testing.T) {
+	c, err := Load(env(map[string]string{"BOT_LOGIN": "@Bot", "GITHUB_REPOSITORY": "acme/control"}))
+	require.NoError(t, err)
+	assert.Equal(t, "Bot", c.BotLogin)
+	assert.Equal(t, "acme/control", c.ControlRepo)
+	assert.Equal(t, 3, c.CommentLimit)
+	assert.Equal(t, 1, c.IssueLimit)
+	assert.Equal(t, 1, c.PRLimit)
+	assert.Equal(t, 30*time.Minute, c.Timeout)
+	assert.Equal(t, "claude", c.Engine)
+	assert.False(t, c.AllowPushToTarget)
+	assert.Zero(t, c.MaxBudgetUSD)
+}
+
+func TestLoadErrorsNameEveryBadVariable(t *testing.T) {
+	cases := []struct {
+		name string
+		env  map[string]string
+		want []string
+	}{
+		{"missing bot and control", map[string]string{}, []string{"BOT_LOGIN", "CONTROL_REPO"}},
+		{"bad values", map[string]string{"BOT_LOGIN": "b", "CONTROL_REPO": "a/b", "MR_ENGINE": "gpt", "MR_MAX_TURNS": "0", "MR_TIMEOUT": "forever", "MR_ALLOW_PUSH_TO_TARGET": "yes", "MR_COMMENT_LIMIT": "-1", "MR_MAX_BUDGET_USD": "-3"},
+			[]string{"MR_ENGINE", "MR_MAX_TURNS", "MR_TIMEOUT", "MR_ALLOW_PUSH_TO_TARGET", "MR_COMMENT_LIMIT", "MR_MAX_BUDGET_USD"}},
+		{"control not owner/name", map[string]string{"BOT_LOGIN": "b", "CONTROL_REPO": "nope"}, []string{"CONTROL_REPO"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Load(env(c.env))
+			require.Error(t, err)
+			for _, w := range c.want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
+
+func TestMarkdownTableListsEverySetting(t *testing.T) {
+	tbl := MarkdownTable()
+	for _, s := range Settings {
+		assert.Contains(t, tbl, "`"+s.Env+"`")
+	}
+}
