@@ -1,0 +1,35 @@
+package policy
+
+import "fmt"
+
+// MaxLimit is the largest n a limit flag or ceiling may have.
+const MaxLimit = 1000
+
+// Ceilings are the operator's maxima; user flags can only go below them.
+type Ceilings struct {
+	CommentLimit, IssueLimit, PRLimit int
+}
+
+// DefaultCeilings: 3 comments per thread, 1 issue, 1 pull request per run.
+func DefaultCeilings() Ceilings {
+	return Ceilings{CommentLimit: 3, IssueLimit: 1, PRLimit: 1}
+}
+
+// Validate reports the first ceiling outside 0…MaxLimit.
+func (c Ceilings) Validate() error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"comment-limit", c.CommentLimit}, {"issue-limit", c.IssueLimit}, {"pr-limit", c.PRLimit}} {
+		if f.v < 0 || f.v > MaxLimit {
+			return fmt.Errorf("operator ceiling %s=%d: must be 0…%d", f.name, f.v, MaxLimit)
+		}
+	}
+	return nil
+}
+
+// clamp keeps a value inside 0…MaxLimit; both directions only tighten or
+// keep a limit, so an unvalidated ceiling never widens anything.
+func clamp(v int) int {
+	return max(0, min(v, MaxLimit))
+}

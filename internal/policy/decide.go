@@ -1,0 +1,123 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Decide checks a against the policy and what the run already did. It does
+// not record. Rules run in a fixed order and the first failing one is
+// reported: invalid action, opt-out block, deny, allow-list,
+// here-only/comment-only, limits. A nil ledger counts as empty.
+func (p Policy) Decide(a Action, l *Ledger) Decision {
+	if l == nil {
+		l = NewLedger()
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return p.decide(a, l)
+}
+
+// Apply decides and, when allowed, records a in the same step, so
+// concurrent callers cannot both take the last slot. A nil ledger counts as
+// empty and records nothing.
+func (p Policy) Apply(a Action, l *Ledger) Decision {
+	if l == nil {
+		return p.Decide(a, nil)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	d := p.decide(a, l)
+	if d.Allowed {
+		l.record(a)
+	}
+	return d
+}
+
+// decide runs with l locked.
+func (p Policy) decide(a Action, l *Ledger) Decision {
+	if d, bad := invalid(a); bad {
+		return d
+	}
+	repo := strings.ToLower(a.Repo)
+	if p.Blocker != nil {
+		if pattern, blocked := p.Blocker.Blocked(repo); blocked {
+			return deny(RuleRepoBlocked, "%s is blocked by the opt-out entry %q (its owner asked the bot to go away)", a.Repo, pattern)
+		}
+	}
+	// EqualFold, not Contains: a Policy decoded from JSON may not be lower-cased.
+	if containsFold(p.DenyRepos, repo) {
+		return deny(RuleRepoDenied, "deny=%s forbids writing to %s", repo, a.Repo)
+	}
+	if len(p.AllowRepos) > 0 && !containsFold(p.AllowRepos, repo) {
+		return deny(RuleRepoNotAllowed, "writes are allowed only to %s, not to %s", strings.Join(p.AllowRepos, ", "), a.Repo)
+	}
+	if p.HereOnly {
+		if a.Kind != KindComment {
+			return deny(RuleHereOnly, "here-only allows comments only on %s, not a new %s", p.hereName(), a)
+		}
+		if !p.Here.is(a.Repo, a.Number) {
+			return deny(RuleHereOnly, "here-only allows comments only on %s, not on %s#%d", p.hereName(), a.Repo, a.Number)
+		}
+	}
+	if p.CommentOnly && a.Kind != KindComment {
+		return deny(RuleCommentOnly, "comment-only allows comments only, not a new %s", a)
+	}
+	switch a.Kind {
+	case KindIssue:
+		if l.issues >= p.IssueLimit {
+			return limitDenial(RuleIssueLimit, a.Kind, p.IssueLimit, l.issues, "")
+		}
+		return allow("new issue in %s (%d of %d for this run)", a.Repo, l.issues+1, p.IssueLimit)
+	case KindPullRequest:
+		if l.prs >= p.PRLimit {
+			return limitDenial(RulePRLimit, a.Kind, p.PRLimit, l.prs, "")
+		}
+		return allow("new pull request in %s (%d of %d for this run)", a.Repo, l.prs+1, p.PRLimit)
+	default: // comment; invalid() rejected every other kind
+		n := l.comments[keyOf(a.Repo, a.Number)]
+		if n >= p.CommentLimit {
+			return limitDenial(RuleCommentLimit, a.Kind, p.CommentLimit, n, fmt.Sprintf(" on %s#%d", a.Repo, a.Number))
+		}
+		return allow("comment on %s#%d (%d of %d on this thread)", a.Repo, a.Number, n+1, p.CommentLimit)
+	}
+}
+
+func containsFold(list []string, repo string) bool {
+	return slices.ContainsFunc(list, func(r string) bool { return strings.EqualFold(r, repo) })
+}
+
+func limitDenial(rule string, k Kind, limit, done int, where string) Decision {
+	participle, past := "created", "created"
+	if k == KindComment {
+		participle, past = "written", "wrote"
+	}
+	if limit == 0 {
+		return deny(rule, "no %s may be %s in this run (%s is 0)", k.plural(), participle, rule)
+	}
+	return deny(rule, "%s is %d and this run already %s %s%s", rule, limit, past, k.count(done), where)
+}
+
+// invalid rejects actions no rule can judge: unknown kind, bad repo name, a
+// comment without a thread, or a creation that names one.
+func invalid(a Action) (Decision, bool) {
+	switch {
+	case a.Kind != KindComment && a.Kind != KindIssue && a.Kind != KindPullRequest:
+		return deny(RuleInvalidAction, "unknown action kind %q (want comment, issue or pull_request)", shorten(string(a.Kind))), true
+	case !ValidRepo(a.Repo):
+		return deny(RuleInvalidAction, "%q is not a repository name of the form owner/name", shorten(a.Repo)), true
+	case a.Kind == KindComment && a.Number <= 0:
+		return deny(RuleInvalidAction, "a comment needs the number of the issue or pull request it goes on, got %d", a.Number), true
+	case a.Kind != KindComment && a.Number != 0:
+		return deny(RuleInvalidAction, "creating a new %s takes no number, got %d", a.Kind.noun(), a.Number), true
+	}
+	return Decision{}, false
+}
+
+func (p Policy) hereName() string {
+	if p.Here.Repo == "" {
+		return "the triggering issue or pull request"
+	}
+	return p.Here.String()
+}

@@ -1,0 +1,166 @@
+package policy
+
+import (
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeBlocker blocks exact lower-case repos and owner/* patterns.
+type fakeBlocker map[string]bool
+
+func (b fakeBlocker) Blocked(repo string) (string, bool) {
+	if b[repo] {
+		return repo, true
+	}
+	owner, _, _ := strings.Cut(repo, "/")
+	if b[owner+"/*"] {
+		return owner + "/*", true
+	}
+	return "", false
+}
+
+func comment(repo string, n int) Action { return Action{Kind: KindComment, Repo: repo, Number: n} }
+func issue(repo string) Action          { return Action{Kind: KindIssue, Repo: repo} }
+func pr(repo string) Action             { return Action{Kind: KindPullRequest, Repo: repo} }
+
+func mustPolicy(t testing.TB, line string, c Ceilings, b Blocker) Policy {
+	t.Helper()
+	f, err := ParseFlagLine(line)
+	require.NoError(t, err)
+	return Effective(f, c, Thread{Repo: "Owner/Name", Number: 12}, b)
+}
+
+func TestDecide(t *testing.T) {
+	big := Ceilings{CommentLimit: 5, IssueLimit: 5, PRLimit: 5}
+	tests := []struct {
+		name    string
+		line    string
+		blocker Blocker
+		history []Action
+		action  Action
+		rule    string // "" = allowed
+		reason  string // a piece of Reason
+	}{
+		// every kind allowed under a loose policy
+		{"comment allowed", "no-issue", nil, nil, comment("a/b", 1), "", "allowed: comment on a/b#1 (1 of 5 on this thread)"},
+		{"issue allowed", "no-pr", nil, nil, issue("a/b"), "", "allowed: new issue in a/b (1 of 5 for this run)"},
+		{"pr allowed", "no-issue", nil, nil, pr("a/b"), "", "allowed: new pull request in a/b (1 of 5 for this run)"},
+
+		// invalid actions
+		{"unknown kind", "no-pr", nil, nil, Action{Kind: "push", Repo: "a/b"}, RuleInvalidAction, `unknown action kind "push"`},
+		{"bad repo", "no-pr", nil, nil, comment("a", 1), RuleInvalidAction, `"a" is not a repository name`},
+		{"comment without number", "no-pr", nil, nil, comment("a/b", 0), RuleInvalidAction, "needs the number"},
+		{"issue with number", "no-pr", nil, nil, Action{Kind: KindIssue, Repo: "a/b", Number: 3}, RuleInvalidAction, "creating a new issue takes no number"},
+		{"invalid beats blocked", "no-pr", fakeBlocker{"a/*": true}, nil, comment("a/b", -1), RuleInvalidAction, ""},
+
+		// repos
+		{"blocked owner", "no-pr", fakeBlocker{"a/*": true}, nil, comment("A/B", 1), RuleRepoBlocked, `A/B is blocked by the opt-out entry "a/*"`},
+		{"blocked beats allow", "repo=a/b", fakeBlocker{"a/b": true}, nil, comment("a/b", 1), RuleRepoBlocked, ""},
+		{"blocked here", "here-only", fakeBlocker{"owner/name": true}, nil, comment("owner/name", 12), RuleRepoBlocked, ""},
+		{"deny case-insensitive", "deny=Foo/Bar", nil, nil, issue("fOO/bAR"), RuleRepoDenied, "deny=foo/bar forbids writing to fOO/bAR"},
+		{"deny beats allow", "repo=foo/bar deny=foo/bar", nil, nil, comment("foo/bar", 1), RuleRepoDenied, ""},
+		{"allow list case-insensitive", "repo=Foo/Bar", nil, nil, pr("FOO/bar"), "", "allowed"},
+		{"not in allow list", "repo=foo/bar repo=foo/baz", nil, nil, issue("foo/qux"), RuleRepoNotAllowed, "writes are allowed only to foo/bar, foo/baz, not to foo/qux"},
+		{"allow list beats here-only", "here-only repo=x/y", nil, nil, comment("owner/name", 12), RuleRepoNotAllowed, ""},
+
+		// here-only / comment-only
+		{"here-only here", "here-only", nil, nil, comment("OWNER/name", 12), "", "allowed"},
+		{"here-only other thread", "here-only", nil, nil, comment("other/repo", 3), RuleHereOnly, "denied: here-only allows comments only on Owner/Name#12, not on other/repo#3"},
+		{"here-only other number", "here-only", nil, nil, comment("owner/name", 13), RuleHereOnly, ""},
+		{"here-only issue", "here-only", nil, nil, issue("owner/name"), RuleHereOnly, "not a new issue in owner/name"},
+		{"here-only pr", "comment-only here-only", nil, nil, pr("owner/name"), RuleHereOnly, ""},
+		{"comment-only issue", "comment-only", nil, nil, issue("a/b"), RuleCommentOnly, "comment-only allows comments only, not a new issue in a/b"},
+		{"comment-only pr", "comment-only", nil, nil, pr("a/b"), RuleCommentOnly, "pull request in a/b"},
+		{"comment-only comment", "comment-only", nil, nil, comment("a/b", 9), "", "allowed"},
+
+		// limits
+		{"no-issue", "no-issue", nil, nil, issue("a/b"), RuleIssueLimit, "no issues may be created in this run (issue-limit is 0)"},
+		{"no-pr", "no-pr", nil, nil, pr("a/b"), RulePRLimit, "no pull requests may be created"},
+		{"spec example 2", "repo=foo/bar pr-limit=0", nil, nil, pr("foo/bar"), RulePRLimit, ""},
+		{"issue limit reached", "issue-limit=2", nil, []Action{issue("a/b"), issue("c/d")}, issue("e/f"), RuleIssueLimit, "issue-limit is 2 and this run already created 2 issues"},
+		{"pr limit reached", "pr-limit=1", nil, []Action{pr("a/b")}, pr("a/b"), RulePRLimit, "pr-limit is 1 and this run already created 1 pull request"},
+		{"pr below limit", "pr-limit=2", nil, []Action{pr("a/b"), issue("a/b")}, pr("a/b"), "", "2 of 2"},
+		{"comment limit per thread", "comment-limit=2", nil, []Action{comment("a/b", 1), comment("A/B", 1)}, comment("a/b", 1), RuleCommentLimit, "comment-limit is 2 and this run already wrote 2 comments on a/b#1"},
+		{"comment limit other thread", "comment-limit=2", nil, []Action{comment("a/b", 1), comment("a/b", 1)}, comment("a/b", 2), "", "1 of 2"},
+		{"comment limit zero", "comment-limit=0", nil, nil, comment("a/b", 1), RuleCommentLimit, "no comments may be written"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := mustPolicy(t, tt.line, big, tt.blocker)
+			l := Replay(tt.history)
+			d := p.Decide(tt.action, l)
+			assert.Equal(t, tt.rule == "", d.Allowed, d.Reason)
+			assert.Equal(t, tt.rule, d.Rule)
+			assert.Contains(t, d.Reason, tt.reason)
+			if d.Allowed {
+				assert.True(t, strings.HasPrefix(d.Reason, "allowed: "))
+			} else {
+				assert.True(t, strings.HasPrefix(d.Reason, "denied: "))
+			}
+			// Decide is pure: deciding again gives the same answer.
+			assert.Equal(t, d, p.Decide(tt.action, l))
+		})
+	}
+}
+
+func TestCeilingsCombination(t *testing.T) {
+	// Operator ceiling 1 issue; the user asks for 3: only one goes through.
+	p := mustPolicy(t, "issue-limit=3", DefaultCeilings(), nil)
+	l := NewLedger()
+	assert.True(t, p.Apply(issue("a/b"), l).Allowed)
+	d := p.Apply(issue("a/b"), l)
+	assert.Equal(t, RuleIssueLimit, d.Rule)
+	// Default comment ceiling 3 per thread.
+	for i := range 3 {
+		assert.True(t, p.Apply(comment("a/b", 1), l).Allowed, i)
+	}
+	assert.Equal(t, RuleCommentLimit, p.Apply(comment("a/b", 1), l).Rule)
+	assert.True(t, p.Apply(comment("a/b", 2), l).Allowed)
+}
+
+func TestApplyRecordsOnlyAllowed(t *testing.T) {
+	p := mustPolicy(t, "no-pr", DefaultCeilings(), nil)
+	l := NewLedger()
+	assert.False(t, p.Apply(pr("a/b"), l).Allowed)
+	assert.False(t, p.Apply(comment("bad", 1), l).Allowed)
+	assert.True(t, p.Apply(issue("a/b"), l).Allowed)
+	assert.True(t, p.Apply(comment("a/b", 1), l).Allowed)
+	assert.Equal(t, 1, l.Issues())
+	assert.Equal(t, 0, l.PRs())
+	assert.Equal(t, 1, l.Comments(Thread{"A/b", 1}))
+
+	// A nil ledger counts as empty and records nothing.
+	assert.True(t, p.Apply(issue("a/b"), nil).Allowed)
+	assert.True(t, p.Decide(issue("a/b"), nil).Allowed)
+}
+
+func TestApplyConcurrent(t *testing.T) {
+	p := mustPolicy(t, "comment-limit=7", Ceilings{CommentLimit: 100}, nil)
+	l := NewLedger()
+	var mu sync.Mutex
+	allowed := 0
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Go(func() {
+			if p.Apply(comment("a/b", 1), l).Allowed {
+				mu.Lock()
+				allowed++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, 7, allowed)
+	assert.Equal(t, 7, l.Comments(Thread{"a/b", 1}))
+}
+
+func TestHereOnlyWithoutThread(t *testing.T) {
+	p := Effective(Flags{HereOnly: true}, DefaultCeilings(), Thread{}, nil)
+	d := p.Decide(comment("a/b", 1), nil)
+	assert.Equal(t, RuleHereOnly, d.Rule)
+	assert.Contains(t, d.Reason, "the triggering issue or pull request")
+}

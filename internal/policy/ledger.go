@@ -1,0 +1,79 @@
+package policy
+
+import (
+	"strings"
+	"sync"
+)
+
+// Ledger is what this run already wrote: issues and PRs per run, comments
+// per thread. It is safe for concurrent use; the zero value is empty.
+type Ledger struct {
+	mu       sync.Mutex
+	issues   int
+	prs      int
+	comments map[threadKey]int
+}
+
+type threadKey struct {
+	repo   string // lower-cased
+	number int
+}
+
+func keyOf(repo string, number int) threadKey {
+	return threadKey{strings.ToLower(repo), number}
+}
+
+// NewLedger returns an empty ledger.
+func NewLedger() *Ledger { return &Ledger{} }
+
+// Replay rebuilds a ledger from the actions a run was already allowed, e.g.
+// the publish job re-reading outputs.jsonl.
+func Replay(actions []Action) *Ledger {
+	l := NewLedger()
+	for _, a := range actions {
+		l.record(a)
+	}
+	return l
+}
+
+// Record counts a as done. Unknown kinds are ignored.
+func (l *Ledger) Record(a Action) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.record(a)
+}
+
+func (l *Ledger) record(a Action) {
+	switch a.Kind {
+	case KindIssue:
+		l.issues++
+	case KindPullRequest:
+		l.prs++
+	case KindComment:
+		if l.comments == nil {
+			l.comments = map[threadKey]int{}
+		}
+		l.comments[keyOf(a.Repo, a.Number)]++
+	}
+}
+
+// Issues is how many issues were recorded.
+func (l *Ledger) Issues() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.issues
+}
+
+// PRs is how many pull requests were recorded.
+func (l *Ledger) PRs() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.prs
+}
+
+// Comments is how many comments were recorded on one thread.
+func (l *Ledger) Comments(t Thread) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.comments[keyOf(t.Repo, t.Number)]
+}

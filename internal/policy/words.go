@@ -1,0 +1,48 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Words is the effective policy in plain English sentences, one per line,
+// for the agent's prompt and the run-log issue.
+func (p Policy) Words() string {
+	var s []string
+	switch {
+	case p.HereOnly:
+		s = append(s, fmt.Sprintf("Only comments may be written, and only on %s; no issues or pull requests may be created.", p.hereName()))
+	case p.CommentOnly:
+		s = append(s, "Only comments may be written; no issues or pull requests may be created and nothing may be pushed.")
+	}
+	switch len(p.AllowRepos) {
+	case 0:
+	case 1:
+		s = append(s, "Writes are allowed only to "+p.AllowRepos[0]+".")
+	default:
+		s = append(s, "Writes are allowed only to these repositories: "+strings.Join(p.AllowRepos, ", ")+".")
+	}
+	if len(p.DenyRepos) > 0 {
+		s = append(s, "Writes to "+strings.Join(p.DenyRepos, ", ")+" are never allowed.")
+	}
+	if p.Blocker != nil {
+		s = append(s, "Repositories whose owners opted out of the bot are always denied.")
+	}
+	if !p.CommentOnly {
+		s = append(s, creationSentence(KindIssue, p.IssueLimit), creationSentence(KindPullRequest, p.PRLimit))
+	}
+	if p.CommentLimit == 0 {
+		s = append(s, "No comments may be written.")
+	} else {
+		s = append(s, fmt.Sprintf("At most %s may be written on any one issue or pull request.", KindComment.count(p.CommentLimit)))
+	}
+	s = append(s, "Any write outside these rules is denied.")
+	return strings.Join(s, "\n")
+}
+
+func creationSentence(k Kind, limit int) string {
+	if limit == 0 {
+		return fmt.Sprintf("No %s may be created.", k.plural())
+	}
+	return fmt.Sprintf("At most %s may be created in this run.", k.count(limit))
+}
