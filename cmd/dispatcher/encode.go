@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/mention-runner/mention-runner/internal/cli"
+	"github.com/mention-runner/mention-runner/internal/transport"
+)
+
+func init() {
+	app.Register(&cli.Command{
+		Name:    "encode",
+		Summary: "encode a context JSON object (stdin) into repository_dispatch request bodies, one per line",
+		Run:     runEncode,
+	})
+}
+
+func runEncode(_ context.Context, env *cli.Env, args []string) error {
+	fs := cli.FlagSet(env, "dispatcher", "encode", "--jobid UUID [--timestamp RFC3339] [--max-bytes N] < context.json")
+	jobID := fs.String("jobid", "", "job id (UUID; required)")
+	stamp := fs.String("timestamp", "", "timestamp to send, RFC 3339 (default: now, UTC, whole seconds)")
+	maxBytes := fs.Int("max-bytes", transport.DefaultMaxContextBytes, "refuse contexts larger than this (the runner's cap)")
+	if err := cli.ParseFlags(fs, args, false); err != nil {
+		return err
+	}
+	if *jobID == "" {
+		return cli.Usagef("--jobid is required")
+	}
+	if _, err := uuid.Parse(*jobID); err != nil {
+		return cli.Usagef("--jobid %q is not a UUID: %v", *jobID, err)
+	}
+	if *maxBytes <= 0 {
+		return cli.Usagef("--max-bytes must be positive, got %d", *maxBytes)
+	}
+	ts := time.Now().UTC().Truncate(time.Second)
+	if *stamp != "" {
+		t, err := time.Parse(time.RFC3339, *stamp)
+		if err != nil {
+			return cli.Usagef("--timestamp %q is not RFC 3339 (e.g. 2025-11-22T05:09:00Z)", *stamp)
+		}
+		ts = t
+	}
+
+	raw, err := io.ReadAll(io.LimitReader(env.Stdin, int64(*maxBytes)+1))
+	if err != nil {
+		return fmt.Errorf("read context from stdin: %w", err)
+	}
+	if len(raw) > *maxBytes {
+		return &cli.ExitError{Code: 2, Err: fmt.Errorf("context on stdin is over %d bytes (--max-bytes)", *maxBytes)}
+	}
+	// Compact so the bytes sent do not depend on how stdin was indented.
+	var ctx bytes.Buffer
+	if err := json.Compact(&ctx, raw); err != nil {
+		return &cli.ExitError{Code: 2, Err: fmt.Errorf("context on stdin is not valid JSON: %w", err)}
+	}
+	reqs, err := transport.Encode(*jobID, ctx.Bytes(), ts)
+	if err != nil {
+		if te := (*transport.Error)(nil); errors.As(err, &te) && te.Kind == transport.KindNotJSONObject {
+			return &cli.ExitError{Code: 2, Err: fmt.Errorf("context on stdin must be one JSON object: %w", err)}
+		}
+		return fmt.Errorf("encode context: %w", err)
+	}
+	w := bufio.NewWriter(env.Stdout)
+	for i, r := range reqs {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return fmt.Errorf("marshal request %d: %w", i, err)
+		}
+		w.Write(b)
+		w.WriteByte('\n')
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("write requests: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/mention-runner/mention-runner/internal/cli"
+	"github.com/mention-runner/mention-runner/internal/transport"
+)
+
+// maxLineBytes bounds one input line: a request body is under 64,000 bytes;
+// a webhook event adds repository/sender objects, far below this.
+const maxLineBytes = 1 << 20
+
+func init() {
+	app.Register(&cli.Command{
+		Name:    "decode",
+		Summary: "reassemble a context from request bodies or repository_dispatch events (stdin, one per line)",
+		Run:     runDecode,
+	})
+}
+
+func runDecode(_ context.Context, env *cli.Env, args []string) error {
+	fs := cli.FlagSet(env, "runner", "decode", "[--max-bytes N] < events.jsonl")
+	maxBytes := fs.Int("max-bytes", transport.DefaultMaxContextBytes, "largest decoded context accepted")
+	maxShards := fs.Int("max-shards", 0, "most shards accepted (default: derived from --max-bytes)")
+	if err := cli.ParseFlags(fs, args, false); err != nil {
+		return err
+	}
+	if *maxBytes <= 0 || *maxShards < 0 {
+		return cli.Usagef("--max-bytes must be positive and --max-shards not negative")
+	}
+	ctx, err := decode(env.Stdin, transport.Options{MaxContextBytes: *maxBytes, MaxShards: *maxShards})
+	if err != nil {
+		return &cli.ExitError{Code: 2, Err: err}
+	}
+	w := bufio.NewWriter(env.Stdout)
+	w.Write(ctx)
+	w.WriteByte('\n')
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("write context: %w", err)
+	}
+	return nil
+}
+
+func decode(r io.Reader, o transport.Options) ([]byte, error) {
+	a := transport.NewAssembler(o)
+	br := bufio.NewReaderSize(r, 64<<10)
+	for n := 1; ; n++ {
+		line, err := readLine(br)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			et, p, perr := transport.ParseLine(line)
+			if perr == nil {
+				_, perr = a.Add(et, p)
+			}
+			if perr != nil {
+				return nil, fmt.Errorf("line %d: %w", n, perr)
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+	}
+	return a.Context()
+}
+
+// readLine returns the next line without its newline, refusing lines longer
+// than maxLineBytes instead of buffering them. It returns io.EOF with the
+// last line when the input ends.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(line)+len(chunk) > maxLineBytes+1 { // +1: the newline itself
+			return nil, fmt.Errorf("line is longer than %d bytes; each line must be one request body or webhook event", maxLineBytes)
+		}
+		line = append(line, chunk...)
+		switch {
+		case err == nil:
+			return line[:len(line)-1], nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF):
+			return line, io.EOF
+		default:
+			return nil, fmt.Errorf("read stdin: %w", err)
+		}
+	}
+}

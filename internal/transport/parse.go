@@ -1,0 +1,159 @@
+package transport
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// ParseLine reads one request body ({"event_type":…,"client_payload":{…}})
+// or one repository_dispatch webhook event ({"action":…,"client_payload":{…},
+// …}; the webhook's other fields are ignored). Keys match exactly (not
+// case-insensitively as encoding/json would); client_payload and shard allow
+// no unknown, duplicate or null fields. Semantic checks (uuid, timestamp,
+// base64, index range) are left to Assembler.Add.
+func ParseLine(line []byte) (eventType string, p Payload, err error) {
+	var rawET, rawAction, rawPayload json.RawMessage
+	var extra []string
+	err = decodeObject(line, func(key string, v json.RawMessage) error {
+		switch key {
+		case "event_type":
+			rawET = v
+		case "action":
+			rawAction = v
+		case "client_payload":
+			rawPayload = v
+		default:
+			extra = append(extra, key)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", Payload{}, badLine("line is not a JSON object", err)
+	}
+	var field string
+	switch {
+	case rawET != nil && rawAction != nil:
+		return "", Payload{}, badLine("line has both event_type (request body) and action (webhook event)", nil)
+	case rawET != nil:
+		if len(extra) > 0 {
+			return "", Payload{}, badLine(fmt.Sprintf("request body has unexpected field %q (only event_type and client_payload are allowed)", extra[0]), nil)
+		}
+		field = "event_type"
+		err = decodeString(rawET, &eventType)
+	case rawAction != nil:
+		field = "action"
+		err = decodeString(rawAction, &eventType)
+	default:
+		return "", Payload{}, badLine("line has neither event_type (request body) nor action (repository_dispatch webhook event)", nil)
+	}
+	if err != nil {
+		return "", Payload{}, badLine(field+" must be a string", err)
+	}
+	if rawPayload == nil {
+		return "", Payload{}, badLine("line has no client_payload", nil)
+	}
+	p, err = decodePayload(rawPayload)
+	if err != nil {
+		return "", Payload{}, badLine("client_payload", err)
+	}
+	return eventType, p, nil
+}
+
+func badLine(msg string, err error) *Error {
+	return &Error{Kind: KindBadPayload, Index: -1, Msg: msg, Err: err}
+}
+
+func decodePayload(raw json.RawMessage) (Payload, error) {
+	var p Payload
+	err := decodeObject(raw, func(key string, v json.RawMessage) error {
+		switch key {
+		case "jobid":
+			return decodeString(v, &p.JobID)
+		case "context_b64":
+			return decodeString(v, &p.ContextB64)
+		case "timestamp":
+			return decodeString(v, &p.Timestamp)
+		case "shard":
+			var s Shard
+			err := decodeObject(v, func(key string, v json.RawMessage) error {
+				switch key {
+				case "index":
+					return decodeInt(v, &s.Index)
+				case "total":
+					return decodeInt(v, &s.Total)
+				}
+				return fmt.Errorf("unknown field %q (allowed: index, total)", key)
+			})
+			p.Shard = &s
+			return err
+		}
+		return fmt.Errorf("unknown field %q (allowed: jobid, shard, context_b64, timestamp)", key)
+	})
+	return p, err
+}
+
+// decodeObject walks one JSON object, calling set for each key in order. It
+// refuses duplicate keys, null values and anything after the object.
+func decodeObject(b []byte, set func(key string, v json.RawMessage) error) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return fmt.Errorf("expected a JSON object, found %v", tok)
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := tok.(string) // object keys are always strings
+		if seen[key] {
+			return fmt.Errorf("duplicate field %q", key)
+		}
+		seen[key] = true
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return fmt.Errorf("field %q: %w", key, err)
+		}
+		if bytes.Equal(v, []byte("null")) {
+			return fmt.Errorf("field %q is null", key)
+		}
+		if err := set(key, v); err != nil {
+			return fmt.Errorf("field %q: %w", key, err)
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("unexpected data after the JSON object")
+	}
+	return nil
+}
+
+func decodeString(v json.RawMessage, dst *string) error {
+	if len(v) == 0 || v[0] != '"' {
+		return fmt.Errorf("want a string, got %s", truncate(v))
+	}
+	return json.Unmarshal(v, dst)
+}
+
+func decodeInt(v json.RawMessage, dst *int) error {
+	if err := json.Unmarshal(v, dst); err != nil {
+		return fmt.Errorf("want an integer, got %s", truncate(v))
+	}
+	return nil
+}
+
+func truncate(b []byte) string {
+	if len(b) > 40 {
+		return string(b[:40]) + "…"
+	}
+	return string(b)
+}
