@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mention-runner/mention-runner/internal/cli"
+	"github.com/mention-runner/mention-runner/internal/record"
+	"github.com/mention-runner/mention-runner/internal/render"
+	"github.com/mention-runner/mention-runner/internal/session"
+	"github.com/mention-runner/mention-runner/internal/streamjson"
+)
+
+// SessionMarkdownFile holds the session as posted on the log issue.
+const SessionMarkdownFile = "session.md"
+
+// partBreak separates the parts in session.md: each part is one comment.
+const partBreak = "\n<!-- mention-runner: end of part; each part above and below is one log-issue comment -->\n\n"
+
+func init() {
+	app.Register(&cli.Command{
+		Name:    "render",
+		Summary: "rebuild transcript.md and session.md from a run record, or print a stream-json log as session markdown",
+		Run:     runRender,
+	})
+}
+
+func runRender(ctx context.Context, env *cli.Env, args []string) error {
+	fs := cli.FlagSet(env, "runner", "render", "--run DIR | --from-stream FILE")
+	runDir := fs.String("run", "", "run directory: rewrite DIR/transcript.md and write DIR/session.md from the record")
+	stream := fs.String("from-stream", "", "Claude Code stream-json log to print as session markdown ('-' reads stdin)")
+	maxResult := fs.Int("max-result-chars", render.DefaultMaxResultChars, "cut tool results and arguments longer than this")
+	if err := cli.ParseFlags(fs, args, false); err != nil {
+		return err
+	}
+	if (*runDir == "") == (*stream == "") {
+		return cli.Usagef("give exactly one of --run DIR or --from-stream FILE")
+	}
+	if *maxResult <= 0 {
+		return cli.Usagef("--max-result-chars must be positive")
+	}
+	o := render.SessionOptions{MaxResultChars: *maxResult}
+	if *runDir != "" {
+		return renderRun(*runDir, o)
+	}
+	return renderStream(ctx, env, *stream, o)
+}
+
+// renderRun rebuilds the human-readable files of a run from its record.
+func renderRun(dir string, o render.SessionOptions) error {
+	run, err := record.LoadRun(dir)
+	if err != nil {
+		return err
+	}
+	if err := record.WriteTranscript(dir, run.Transcript()); err != nil {
+		return err
+	}
+	s := session.Session{}
+	if run.Session != nil {
+		s = *run.Session
+	}
+	parts := render.SessionMarkdown(s, o)
+	path := filepath.Join(dir, SessionMarkdownFile)
+	if err := os.WriteFile(path, []byte(strings.Join(parts, partBreak)), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// renderStream prints the session of a stream-json log as it reads it, so
+// a log of any size renders in the memory of a few turns.
+func renderStream(ctx context.Context, env *cli.Env, path string, o render.SessionOptions) error {
+	in := env.Stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("open stream log: %w", err)
+		}
+		defer f.Close()
+		in = f
+	}
+	w := bufio.NewWriterSize(env.Stdout, 64<<10)
+	out := render.NewSessionStream(w, o)
+	dec := streamjson.NewDecoder(in)
+	for n := 0; ; n++ {
+		if n%1024 == 0 && ctx.Err() != nil {
+			return fmt.Errorf("render stream: %w", ctx.Err())
+		}
+		ev, err := dec.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("render stream %s: %w", path, err)
+		}
+		if err := out.Add(ev); err != nil {
+			return err
+		}
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("write session markdown: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,187 @@
+package record
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/mention-runner/mention-runner/internal/session"
+)
+
+// Run is a run directory read back.
+type Run struct {
+	Dir     string
+	Meta    RunMeta
+	HasMeta bool
+	Events  []Event
+	Tools   []ToolRecord
+	Errors  []ErrorRecord
+	Session *session.Session  // nil without session.json
+	Outputs []json.RawMessage // outputs.jsonl lines, opaque here
+	// Torn lists files whose last line was cut short by a crash.
+	Torn map[string]*TornLine
+}
+
+// LoadRun reads a run directory. events.jsonl is required; the other files
+// are read when present.
+func LoadRun(dir string) (*Run, error) {
+	r := &Run{Dir: dir, Torn: map[string]*TornLine{}}
+	var torn *TornLine
+	var err error
+	if r.Events, torn, err = ScanEvents(filepath.Join(dir, EventsFile)); err != nil {
+		return nil, fmt.Errorf("load run %s: %w", dir, err)
+	}
+	r.noteTorn(EventsFile, torn)
+	if r.Tools, torn, err = ReadTools(filepath.Join(dir, ToolsFile)); err != nil {
+		return nil, fmt.Errorf("load run %s: %w", dir, err)
+	}
+	r.noteTorn(ToolsFile, torn)
+	if r.Errors, torn, err = ReadErrors(filepath.Join(dir, ErrorsFile)); err != nil {
+		return nil, fmt.Errorf("load run %s: %w", dir, err)
+	}
+	r.noteTorn(ErrorsFile, torn)
+	if r.Meta, r.HasMeta, err = ReadMeta(dir); err != nil {
+		return nil, fmt.Errorf("load run %s: %w", dir, err)
+	}
+	if r.Session, err = readSession(filepath.Join(dir, SessionFile)); err != nil {
+		return nil, fmt.Errorf("load run %s: %w", dir, err)
+	}
+	if r.Outputs, torn, err = readOpaqueLines(filepath.Join(dir, OutputsFile)); err != nil {
+		return nil, fmt.Errorf("load run %s: %w", dir, err)
+	}
+	r.noteTorn(OutputsFile, torn)
+	return r, nil
+}
+
+func (r *Run) noteTorn(file string, t *TornLine) {
+	if t != nil {
+		r.Torn[file] = t
+	}
+}
+
+func readSession(path string) (*session.Session, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read session: %w", err)
+	}
+	var s session.Session
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("read %s: %w", SessionFile, err)
+	}
+	return &s, nil
+}
+
+func readOpaqueLines(path string) ([]json.RawMessage, *TornLine, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("read outputs: %w", err)
+	}
+	var out []json.RawMessage
+	torn, _, err := eachLine(OutputsFile, data, func(line []byte) error {
+		if !json.Valid(line) {
+			// report it as a syntax error so a last line counts as torn
+			var v any
+			return json.Unmarshal(line, &v)
+		}
+		out = append(out, json.RawMessage(bytes.Clone(line)))
+		return nil
+	})
+	return out, torn, err
+}
+
+// Transcript gathers what transcript.md shows. Without run.json the
+// metadata comes from the events (ids, start and end, status).
+func (r *Run) Transcript() Transcript {
+	t := Transcript{Meta: r.Meta, Tools: dedupeTools(r.Tools), Session: r.Session, Outputs: len(r.Outputs), Errors: r.Errors}
+	if len(r.Events) > 0 {
+		first, last := r.Events[0], r.Events[len(r.Events)-1]
+		fill(&t.Meta.RunID, first.RunID)
+		fill(&t.Meta.JobID, first.TaskID)
+		fill(&t.Meta.SessionID, first.SessionID)
+		if t.Meta.StartedAt == nil {
+			if ts, err := first.Time(); err == nil {
+				t.Meta.StartedAt = &ts
+			}
+		}
+		if t.Meta.EndedAt == nil && (last.Type == "run.completed" || last.Type == "run.failed") {
+			if ts, err := last.Time(); err == nil {
+				t.Meta.EndedAt = &ts
+			}
+		}
+	}
+	status := "" // the last run.completed/failed wins (a run may be resumed)
+	for _, e := range r.Events {
+		switch e.Type {
+		case "run.completed":
+			status = "completed"
+		case "run.failed":
+			status = "failed"
+		case "skill.indexed":
+			t.Skills = skillsFrom(e.Data)
+		}
+		// errors.jsonl lists errors; failed tool calls are in the activity table
+		if e.Severity == SeverityWarning && e.Type != "error" && e.Type != "tool.failed" {
+			t.Warnings = append(t.Warnings, fmt.Sprintf("%s %s: %s", e.Timestamp, e.Type, e.Summary))
+		}
+	}
+	fill(&t.Meta.Status, status)
+	if t.Meta.Model == "" && r.Session != nil && r.Session.Model != nil {
+		t.Meta.Model = *r.Session.Model
+	}
+	for _, f := range []string{EventsFile, ToolsFile, ErrorsFile, OutputsFile} {
+		if tl := r.Torn[f]; tl != nil {
+			t.Warnings = append(t.Warnings, f+": "+tl.String())
+		}
+	}
+	return t
+}
+
+func fill(dst *string, v string) {
+	if *dst == "" {
+		*dst = v
+	}
+}
+
+// skillsFrom reads a skill.indexed event's tools and MCP servers.
+func skillsFrom(data json.RawMessage) []Skill {
+	var d struct {
+		Tools      []string            `json:"tools"`
+		MCPServers []session.MCPServer `json:"mcp_servers"`
+	}
+	if json.Unmarshal(data, &d) != nil {
+		return nil
+	}
+	var out []Skill
+	for _, t := range d.Tools {
+		out = append(out, Skill{Name: t, Kind: "tool"})
+	}
+	for _, s := range d.MCPServers {
+		out = append(out, Skill{Name: s.Name, Kind: "mcp_server", Status: s.Status})
+	}
+	return out
+}
+
+// dedupeTools keeps the last record of each call id, in first-seen order
+// (a resumed run may have written a call twice).
+func dedupeTools(recs []ToolRecord) []ToolRecord {
+	idx := map[string]int{}
+	var out []ToolRecord
+	for _, r := range recs {
+		if i, ok := idx[r.ID]; ok {
+			out[i] = r
+			continue
+		}
+		idx[r.ID] = len(out)
+		out = append(out, r)
+	}
+	return out
+}

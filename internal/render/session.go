@@ -1,0 +1,364 @@
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/mention-runner/mention-runner/internal/redact"
+	"github.com/mention-runner/mention-runner/internal/render/redactjson"
+	"github.com/mention-runner/mention-runner/internal/session"
+)
+
+// Limits of the session markdown.
+const (
+	// DefaultMaxResultChars is where a tool result (or call arguments) is cut.
+	DefaultMaxResultChars = 4000
+	// GitHubBodyLimit is GitHub's limit on an issue or comment body, in
+	// characters. Parts are measured in bytes, which is never less.
+	GitHubBodyLimit = 65536
+	// DefaultMaxPartBytes leaves room under GitHubBodyLimit.
+	DefaultMaxPartBytes = 65000
+	minPartBytes        = 512
+	// headingReserve is room for the longest heading a part can get.
+	headingReserve = len("## Session (part 99999 of 99999)\n\n")
+)
+
+// SessionOptions tune SessionMarkdown; zero values mean the defaults.
+type SessionOptions struct {
+	// MaxResultChars cuts tool results and call arguments longer than this
+	// many characters, with a note.
+	MaxResultChars int
+	// MaxPartBytes bounds each part, heading included (at most 65,535).
+	MaxPartBytes int
+}
+
+func (o SessionOptions) withDefaults() SessionOptions {
+	if o.MaxResultChars <= 0 {
+		o.MaxResultChars = DefaultMaxResultChars
+	}
+	switch {
+	case o.MaxPartBytes <= 0:
+		o.MaxPartBytes = DefaultMaxPartBytes
+	case o.MaxPartBytes >= GitHubBodyLimit:
+		o.MaxPartBytes = GitHubBodyLimit - 1
+	case o.MaxPartBytes < minPartBytes:
+		o.MaxPartBytes = minPartBytes
+	}
+	return o
+}
+
+// CutNote is the line that follows anything cut short.
+func CutNote(n int) string {
+	return fmt.Sprintf("… cut %d characters; the full record is in the run artifact", n)
+}
+
+const noMessages = "(no messages)\n"
+
+// SessionMarkdown renders the session in the SPEC §6 format as one or more
+// comment bodies, each under GitHub's limit. Turns are never split unless
+// one alone is too big: then it is split between its text and tool-call
+// blocks, and a block too big on its own is cut with a note.
+//
+// Layout decisions: a user turn is followed directly by the reply, and every
+// other turn ends with a `---` line; thinking is left out (it is in
+// session.json); call arguments are pretty-printed JSON in a ```json fence,
+// a result that is a JSON object or array likewise, any other result is
+// shown as text in a ```text fence; fences are longer than any backtick run
+// in their content.
+func SessionMarkdown(s session.Session, o SessionOptions) []string {
+	o = o.withDefaults()
+	r := turnRenderer{o: o}
+	var units []unit
+	for _, t := range s.Turns {
+		if u := r.unit(t); len(u.pieces) > 0 {
+			units = append(units, u)
+		}
+	}
+	if len(units) == 0 {
+		return []string{"## Session\n\n" + noMessages}
+	}
+	parts := pack(units, o.MaxPartBytes-headingReserve)
+	out := make([]string, len(parts))
+	for i, p := range parts {
+		h := "## Session"
+		if len(parts) > 1 {
+			h = fmt.Sprintf("## Session (part %d of %d)", i+1, len(parts))
+		}
+		out[i] = h + "\n\n" + strings.Join(p, "\n")
+	}
+	return out
+}
+
+// SessionTurns renders the turns without heading or parts (for transcript.md).
+func SessionTurns(s session.Session, o SessionOptions) string {
+	r := turnRenderer{o: o.withDefaults()}
+	var b strings.Builder
+	for _, t := range s.Turns {
+		u := r.unit(t)
+		for _, p := range u.pieces {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(p)
+		}
+	}
+	if b.Len() == 0 {
+		return noMessages
+	}
+	return b.String()
+}
+
+// unit is one rendered turn: pieces (label+text, or one tool call) that each
+// end with a newline and are joined by blank lines.
+type unit struct {
+	pieces []string
+	cont   string // label that starts a continuation part
+}
+
+func (u unit) size() int {
+	n := 0
+	for _, p := range u.pieces {
+		n += len(p) + 1
+	}
+	return n - 1
+}
+
+// turnRenderer renders turns; preCut says how many characters of a call's
+// arguments or result were already dropped before rendering (streaming).
+type turnRenderer struct {
+	o      SessionOptions
+	preCut map[string]cutCounts
+}
+
+type cutCounts struct{ args, result int }
+
+func label(t session.TurnProjection) string {
+	switch {
+	case t.Kind == "compaction" || t.Role == "system":
+		return "[System]"
+	case t.Role == "user":
+		return "[User]"
+	case t.Role == "assistant":
+		return "[Assistant]"
+	default:
+		return "[" + oneLine(escapeHTML(t.Role)) + "]"
+	}
+}
+
+func (r turnRenderer) unit(t session.TurnProjection) unit {
+	var content []string
+	isText := []bool{}
+	seen := map[string]bool{}
+	calls := map[string]int{}
+	for i, c := range t.ToolCalls {
+		calls[c.ID] = i
+	}
+	for _, b := range t.Blocks {
+		switch b.Type {
+		case "text", "system_notification":
+			s, _ := b.Content.(string)
+			s = strings.Trim(balance(redact.String(s)), "\n")
+			if strings.TrimSpace(s) == "" {
+				continue
+			}
+			content = append(content, s+"\n")
+			isText = append(isText, true)
+		case "tool_use":
+			if b.ToolCallID == nil || seen[*b.ToolCallID] {
+				continue
+			}
+			if i, ok := calls[*b.ToolCallID]; ok {
+				seen[*b.ToolCallID] = true
+				content = append(content, r.toolCall(t.ToolCalls[i]))
+				isText = append(isText, false)
+			}
+		}
+	}
+	for _, c := range t.ToolCalls {
+		if !seen[c.ID] {
+			content = append(content, r.toolCall(c))
+			isText = append(isText, false)
+		}
+	}
+	if t.Kind == "compaction" && len(content) == 0 {
+		content, isText = []string{"(earlier context was compacted)\n"}, []bool{true}
+	}
+	if len(content) == 0 {
+		return unit{}
+	}
+	l := label(t)
+	u := unit{cont: l + " (continued)\n"}
+	if isText[0] {
+		u.pieces = append(u.pieces, l+"\n"+content[0])
+		content = content[1:]
+	} else {
+		u.pieces = append(u.pieces, l+"\n")
+	}
+	u.pieces = append(u.pieces, content...)
+	if t.Role != "user" {
+		u.pieces[len(u.pieces)-1] += "\n---\n"
+	}
+	// every field that went in was redacted on its own; redacting whole
+	// pieces again would cost a full scan per piece for nothing
+	return u
+}
+
+// Outcome words in a tool call's summary line.
+func outcome(status string) string {
+	switch status {
+	case session.ToolDone:
+		return "success"
+	case session.ToolError:
+		return "failed"
+	case session.ToolCancelled:
+		return "cancelled"
+	default:
+		return "no result"
+	}
+}
+
+func (r turnRenderer) toolCall(c session.ToolCallProjection) string {
+	pre := r.preCut[c.ID]
+	name := c.ToolName
+	if c.DisplayName != "" {
+		name = c.DisplayName
+	}
+	var b strings.Builder
+	b.WriteString("<details>\n<summary>[ToolCall] ")
+	b.WriteString(escapeHTML(oneLine(redact.String(name))))
+	b.WriteByte('(')
+	b.WriteString(escapeHTML(shortArgs(redactArgs(c.Arguments), pre.args > 0)))
+	b.WriteString(") — ")
+	b.WriteString(outcome(c.Status))
+	b.WriteString("</summary>\n\nTool Call:\n")
+	b.WriteString(payload(c.Arguments, r.o.MaxResultChars, pre.args))
+	b.WriteString("\nTool Result:\n")
+	switch {
+	case c.Status == session.ToolPending || c.Result == nil:
+		b.WriteString("(no result)\n")
+	default:
+		var s string
+		if str, ok := c.Result.(string); ok {
+			s = str
+		} else if raw, err := json.Marshal(c.Result); err == nil {
+			s = string(raw)
+		} else {
+			s = fmt.Sprint(c.Result)
+		}
+		b.WriteString(payload(s, r.o.MaxResultChars, pre.result))
+	}
+	b.WriteString("\n</details>\n")
+	return b.String()
+}
+
+// payload renders a call's arguments or a result: a JSON object or array
+// pretty-printed in a json fence, anything else as text; redacted first,
+// then cut to limit characters with a note (preCut: already dropped).
+func payload(s string, limit, preCut int) string {
+	lang := "text"
+	t := strings.TrimSpace(s)
+	if preCut == 0 && len(t) > 0 && (t[0] == '{' || t[0] == '[') {
+		if red, err := redactjson.Bytes([]byte(t)); err == nil {
+			var ind bytes.Buffer
+			if json.Indent(&ind, red, "", "  ") == nil {
+				s, lang = ind.String(), "json"
+			}
+		}
+	}
+	var cut int
+	if lang == "text" {
+		s, cut = redactCut(s, limit)
+	} else {
+		s, cut = cutRunes(s, limit)
+	}
+	cut += preCut
+	out := fenced(lang, s)
+	if cut > 0 {
+		out += CutNote(cut) + "\n"
+	}
+	return out
+}
+
+// redactArgs redacts JSON string by string (see redactjson), other text whole.
+func redactArgs(s string) string {
+	if red, err := redactjson.Bytes([]byte(s)); err == nil {
+		return string(red)
+	}
+	return redact.String(s)
+}
+
+// redactMargin is how far past a cut text is still redacted, so a secret
+// that straddles the cut is recognised whole.
+const redactMargin = 1024
+
+// redactCut redacts s and keeps limit characters of it, scanning only
+// what is kept (plus a margin). The count removed is of the original text.
+func redactCut(s string, limit int) (string, int) {
+	head, cut := cutRunes(s, limit+redactMargin)
+	if cut == 0 {
+		return cutRunes(redact.String(s), limit)
+	}
+	kept, n := cutRunes(redact.String(head), limit)
+	return kept, cut + n
+}
+
+// maxShortArgs is how many characters of arguments the summary line shows.
+const maxShortArgs = 80
+
+// shortArgs is the one-line argument list of a summary: an object's fields
+// as key=value (values as compact JSON, in the order written), anything
+// else compact, cut at maxShortArgs characters.
+func shortArgs(args string, cut bool) string {
+	s := strings.TrimSpace(args)
+	if !cut {
+		if kv, ok := objectFields(s); ok {
+			s = kv
+		} else if json.Valid([]byte(s)) {
+			var c bytes.Buffer
+			if json.Compact(&c, []byte(s)) == nil {
+				s = c.String()
+			}
+		}
+	}
+	s = oneLine(s)
+	if short, n := cutRunes(s, maxShortArgs); n > 0 || cut {
+		return short + "…"
+	}
+	return s
+}
+
+// objectFields renders a JSON object as `k=v, k=v`, keeping field order.
+func objectFields(s string) (string, bool) {
+	if !strings.HasPrefix(s, "{") || !json.Valid([]byte(s)) {
+		return "", false
+	}
+	dec := json.NewDecoder(strings.NewReader(s))
+	if _, err := dec.Token(); err != nil {
+		return "", false
+	}
+	var b strings.Builder
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return "", false
+		}
+		var c bytes.Buffer
+		if err := json.Compact(&c, v); err != nil {
+			return "", false
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%v=%s", k, c.String())
+		if b.Len() > 4*maxShortArgs {
+			break // the rest would be cut anyway
+		}
+	}
+	return b.String(), true
+}
