@@ -1,0 +1,178 @@
+package claudetest
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/fakemodel"
+	"github.com/mention-runner/mention-runner/internal/session"
+)
+
+// echoResult is a script that calls one tool and then reports, as its final
+// text, what the tool result it saw looked like.
+func echoResult(first fakemodel.Reply) fakemodel.Script {
+	return fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
+		if req.Turn() == 0 {
+			return first
+		}
+		results := req.ToolResults()
+		if len(results) == 0 {
+			return fakemodel.Text("saw no tool result")
+		}
+		last := results[len(results)-1]
+		state := "ok"
+		if last.IsError {
+			state = "error"
+		}
+		return fakemodel.Text("tool " + state + ": " + last.Content)
+	})
+}
+
+func TestClaudeCallsGateTool(t *testing.T) {
+	r := runClaude(t, "gate_success", echoResult(fakemodel.Reply{Content: []fakemodel.Block{
+		fakemodel.ThinkingBlock("The user wants a comment."),
+		fakemodel.TextBlock("Posting the comment."),
+		fakemodel.ToolUseBlock("toolu_gate_1", "mcp__gate__add_comment", map[string]string{"body": "hello from claude"}),
+	}}), 4, "Please comment hello.")
+
+	// The call reached the MCP server with the model's arguments.
+	require.Len(t, r.calls, 1)
+	assert.Equal(t, "add_comment", r.calls[0].Tool)
+	assert.JSONEq(t, `{"body":"hello from claude"}`, string(r.calls[0].Args))
+
+	// The model was offered the gate tools under their MCP names and saw the result.
+	agent := r.fake.AgentRequests()
+	require.Len(t, agent, 2)
+	assert.True(t, agent[0].HasTool("mcp__gate__add_comment"), "tools: %v", agent[0].ToolNames())
+	assert.Contains(t, agent[0].UserText(), "Please comment hello.")
+	res, ok := agent[1].ToolResult("toolu_gate_1")
+	require.True(t, ok)
+	assert.False(t, res.IsError)
+	assert.Equal(t, "comment queued as output #1", res.Content)
+	assert.Empty(t, r.fake.Problems())
+
+	// The stream-json output decodes into the expected events.
+	inits := r.kinds(session.EventInit)
+	require.Len(t, inits, 1)
+	assert.Contains(t, inits[0].Init.Tools, "mcp__gate__add_comment")
+	assert.Contains(t, inits[0].Init.MCPServers, session.MCPServer{Name: "gate", Status: "connected"})
+	uses := r.kinds(session.EventToolUse)
+	require.Len(t, uses, 1)
+	assert.Equal(t, "mcp__gate__add_comment", uses[0].ToolName)
+	assert.Equal(t, "toolu_gate_1", uses[0].ToolCallID)
+	results := r.kinds(session.EventToolResult)
+	require.Len(t, results, 1)
+	assert.Equal(t, "toolu_gate_1", results[0].ToolCallID)
+	assert.Equal(t, "comment queued as output #1", results[0].Output)
+	assert.Len(t, r.kinds(session.EventThinking), 1)
+
+	final := r.result(t)
+	assert.Equal(t, "success", final.Subtype)
+	assert.False(t, final.IsError)
+	assert.Equal(t, 2, final.NumTurns)
+	assert.Equal(t, "tool ok: comment queued as output #1", final.Text)
+	assert.Empty(t, final.PermissionDenials)
+	assert.Equal(t, 0, r.res.ExitCode)
+}
+
+func TestClaudeGateErrorReachesModel(t *testing.T) {
+	r := runClaude(t, "gate_error", echoResult(fakemodel.ToolCall("toolu_gate_2", "mcp__gate__add_comment",
+		map[string]string{"body": "elsewhere " + GateDenyWord})), 4, "Comment on another repo.")
+
+	require.Len(t, r.calls, 1)
+	agent := r.fake.AgentRequests()
+	require.Len(t, agent, 2)
+	res, ok := agent[1].ToolResult("toolu_gate_2")
+	require.True(t, ok)
+	assert.True(t, res.IsError, "the MCP IsError result must reach the model as is_error")
+	assert.Contains(t, res.Content, "here-only")
+
+	results := r.kinds(session.EventToolResult)
+	require.Len(t, results, 1)
+	assert.True(t, results[0].IsError)
+	assert.Contains(t, results[0].Output, "here-only")
+	final := r.result(t)
+	assert.Equal(t, "success", final.Subtype, "a tool error is not a run error")
+	assert.True(t, strings.HasPrefix(final.Text, "tool error: "), final.Text)
+	assert.Empty(t, final.PermissionDenials, "a gate denial is a tool error, not an engine permission denial")
+}
+
+func TestClaudeMaxTurns(t *testing.T) {
+	script := fakemodel.Sequence(
+		fakemodel.ToolCall("toolu_noop_1", "mcp__gate__noop", map[string]any{}),
+		fakemodel.Text("never reached"),
+	)
+	r := runClaude(t, "max_turns", script, 1, "Call noop forever.")
+
+	final := r.result(t)
+	assert.Equal(t, "error_max_turns", final.Subtype)
+	assert.True(t, final.IsError)
+	assert.Equal(t, 1, r.fake.Remaining(), "the second reply must not be asked for")
+	assert.NotEqual(t, 0, r.res.ExitCode)
+}
+
+func TestClaudeRefusesDisallowedTool(t *testing.T) {
+	r := runClaude(t, "denied_bash", echoResult(fakemodel.ToolCall("toolu_bash_1", "Bash",
+		map[string]string{"command": "echo pwned > /tmp/claudetest-should-not-exist", "description": "write a file"})),
+		4, "Run a shell command.")
+
+	assert.Empty(t, r.calls)
+	agent := r.fake.AgentRequests()
+	require.Len(t, agent, 2)
+	res, ok := agent[1].ToolResult("toolu_bash_1")
+	require.True(t, ok)
+	assert.True(t, res.IsError)
+	final := r.result(t)
+	assert.Contains(t, final.PermissionDenials, "Bash")
+	assert.NoFileExists(t, "/tmp/claudetest-should-not-exist")
+}
+
+func TestClaudeAPIError(t *testing.T) {
+	r := runClaude(t, "api_error", fakemodel.Sequence(
+		fakemodel.Fail(500, "api_error", "fakemodel: internal failure"),
+	), 4, "Hello?")
+
+	final := r.result(t)
+	assert.True(t, final.IsError)
+	assert.NotEqual(t, 0, r.res.ExitCode)
+	t.Logf("result: %+v", *final)
+}
+
+func TestClaudeReportsFailedMCPServer(t *testing.T) {
+	broken := func(dir string) string {
+		p := filepath.Join(dir, "broken-mcp.json")
+		require.NoError(t, os.WriteFile(p, []byte(
+			`{"mcpServers":{"gate":{"type":"stdio","command":"/nonexistent/gate-server"}}}`), 0o644))
+		return p
+	}
+	r := runClaudeSpec(t, runSpec{name: "mcp_failed", script: fakemodel.Sequence(fakemodel.Text("no gate today")),
+		maxTurns: 2, prompt: "Hi.", mcpConfig: broken})
+
+	inits := r.kinds(session.EventInit)
+	require.Len(t, inits, 1)
+	assert.Contains(t, inits[0].Init.MCPServers, session.MCPServer{Name: "gate", Status: "failed"})
+	assert.NotContains(t, inits[0].Init.Tools, "mcp__gate__add_comment")
+	agent := r.fake.AgentRequests()
+	require.Len(t, agent, 1)
+	assert.False(t, agent[0].HasTool("mcp__gate__add_comment"))
+	assert.Equal(t, "success", r.result(t).Subtype, "Claude Code carries on without a failed MCP server")
+}
+
+// TestClaudeToolsFlagLimitsOffer: --tools "" removes every built-in tool from
+// what the model is offered; MCP tools from --mcp-config stay.
+func TestClaudeToolsFlagLimitsOffer(t *testing.T) {
+	r := runClaudeSpec(t, runSpec{name: "tools_flag", script: fakemodel.Sequence(fakemodel.Text("only the gate")),
+		maxTurns: 2, prompt: "Hi.", extraArgs: []string{"--tools", ""}})
+
+	agent := r.fake.AgentRequests()
+	require.Len(t, agent, 1)
+	assert.ElementsMatch(t, gateTools, agent[0].ToolNames())
+	inits := r.kinds(session.EventInit)
+	require.Len(t, inits, 1)
+	assert.ElementsMatch(t, gateTools, inits[0].Init.Tools)
+}

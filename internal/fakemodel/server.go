@@ -1,0 +1,234 @@
+// Package fakemodel is a scriptable fake of the Anthropic Messages API for
+// running the real Claude Code CLI offline in tests: point
+// ANTHROPIC_BASE_URL at Server.URL() and script the assistant's replies.
+//
+// Routes: HEAD / → 200 (Claude Code's connectivity probe);
+// POST /v1/messages (stream true → SSE, false → JSON);
+// POST /v1/messages/count_tokens → a rough estimate; anything else → 404.
+// Every request is recorded. Side requests (see Request.IsSide) are
+// answered by Server.Side without consuming the script.
+package fakemodel
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+)
+
+// maxBody caps a request body; Claude Code sends ~100 KB per turn.
+const maxBody = 64 << 20
+
+// Script decides the assistant's replies: a fixed sequence consumed in
+// order, or a function of the request.
+type Script struct {
+	replies []Reply
+	fn      func(Request) Reply
+}
+
+// Sequence is a script that answers the n-th agent call with replies[n].
+func Sequence(replies ...Reply) Script { return Script{replies: replies} }
+
+// Func is a script that computes each reply from the request.
+func Func(fn func(Request) Reply) Script { return Script{fn: fn} }
+
+// Server is the fake API. Create with New; serve with Start or Handler.
+type Server struct {
+	// Side answers side requests; nil means DefaultSide. Set before serving.
+	Side func(Request) Reply
+
+	mu       sync.Mutex
+	script   Script
+	next     int // next index into script.replies
+	msgSeq   int
+	requests []Request
+	problems []string
+	ts       *httptest.Server
+}
+
+// New makes a server that answers with script.
+func New(script Script) *Server { return &Server{script: script} }
+
+// Start serves on a loopback port until Close.
+func (s *Server) Start() *Server {
+	s.ts = httptest.NewServer(s.Handler())
+	return s
+}
+
+// URL is the base URL to put in ANTHROPIC_BASE_URL (empty before Start).
+func (s *Server) URL() string {
+	if s.ts == nil {
+		return ""
+	}
+	return s.ts.URL
+}
+
+// Close stops a started server.
+func (s *Server) Close() {
+	if s.ts != nil {
+		s.ts.Close()
+	}
+}
+
+// Requests returns a copy of every request received, in order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// AgentRequests returns the messages calls that were not side requests.
+func (s *Server) AgentRequests() []Request {
+	var out []Request
+	for _, r := range s.Requests() {
+		if r.Path == "/v1/messages" && !r.Side {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Problems lists what went wrong on the server side: an exhausted script,
+// unparsable bodies. A passing test expects none.
+func (s *Server) Problems() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.problems...)
+}
+
+// Remaining is how many scripted replies were not used.
+func (s *Server) Remaining() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.script.replies) - s.next
+}
+
+// Handler serves the fake API, e.g. for httptest.NewServer.
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serve) }
+
+func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(hr.Body, maxBody))
+	if err != nil {
+		http.Error(w, "read body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	req := Request{Method: hr.Method, Path: hr.URL.Path, Query: hr.URL.RawQuery,
+		Header: hr.Header.Clone(), Body: body}
+
+	switch {
+	case hr.URL.Path == "/" && (hr.Method == http.MethodHead || hr.Method == http.MethodGet):
+		s.record(&req)
+		w.WriteHeader(http.StatusOK)
+	case hr.URL.Path == "/v1/messages/count_tokens" && hr.Method == http.MethodPost:
+		s.record(&req)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]int{"input_tokens": len(body)/4 + 1})
+	case hr.URL.Path == "/v1/messages" && hr.Method == http.MethodPost:
+		s.messages(w, &req)
+	default:
+		s.record(&req)
+		http.NotFound(w, hr)
+	}
+}
+
+func (s *Server) messages(w http.ResponseWriter, req *Request) {
+	req.parseBody()
+	if req.ParseError != "" {
+		s.record(req)
+		s.problem("request %d: bad JSON body: %s", req.Seq, req.ParseError)
+		writeError(w, &APIError{Status: 400, Type: "invalid_request_error", Message: req.ParseError})
+		return
+	}
+	req.Side = req.IsSide()
+	s.record(req)
+
+	var reply Reply
+	if req.Side {
+		side := s.Side
+		if side == nil {
+			side = DefaultSide
+		}
+		reply = side(*req)
+	} else {
+		reply = s.nextReply(*req)
+	}
+	if reply.Error != nil {
+		writeError(w, reply.Error)
+		return
+	}
+	id, reply := s.fillIDs(reply)
+	model := reply.Model
+	if model == "" {
+		model = req.Model
+	}
+	if req.Stream {
+		writeSSE(w, id, model, reply)
+	} else {
+		writeJSON(w, id, model, reply)
+	}
+}
+
+// nextReply consumes the script. An exhausted sequence ends the turn with
+// a text saying so (and records a problem) rather than hanging the client.
+func (s *Server) nextReply(req Request) Reply {
+	s.mu.Lock()
+	fn := s.script.fn
+	if fn == nil {
+		defer s.mu.Unlock()
+		if s.next >= len(s.script.replies) {
+			s.problems = append(s.problems, fmt.Sprintf(
+				"request %d: script exhausted after %d replies", req.Seq, len(s.script.replies)))
+			return Text("fakemodel: script exhausted")
+		}
+		r := s.script.replies[s.next]
+		s.next++
+		return r
+	}
+	s.mu.Unlock()
+	return fn(req) // outside the lock: fn may call Requests()
+}
+
+// fillIDs assigns the message id and ids of tool_use blocks that have none.
+func (s *Server) fillIDs(r Reply) (string, Reply) {
+	s.mu.Lock()
+	s.msgSeq++
+	n := s.msgSeq
+	s.mu.Unlock()
+	content := make([]Block, len(r.Content))
+	for i, b := range r.Content {
+		if b.Type == "tool_use" && b.ID == "" {
+			b.ID = fmt.Sprintf("toolu_fake_%03d_%d", n, i)
+		}
+		if b.Type == "thinking" && b.Signature == "" {
+			b.Signature = "fakemodel-signature"
+		}
+		content[i] = b
+	}
+	r.Content = content
+	return fmt.Sprintf("msg_fake_%03d", n), r
+}
+
+func (s *Server) record(r *Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r.Seq = len(s.requests) + 1
+	s.requests = append(s.requests, *r)
+}
+
+func (s *Server) problem(format string, a ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.problems = append(s.problems, fmt.Sprintf(format, a...))
+}
+
+// DefaultSide answers side requests: a JSON title for structured-output
+// calls (Claude Code's session title), a short text otherwise.
+func DefaultSide(req Request) Reply {
+	if req.Structured && strings.Contains(string(req.Body), `"title"`) {
+		return Text(`{"title":"Fake session"}`)
+	}
+	return Text("ok")
+}

@@ -1,0 +1,143 @@
+// Package streamjson decodes Claude Code's `-p --output-format stream-json
+// --verbose` output (one JSON object per line) into session.Events,
+// incrementally: each Next reads one line, so memory is O(longest line).
+//
+// Mapping (checked against real output of Claude Code 2.1.197, see
+// testdata/*.jsonl):
+//
+//	{type:system, subtype:init}          → EventInit
+//	{type:assistant, message:{content}}  → one Event per block: text,
+//	                                       thinking, tool_use
+//	{type:user, message:{content}}       → EventToolResult per tool_result
+//	                                       block, EventUserText per text
+//	{type:result}                        → EventResult
+//	anything else, malformed or too long → EventUnknown (never fatal)
+//
+// EventUnknown carries the line in Raw (a malformed line as a JSON string,
+// so events always marshal) and a short note in Text ("system/hook_started",
+// "malformed JSON…", "…skipped: N bytes…"). Time is arrival time.
+package streamjson
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/mention-runner/mention-runner/internal/session"
+)
+
+// DefaultMaxLine is the longest line decoded; longer lines are skipped.
+const DefaultMaxLine = 64 << 20
+
+// Decoder reads stream-json events from a reader.
+type Decoder struct {
+	// MaxLine caps a line's size in bytes; a longer line is skipped and
+	// reported as an EventUnknown. Zero means DefaultMaxLine.
+	MaxLine int
+	// Now stamps events with their arrival time (stream-json lines carry
+	// none); nil means time.Now. Tests set a fixed clock.
+	Now func() time.Time
+
+	r       *bufio.Reader
+	buf     []byte
+	line    int
+	pending []session.Event
+	err     error // sticky read error, returned once pending is drained
+}
+
+// NewDecoder returns a decoder reading from r.
+func NewDecoder(r io.Reader) *Decoder {
+	return &Decoder{r: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// Line is the number of the line the last event came from (1-based).
+func (d *Decoder) Line() int { return d.line }
+
+// Next returns the next event, or io.EOF after the last one. Other errors
+// come only from the underlying reader; bad input never is an error.
+func (d *Decoder) Next() (session.Event, error) {
+	for len(d.pending) == 0 {
+		if d.err != nil {
+			return session.Event{}, d.err
+		}
+		line, tooLong, err := d.readLine()
+		if err != nil {
+			d.err = err
+			if err != io.EOF {
+				d.err = fmt.Errorf("stream-json line %d: %w", d.line+1, err)
+			}
+		}
+		if line == nil && tooLong == 0 {
+			continue
+		}
+		d.line++
+		if tooLong > 0 {
+			d.pending = append(d.pending, d.skipped(tooLong))
+			continue
+		}
+		d.pending = d.decodeLine(line, d.pending)
+	}
+	ev := d.pending[0]
+	d.pending[0] = session.Event{}
+	d.pending = d.pending[1:]
+	return ev, nil
+}
+
+// readLine returns the next non-empty line without its newline. A line
+// over MaxLine is drained and reported by its size instead. On error the
+// partial last line (if any) is still returned.
+func (d *Decoder) readLine() (line []byte, tooLong int, err error) {
+	max := d.maxLine()
+	if cap(d.buf) > 1<<20 {
+		d.buf = nil // don't pin one huge line's buffer for the rest of the stream
+	}
+	d.buf = d.buf[:0]
+	size, over := 0, false
+	for {
+		chunk, rerr := d.r.ReadSlice('\n')
+		size += len(chunk)
+		if !over {
+			d.buf = append(d.buf, chunk...)
+			if len(bytes.TrimRight(d.buf, "\r\n")) > max {
+				over, d.buf = true, d.buf[:0] // drain the rest, keep nothing
+			}
+		}
+		if errors.Is(rerr, bufio.ErrBufferFull) {
+			continue
+		}
+		err = rerr
+		break
+	}
+	if over {
+		return nil, size, err
+	}
+	line = bytes.TrimRight(d.buf, "\r\n")
+	if len(bytes.TrimSpace(line)) == 0 {
+		return nil, 0, err
+	}
+	return line, 0, err
+}
+
+func (d *Decoder) now() time.Time {
+	if d.Now != nil {
+		return d.Now()
+	}
+	return time.Now()
+}
+
+func (d *Decoder) skipped(size int) session.Event {
+	raw, _ := json.Marshal(map[string]any{"skipped": "line too long", "line": d.line, "bytes": size})
+	return session.Event{Kind: session.EventUnknown, Time: d.now(), Raw: raw,
+		Text: fmt.Sprintf("stream-json line %d skipped: %d bytes is over the %d-byte limit", d.line, size, d.maxLine())}
+}
+
+func (d *Decoder) maxLine() int {
+	if d.MaxLine <= 0 {
+		return DefaultMaxLine
+	}
+	return d.MaxLine
+}

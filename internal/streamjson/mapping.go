@@ -1,0 +1,204 @@
+package streamjson
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mention-runner/mention-runner/internal/session"
+)
+
+// line is the envelope of every stream-json line; fields are filled per type.
+type line struct {
+	Type    string `json:"type"`
+	Subtype string `json:"subtype"`
+
+	// system/init
+	SessionID  string   `json:"session_id"`
+	Model      string   `json:"model"`
+	CWD        string   `json:"cwd"`
+	Tools      []string `json:"tools"`
+	MCPServers []struct {
+		Name   string `json:"name"`
+		Status string `json:"status"`
+	} `json:"mcp_servers"`
+
+	// assistant, user
+	Message *struct {
+		ID      string          `json:"id"`
+		Model   string          `json:"model"`
+		Usage   *usage          `json:"usage"`
+		Content json.RawMessage `json:"content"`
+	} `json:"message"`
+
+	// result
+	IsError           bool     `json:"is_error"`
+	NumTurns          int      `json:"num_turns"`
+	DurationMS        int64    `json:"duration_ms"`
+	TotalCostUSD      *float64 `json:"total_cost_usd"`
+	Result            string   `json:"result"`
+	Errors            []string `json:"errors"`
+	PermissionDenials []struct {
+		ToolName string `json:"tool_name"`
+	} `json:"permission_denials"`
+}
+
+type usage struct {
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+}
+
+type block struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	Thinking  string          `json:"thinking"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
+}
+
+// decodeLine appends the events of one line to out.
+func (d *Decoder) decodeLine(raw []byte, out []session.Event) []session.Event {
+	now := d.now()
+	unknown := func(note string) []session.Event {
+		return append(out, session.Event{Kind: session.EventUnknown, Time: now, Raw: rawJSON(raw), Text: note})
+	}
+	var l line
+	if err := json.Unmarshal(raw, &l); err != nil {
+		return unknown(fmt.Sprintf("stream-json line %d: malformed JSON: %v", d.line, err))
+	}
+	switch {
+	case l.Type == "system" && l.Subtype == "init":
+		init := &session.Init{SessionID: l.SessionID, Model: l.Model, Tools: l.Tools, CWD: l.CWD}
+		for _, s := range l.MCPServers {
+			init.MCPServers = append(init.MCPServers, session.MCPServer{Name: s.Name, Status: s.Status})
+		}
+		return append(out, session.Event{Kind: session.EventInit, Time: now, Model: l.Model, Init: init})
+	case l.Type == "assistant" && l.Message != nil:
+		return d.assistant(l, raw, now, out)
+	case l.Type == "user" && l.Message != nil:
+		return d.user(l, raw, now, out)
+	case l.Type == "result":
+		r := &session.Result{Subtype: l.Subtype, IsError: l.IsError, NumTurns: l.NumTurns,
+			DurationMS: l.DurationMS, TotalCostUSD: l.TotalCostUSD, Text: l.Result}
+		if r.Text == "" && len(l.Errors) > 0 {
+			r.Text = strings.Join(l.Errors, "\n") // error subtypes carry no result text
+		}
+		for _, p := range l.PermissionDenials {
+			r.PermissionDenials = append(r.PermissionDenials, p.ToolName)
+		}
+		return append(out, session.Event{Kind: session.EventResult, Time: now, IsError: l.IsError, Result: r})
+	}
+	note := l.Type
+	if l.Subtype != "" {
+		note += "/" + l.Subtype
+	}
+	return unknown(note)
+}
+
+// assistant emits one event per content block. Claude Code writes one line
+// per block, repeating the message's id and usage on each; consumers that
+// sum usage must count it once per MessageID.
+func (d *Decoder) assistant(l line, raw []byte, now time.Time, out []session.Event) []session.Event {
+	m := l.Message
+	var u *session.Usage
+	if m.Usage != nil {
+		u = &session.Usage{InputTokens: m.Usage.InputTokens, OutputTokens: m.Usage.OutputTokens}
+	}
+	var blocks []json.RawMessage
+	if json.Unmarshal(m.Content, &blocks) != nil || len(blocks) == 0 {
+		return append(out, session.Event{Kind: session.EventUnknown, Time: now, Raw: rawJSON(raw),
+			Text: "assistant message without content blocks"})
+	}
+	for _, rb := range blocks {
+		ev := session.Event{Time: now, MessageID: m.ID, Model: m.Model, Usage: u}
+		var b block
+		if json.Unmarshal(rb, &b) != nil {
+			b.Type = ""
+		}
+		switch b.Type {
+		case "text":
+			ev.Kind, ev.Text = session.EventText, b.Text
+		case "thinking":
+			ev.Kind, ev.Text = session.EventThinking, b.Thinking
+		case "tool_use":
+			ev.Kind, ev.ToolCallID, ev.ToolName, ev.Input = session.EventToolUse, b.ID, b.Name, b.Input
+			if len(ev.Input) == 0 {
+				ev.Input = json.RawMessage(`{}`)
+			}
+		default: // redacted_thinking, server tools…: kept raw
+			ev.Kind, ev.Raw, ev.Text = session.EventUnknown, rawJSON(rb), "assistant block "+b.Type
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+// user emits tool results (and any plain text, e.g. replayed prompts).
+func (d *Decoder) user(l line, raw []byte, now time.Time, out []session.Event) []session.Event {
+	var s string
+	if json.Unmarshal(l.Message.Content, &s) == nil {
+		return append(out, session.Event{Kind: session.EventUserText, Time: now, Text: s})
+	}
+	var blocks []json.RawMessage
+	if json.Unmarshal(l.Message.Content, &blocks) != nil || len(blocks) == 0 {
+		return append(out, session.Event{Kind: session.EventUnknown, Time: now, Raw: rawJSON(raw),
+			Text: "user message without content blocks"})
+	}
+	for _, rb := range blocks {
+		var b block
+		if json.Unmarshal(rb, &b) != nil {
+			b.Type = ""
+		}
+		switch b.Type {
+		case "tool_result":
+			out = append(out, session.Event{Kind: session.EventToolResult, Time: now,
+				ToolCallID: b.ToolUseID, Output: contentText(b.Content), IsError: b.IsError})
+		case "text":
+			out = append(out, session.Event{Kind: session.EventUserText, Time: now, Text: b.Text})
+		default:
+			out = append(out, session.Event{Kind: session.EventUnknown, Time: now, Raw: rawJSON(rb),
+				Text: "user block " + b.Type})
+		}
+	}
+	return out
+}
+
+// contentText flattens tool_result content: a string, or an array whose
+// text parts are joined by newlines (other parts, e.g. images, are noted).
+func contentText(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []block
+	if json.Unmarshal(raw, &parts) != nil {
+		return string(raw)
+	}
+	texts := make([]string, 0, len(parts))
+	for _, p := range parts {
+		if p.Type == "text" {
+			texts = append(texts, p.Text)
+		} else {
+			texts = append(texts, "["+p.Type+"]")
+		}
+	}
+	return strings.Join(texts, "\n")
+}
+
+// rawJSON keeps a line as Raw: as is when it is JSON, else as a JSON string
+// so the event still marshals.
+func rawJSON(b []byte) json.RawMessage {
+	if json.Valid(b) {
+		return append(json.RawMessage(nil), b...)
+	}
+	s, _ := json.Marshal(string(b))
+	return s
+}
