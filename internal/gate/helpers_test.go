@@ -1,0 +1,145 @@
+package gate
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/outputs"
+	"github.com/mention-runner/mention-runner/internal/policy"
+)
+
+// serveEnv makes the test binary act as `runner mcp --config FILE` (see
+// gatetest, which cannot be imported here without a cycle).
+const serveEnv = "MR_GATE_INTERNAL_TEST_SERVE"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(serveEnv) == "1" {
+		cfg, err := LoadConfig(os.Args[len(os.Args)-1])
+		if err == nil {
+			err = Serve(context.Background(), cfg, "test", &mcp.StdioTransport{})
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+const hereRepo = "octo/app"
+
+// baseConfig is a run on octo/app#7 with the default ceilings and no flags.
+func baseConfig(t testing.TB) Config {
+	t.Helper()
+	p := policy.Effective(policy.Flags{}, policy.DefaultCeilings(), policy.Thread{Repo: hereRepo, Number: 7}, nil)
+	return Config{
+		RunDir: t.TempDir(),
+		Bot:    "robot",
+		Here:   Thread{Repo: hereRepo, Number: 7},
+		Policy: NewPolicyConfig(p, policy.DefaultCeilings()),
+		JobID:  "job-1",
+	}
+}
+
+// withFlags sets the policy from a !cfg line.
+func withFlags(t testing.TB, c Config, line string) Config {
+	t.Helper()
+	f, err := policy.ParseFlagLine(line)
+	require.NoError(t, err)
+	p := policy.Effective(f, policy.DefaultCeilings(), policy.Thread{Repo: c.Here.Repo, Number: c.Here.Number}, nil)
+	c.Policy = NewPolicyConfig(p, policy.DefaultCeilings())
+	return c
+}
+
+// connect serves a gate for c over in-memory transports and returns a client.
+func connect(t testing.TB, c Config) *mcp.ClientSession {
+	t.Helper()
+	g, err := New(c)
+	require.NoError(t, err)
+	st, ct := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(context.Background())
+	ss, err := g.Server("test").Connect(ctx, st, nil)
+	require.NoError(t, err)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, ct, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { cs.Close(); ss.Wait(); cancel() })
+	return cs
+}
+
+// call calls a tool and returns its text and IsError.
+func call(t testing.TB, cs *mcp.ClientSession, tool string, args any) (string, bool) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+	require.NoError(t, err)
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n"), res.IsError
+}
+
+func readOutputs(t testing.TB, c Config) []outputs.Entry {
+	t.Helper()
+	es, err := outputs.ReadFile(filepath.Join(c.RunDir, outputs.FileName))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	require.NoError(t, err)
+	return es
+}
+
+func readLog(t testing.TB, c Config) []Record {
+	t.Helper()
+	rs, err := ReadLog(filepath.Join(c.RunDir, LogFile))
+	require.NoError(t, err)
+	return rs
+}
+
+func comment(repo string, n int, body string) map[string]any {
+	return map[string]any{"repo": repo, "number": n, "body": body}
+}
+
+// gitRepo makes a checkout with an origin/main remote-tracking branch, as
+// actions/checkout leaves it.
+func gitRepo(t testing.TB) string {
+	t.Helper()
+	origin := t.TempDir()
+	run(t, origin, "init", "--quiet", "-b", "main")
+	require.NoError(t, os.WriteFile(filepath.Join(origin, "README.md"), []byte("hi\n"), 0o644))
+	run(t, origin, "add", "-A")
+	run(t, origin, "commit", "--quiet", "-m", "initial")
+	work := t.TempDir()
+	run(t, work, "clone", "--quiet", origin, ".")
+	return work
+}
+
+func commitFile(t testing.TB, dir, path, content string) {
+	t.Helper()
+	full := filepath.Join(dir, path)
+	require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
+	require.NoError(t, os.WriteFile(full, []byte(content), 0o644))
+	run(t, dir, "add", "-A")
+	run(t, dir, "commit", "--quiet", "-m", "change "+path)
+}
+
+func run(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=Agent", "-c", "user.email=agent@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	require.NoError(t, cmd.Run(), "git %v: %s", args, errb.String())
+	return strings.TrimSpace(out.String())
+}

@@ -1,0 +1,187 @@
+package gate
+
+import (
+	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mention-runner/mention-runner/internal/outputs"
+	"github.com/mention-runner/mention-runner/internal/policy"
+)
+
+// ServerName is the MCP server's name; Claude Code calls its tools
+// mcp__gate__<tool>.
+const ServerName = "gate"
+
+// Tool names.
+const (
+	ToolAddComment        = "add_comment"
+	ToolCreateIssue       = "create_issue"
+	ToolCreatePullRequest = "create_pull_request"
+	ToolNoop              = "noop"
+)
+
+// Tools lists the gate's tools in a fixed order.
+var Tools = []string{ToolAddComment, ToolCreateIssue, ToolCreatePullRequest, ToolNoop}
+
+// EngineToolName is how Claude Code names a gate tool (mcp__gate__add_comment).
+func EngineToolName(tool string) string { return "mcp__" + ServerName + "__" + tool }
+
+// The descriptions are static: they explain the mechanism, and a denial
+// explains the policy, so the agent learns the rules the moment they matter.
+const queuedNote = " Nothing is written immediately: the request is checked against this run's permission policy, queued, and carried out after the run ends. If the policy does not allow it, the call fails with the reason; do not repeat a denied call, adapt instead."
+
+var toolDefs = []*mcp.Tool{
+	{
+		Name:        ToolAddComment,
+		Description: "Post a comment (GitHub Markdown) on an existing issue or pull request." + queuedNote,
+		InputSchema: object(map[string]any{
+			"repo":   str("Repository as owner/name, e.g. octo-org/hello-world."),
+			"number": map[string]any{"type": "integer", "minimum": 1, "description": "Number of the issue or pull request to comment on."},
+			"body":   strMax("The comment text, GitHub Markdown.", MaxBodyChars),
+		}, "repo", "number", "body"),
+	},
+	{
+		Name:        ToolCreateIssue,
+		Description: "Open a new issue." + queuedNote,
+		InputSchema: object(map[string]any{
+			"repo":   str("Repository as owner/name."),
+			"title":  strMax("Issue title, one line.", MaxTitleChars),
+			"body":   strMax("Issue body, GitHub Markdown.", MaxBodyChars),
+			"labels": map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "maxItems": MaxLabels, "description": "Optional label names."},
+		}, "repo", "title", "body"),
+	},
+	{
+		Name: ToolCreatePullRequest,
+		Description: "Open a pull request from the commits you made in the working directory. First commit your changes with git on the current branch (you cannot push; the commits are bundled and pushed for you). " +
+			"The pull request contains every commit on HEAD that is not on the base branch; changes to .github/workflows/ are refused unless the operator allows them, and the bundle has a size limit." + queuedNote,
+		InputSchema: object(map[string]any{
+			"repo":  str("Repository as owner/name; must be the repository checked out in the working directory."),
+			"title": strMax("Pull request title, one line.", MaxTitleChars),
+			"body":  strMax("Pull request description, GitHub Markdown.", MaxBodyChars),
+			"base":  str("Branch to merge into, e.g. main. Defaults to the branch the run started from."),
+			"draft": map[string]any{"type": "boolean", "description": "Open as a draft pull request."},
+		}, "repo", "title", "body"),
+	},
+	{
+		Name:        ToolNoop,
+		Description: "Record that you are deliberately writing nothing to GitHub, and why (e.g. the request needs no reply, or is not something you should do). The reason appears in the run log.",
+		InputSchema: object(map[string]any{
+			"reason": strMax("Why nothing is written.", MaxReasonChars),
+		}, "reason"),
+	},
+}
+
+func object(props map[string]any, required ...string) map[string]any {
+	return map[string]any{"type": "object", "properties": props, "required": required, "additionalProperties": false}
+}
+
+func str(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
+
+func strMax(desc string, max int) map[string]any {
+	return map[string]any{"type": "string", "minLength": 1, "maxLength": max, "description": desc}
+}
+
+// request is one parsed tool call.
+type request struct {
+	entry  outputs.Entry
+	action policy.Action // zero for noop
+}
+
+func parseAddComment(raw json.RawMessage) (request, error) {
+	a, err := parseArgs(ToolAddComment, raw, "repo", "number", "body")
+	if err != nil {
+		return request{}, err
+	}
+	repo, err := a.repo(policy.ValidRepo)
+	if err != nil {
+		return request{}, err
+	}
+	n, err := a.number("number")
+	if err != nil {
+		return request{}, err
+	}
+	body, err := a.text("body", MaxBodyChars, false)
+	if err != nil {
+		return request{}, err
+	}
+	return request{
+		entry:  outputs.Entry{Kind: policy.KindComment, Repo: repo, Number: n, Body: body},
+		action: policy.Action{Kind: policy.KindComment, Repo: repo, Number: n},
+	}, nil
+}
+
+func parseCreateIssue(raw json.RawMessage) (request, error) {
+	a, err := parseArgs(ToolCreateIssue, raw, "repo", "title", "body", "labels")
+	if err != nil {
+		return request{}, err
+	}
+	repo, err := a.repo(policy.ValidRepo)
+	if err != nil {
+		return request{}, err
+	}
+	title, err := a.text("title", MaxTitleChars, true)
+	if err != nil {
+		return request{}, err
+	}
+	body, err := a.text("body", MaxBodyChars, false)
+	if err != nil {
+		return request{}, err
+	}
+	labels, err := a.labels()
+	if err != nil {
+		return request{}, err
+	}
+	return request{
+		entry:  outputs.Entry{Kind: policy.KindIssue, Repo: repo, Title: title, Body: body, Labels: labels},
+		action: policy.Action{Kind: policy.KindIssue, Repo: repo},
+	}, nil
+}
+
+// parseCreatePullRequest leaves Base empty when the agent named none; the
+// gate fills in its default.
+func parseCreatePullRequest(raw json.RawMessage) (request, error) {
+	a, err := parseArgs(ToolCreatePullRequest, raw, "repo", "title", "body", "base", "draft")
+	if err != nil {
+		return request{}, err
+	}
+	repo, err := a.repo(policy.ValidRepo)
+	if err != nil {
+		return request{}, err
+	}
+	title, err := a.text("title", MaxTitleChars, true)
+	if err != nil {
+		return request{}, err
+	}
+	body, err := a.text("body", MaxBodyChars, false)
+	if err != nil {
+		return request{}, err
+	}
+	base, err := a.optText("base", 255)
+	if err != nil {
+		return request{}, err
+	}
+	if base != "" && !validBranch(base) {
+		return request{}, a.errf(`"base" must be a branch name such as main, got %q`, clip(base, 60))
+	}
+	draft, err := a.boolean("draft")
+	if err != nil {
+		return request{}, err
+	}
+	return request{
+		entry:  outputs.Entry{Kind: policy.KindPullRequest, Repo: repo, Title: title, Body: body, Base: base, Draft: draft},
+		action: policy.Action{Kind: policy.KindPullRequest, Repo: repo},
+	}, nil
+}
+
+func parseNoop(raw json.RawMessage) (request, error) {
+	a, err := parseArgs(ToolNoop, raw, "reason")
+	if err != nil {
+		return request{}, err
+	}
+	reason, err := a.text("reason", MaxReasonChars, false)
+	if err != nil {
+		return request{}, err
+	}
+	return request{entry: outputs.Entry{Kind: outputs.KindNoop, Reason: reason}}, nil
+}

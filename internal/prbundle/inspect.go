@@ -1,0 +1,159 @@
+package prbundle
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Info is what a bundle holds, recomputed from its objects.
+type Info struct {
+	Prerequisites    []string `json:"prerequisites"` // commits the bundle builds on
+	HeadSHA          string   `json:"head_sha"`
+	Commits          []Commit `json:"commits"` // newest first
+	Paths            []string `json:"paths"`   // every path any commit touched, sorted
+	TouchesWorkflows bool     `json:"touches_workflows"`
+	Size             int64    `json:"size"`
+}
+
+// Commit is one commit of a bundle.
+type Commit struct {
+	SHA     string `json:"sha"`
+	Subject string `json:"subject"`
+	Author  string `json:"author"`
+}
+
+// ErrBadBundle means the file is not a bundle this package would write:
+// not a v2/v3 bundle, no HEAD ref, or more than one ref.
+var ErrBadBundle = errors.New("not a single-HEAD git bundle")
+
+// maxHeader bounds the text header we read before the pack starts.
+const maxHeader = 64 << 10
+
+// Inspect verifies the bundle against repoDir, a repository that must hold
+// its prerequisite commits (the publish job's checkout of the target), and
+// lists its commits and changed paths again without trusting anything the
+// agent job recorded. repoDir is not modified: the bundle is fetched into a
+// temporary repository that borrows repoDir's objects.
+func Inspect(ctx context.Context, repoDir, bundlePath string) (Info, error) {
+	st, err := os.Stat(bundlePath)
+	if err != nil {
+		return Info{}, fmt.Errorf("prbundle: %w", err)
+	}
+	prereqs, refs, err := readHeader(bundlePath)
+	if err != nil {
+		return Info{}, fmt.Errorf("prbundle: %s: %w", bundlePath, err)
+	}
+	if len(refs) != 1 || refs[0][1] != "HEAD" {
+		return Info{}, fmt.Errorf("prbundle: %s: %w (refs: %v)", bundlePath, ErrBadBundle, refs)
+	}
+	bundleAbs, err := filepath.Abs(bundlePath)
+	if err != nil {
+		return Info{}, fmt.Errorf("prbundle: %w", err)
+	}
+	objects, err := git(ctx, repoDir, "rev-parse", "--path-format=absolute", "--git-path", "objects")
+	if err != nil {
+		return Info{}, fmt.Errorf("prbundle: %s is not a git repository: %w", repoDir, err)
+	}
+	tmp, err := os.MkdirTemp("", "prbundle-inspect-")
+	if err != nil {
+		return Info{}, fmt.Errorf("prbundle: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	if _, err := git(ctx, tmp, "init", "--quiet", "--bare"); err != nil {
+		return Info{}, fmt.Errorf("prbundle: scratch repo: %w", err)
+	}
+	alt := filepath.Join(tmp, "objects", "info", "alternates")
+	if err := os.WriteFile(alt, []byte(strings.TrimSpace(string(objects))+"\n"), 0o644); err != nil {
+		return Info{}, fmt.Errorf("prbundle: scratch repo: %w", err)
+	}
+	if _, err := git(ctx, tmp, "bundle", "verify", "--quiet", bundleAbs); err != nil {
+		return Info{}, fmt.Errorf("prbundle: verify %s: %w", bundlePath, err)
+	}
+	if _, err := git(ctx, tmp, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", bundleAbs, "HEAD:refs/inspect/head"); err != nil {
+		return Info{}, fmt.Errorf("prbundle: fetch %s: %w", bundlePath, err)
+	}
+	head, err := resolve(ctx, tmp, "refs/inspect/head")
+	if err != nil {
+		return Info{}, fmt.Errorf("prbundle: %w", err)
+	}
+	if head != refs[0][0] {
+		return Info{}, fmt.Errorf("prbundle: %s: HEAD fetched as %s but the header says %s", bundlePath, head, refs[0][0])
+	}
+	rng := []string{head}
+	for _, p := range prereqs {
+		rng = append(rng, "^"+p)
+	}
+	out, err := git(ctx, tmp, append([]string{"log", "--format=%H%x00%an <%ae>%x00%s%x00"}, rng...)...)
+	if err != nil {
+		return Info{}, fmt.Errorf("prbundle: list commits: %w", err)
+	}
+	info := Info{Prerequisites: prereqs, HeadSHA: head, Size: st.Size()}
+	f := lines(out, 0)
+	for i := 0; i+2 < len(f); i += 3 {
+		info.Commits = append(info.Commits, Commit{SHA: strings.TrimLeft(f[i], "\n"), Author: f[i+1], Subject: f[i+2]})
+	}
+	if info.Paths, err = touchedPaths(ctx, tmp, rng...); err != nil {
+		return Info{}, fmt.Errorf("prbundle: list changed paths: %w", err)
+	}
+	info.TouchesWorkflows = len(WorkflowPaths(info.Paths)) > 0
+	return info, nil
+}
+
+// readHeader parses the bundle's text header: "-<sha> comment" lines are
+// prerequisites, "<sha> <ref>" lines are refs, a blank line ends it.
+func readHeader(path string) (prereqs []string, refs [][2]string, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	return parseHeader(io.LimitReader(f, maxHeader))
+}
+
+func parseHeader(r io.Reader) (prereqs []string, refs [][2]string, err error) {
+	br := bufio.NewReader(r)
+	sig, err := br.ReadString('\n')
+	if err != nil || (sig != "# v2 git bundle\n" && sig != "# v3 git bundle\n") {
+		return nil, nil, fmt.Errorf("%w: missing bundle signature", ErrBadBundle)
+	}
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: header not terminated", ErrBadBundle)
+		}
+		line = strings.TrimSuffix(line, "\n")
+		switch {
+		case line == "":
+			return prereqs, refs, nil
+		case strings.HasPrefix(line, "@"): // v3 capability
+		case strings.HasPrefix(line, "-"):
+			sha, _, _ := strings.Cut(line[1:], " ")
+			if !isHex(sha) {
+				return nil, nil, fmt.Errorf("%w: bad prerequisite %q", ErrBadBundle, line)
+			}
+			prereqs = append(prereqs, sha)
+		default:
+			sha, ref, ok := strings.Cut(line, " ")
+			if !ok || !isHex(sha) || ref == "" {
+				return nil, nil, fmt.Errorf("%w: bad ref line %q", ErrBadBundle, line)
+			}
+			refs = append(refs, [2]string{sha, ref})
+		}
+	}
+}
+
+func isHex(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	return bytes.IndexFunc([]byte(s), func(r rune) bool {
+		return !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f')
+	}) < 0
+}

@@ -1,0 +1,194 @@
+// Package prbundle turns the commits an agent made in its checkout into a
+// git bundle the publish job can open as a pull request, and inspects such a
+// bundle again on the publish side. The agent job cannot push (it holds no
+// write token), so the bundle is how its commits leave the sandbox.
+package prbundle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// DefaultMaxBytes caps a bundle when Options.MaxBytes is 0.
+const DefaultMaxBytes = 10 << 20
+
+// ErrNoCommits means HEAD has nothing that the base lacks.
+var ErrNoCommits = errors.New("no commits on HEAD that are not already on the base")
+
+// WorkflowError means the commits touch .github/workflows/, which could
+// make the publish job's token run code the operator did not review.
+type WorkflowError struct{ Paths []string }
+
+func (e *WorkflowError) Error() string {
+	return fmt.Sprintf("the commits change GitHub Actions workflows (%s); workflow changes are not allowed in this run", strings.Join(e.Paths, ", "))
+}
+
+// TooLargeError means the bundle is bigger than the cap.
+type TooLargeError struct{ Size, Max int64 }
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("the bundle of the commits is %d bytes, over the %d-byte limit; make smaller commits (no generated or binary files)", e.Size, e.Max)
+}
+
+// Options tune Capture.
+type Options struct {
+	Out                  string // bundle file to write (required)
+	AllowWorkflowChanges bool
+	MaxBytes             int64 // 0 = DefaultMaxBytes
+}
+
+// Bundle describes a written bundle.
+type Bundle struct {
+	Path    string   `json:"path"`
+	Base    string   `json:"base"`     // the base as given (e.g. origin/main)
+	BaseSHA string   `json:"base_sha"` // the prerequisite commit
+	HeadSHA string   `json:"head_sha"`
+	Commits int      `json:"commits"`
+	Paths   []string `json:"paths"` // every path any commit touched, sorted
+	Size    int64    `json:"size"`
+}
+
+// Capture bundles base..HEAD of the repository at workdir into opts.Out.
+// It refuses (typed errors) when there are no commits, when any commit
+// touches .github/workflows/ unless allowed, and when the bundle is over the
+// cap; on refusal no file is left behind.
+func Capture(ctx context.Context, workdir, base string, opts Options) (Bundle, error) {
+	if opts.Out == "" {
+		return Bundle{}, errors.New("prbundle: no output path")
+	}
+	if base == "" || strings.HasPrefix(base, "-") {
+		return Bundle{}, fmt.Errorf("prbundle: invalid base %q", base)
+	}
+	max := opts.MaxBytes
+	if max <= 0 {
+		max = DefaultMaxBytes
+	}
+	baseSHA, err := resolve(ctx, workdir, base)
+	if err != nil {
+		return Bundle{}, fmt.Errorf("prbundle: base %s: %w", base, err)
+	}
+	headSHA, err := resolve(ctx, workdir, "HEAD")
+	if err != nil {
+		return Bundle{}, fmt.Errorf("prbundle: HEAD: %w", err)
+	}
+	rng := baseSHA + ".." + headSHA
+	commits, err := revList(ctx, workdir, rng)
+	if err != nil {
+		return Bundle{}, fmt.Errorf("prbundle: list commits: %w", err)
+	}
+	if len(commits) == 0 {
+		return Bundle{}, ErrNoCommits
+	}
+	paths, err := touchedPaths(ctx, workdir, rng)
+	if err != nil {
+		return Bundle{}, fmt.Errorf("prbundle: list changed paths: %w", err)
+	}
+	if wf := WorkflowPaths(paths); len(wf) > 0 && !opts.AllowWorkflowChanges {
+		return Bundle{}, &WorkflowError{Paths: wf}
+	}
+	out, err := filepath.Abs(opts.Out)
+	if err != nil {
+		return Bundle{}, fmt.Errorf("prbundle: output path: %w", err)
+	}
+	// Write beside the target and rename, so a half-written or oversized
+	// bundle never sits under the name the outputs entry points at.
+	tmp := out + ".tmp"
+	defer os.Remove(tmp)
+	// The bundle's only ref is HEAD and its only prerequisite the base.
+	if _, err := git(ctx, workdir, "bundle", "create", "--quiet", tmp, "HEAD", "^"+baseSHA); err != nil {
+		return Bundle{}, fmt.Errorf("prbundle: create bundle: %w", err)
+	}
+	st, err := os.Stat(tmp)
+	if err != nil {
+		return Bundle{}, fmt.Errorf("prbundle: stat bundle: %w", err)
+	}
+	if st.Size() > max {
+		return Bundle{}, &TooLargeError{Size: st.Size(), Max: max}
+	}
+	if _, err := git(ctx, workdir, "bundle", "verify", "--quiet", tmp); err != nil {
+		return Bundle{}, fmt.Errorf("prbundle: verify new bundle: %w", err)
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		return Bundle{}, fmt.Errorf("prbundle: %w", err)
+	}
+	return Bundle{Path: out, Base: base, BaseSHA: baseSHA, HeadSHA: headSHA,
+		Commits: len(commits), Paths: paths, Size: st.Size()}, nil
+}
+
+// WorkflowPaths returns the paths that are or could become workflow files.
+// The match ignores case and also catches `.github` or `.github/workflows`
+// itself being replaced (e.g. by a symlink), so it errs on refusing.
+func WorkflowPaths(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		l := strings.ToLower(strings.TrimPrefix(p, "./"))
+		if l == ".github" || l == ".github/workflows" || strings.HasPrefix(l, ".github/workflows/") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func resolve(ctx context.Context, dir, rev string) (string, error) {
+	out, err := git(ctx, dir, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
+	if err != nil {
+		return "", fmt.Errorf("not a commit in %s: %w", dir, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+func revList(ctx context.Context, dir string, rng ...string) ([]string, error) {
+	out, err := git(ctx, dir, append([]string{"rev-list"}, rng...)...)
+	if err != nil {
+		return nil, err
+	}
+	return lines(out, '\n'), nil
+}
+
+// touchedPaths lists every path any commit in the range changed, merges
+// included (-m diffs them against each parent), renames as delete+add so
+// both names are seen.
+func touchedPaths(ctx context.Context, dir string, rng ...string) ([]string, error) {
+	args := append([]string{"log", "--no-renames", "-m", "--name-only", "--format=", "-z"}, rng...)
+	out, err := git(ctx, dir, args...)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var paths []string
+	for _, p := range lines(out, 0) {
+		p = strings.TrimLeft(p, "\n")
+		if p != "" && !seen[p] {
+			seen[p] = true
+			paths = append(paths, p)
+		}
+	}
+	sort.Strings(paths)
+	return paths, nil
+}
+
+// ErrNoBase means neither origin/<branch> nor the fallback commit exists.
+var ErrNoBase = errors.New("base not found in the checkout")
+
+// ResolveBase picks the base a pull request's commits are counted from:
+// the remote-tracking branch origin/<branch> when the checkout has it, else
+// fallback (the commit the agent started from) when that is a commit.
+func ResolveBase(ctx context.Context, workdir, branch, fallback string) (string, error) {
+	if branch != "" && !strings.HasPrefix(branch, "-") {
+		ref := "refs/remotes/origin/" + branch
+		if _, err := resolve(ctx, workdir, ref); err == nil {
+			return ref, nil
+		}
+	}
+	if fallback != "" && !strings.HasPrefix(fallback, "-") {
+		if _, err := resolve(ctx, workdir, fallback); err == nil {
+			return fallback, nil
+		}
+	}
+	return "", fmt.Errorf("%w: no origin/%s and no usable starting commit", ErrNoBase, branch)
+}
