@@ -1,0 +1,234 @@
+package githubsim
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+var reactionKinds = []string{"+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"}
+
+func (c *call) listComments() {
+	since, ok := c.timeQuery("since")
+	if !ok {
+		return
+	}
+	c.locked(func() func() {
+		r, is, fail := c.issueLocked("read")
+		if fail != nil {
+			return fail
+		}
+		var list []*comment
+		for _, id := range is.comments {
+			if cm := c.s.comments[id]; cm != nil && (since.IsZero() || !cm.updated.Before(since)) {
+				list = append(list, cm)
+			}
+		}
+		lo, hi := c.page(len(list))
+		out := make([]any, 0, hi-lo)
+		for _, cm := range list[lo:hi] {
+			out = append(out, c.s.commentLocked(c.base, r, cm))
+		}
+		return c.jsonF(http.StatusOK, out)
+	})
+}
+
+type commentRequest struct {
+	Body *string `json:"body"`
+}
+
+func (c *call) createComment() {
+	if c.login == "" {
+		c.err(http.StatusUnauthorized, "Requires authentication", nil)
+		return
+	}
+	var req commentRequest
+	if !c.decode(&req) {
+		return
+	}
+	c.locked(func() func() {
+		r, is, fail := c.issueLocked("read")
+		if fail != nil {
+			return fail
+		}
+		if req.Body == nil || strings.TrimSpace(*req.Body) == "" {
+			return c.invalidF("IssueComment", "body", "missing_field", "")
+		}
+		if checkBody(*req.Body) != nil {
+			return c.tooLongF()
+		}
+		cm := c.s.addCommentLocked(r, is, c.login, *req.Body)
+		c.w.Header().Set("Location", c.base+"repos/"+r.meta.FullName+"/issues/comments/"+strconv.FormatInt(cm.id, 10))
+		return c.jsonF(http.StatusCreated, c.s.commentLocked(c.base, r, cm))
+	})
+}
+
+// commentLocked finds the comment in the path within a readable repository.
+func (c *call) commentLocked(need string) (*repoState, *comment, func()) {
+	r, fail := c.repoLocked(need)
+	if fail != nil {
+		return nil, nil, fail
+	}
+	id, err := strconv.ParseInt(c.params["id"], 10, 64)
+	cm := c.s.comments[id]
+	if err != nil || cm == nil || cm.repo != lower(r.meta.FullName) {
+		return nil, nil, c.notFoundF()
+	}
+	return r, cm, nil
+}
+
+func (c *call) getComment() {
+	c.locked(func() func() {
+		r, cm, fail := c.commentLocked("read")
+		if fail != nil {
+			return fail
+		}
+		return c.jsonF(http.StatusOK, c.s.commentLocked(c.base, r, cm))
+	})
+}
+
+// canModifyLocked: the author or someone with write access may edit or delete.
+func (c *call) canModifyLocked(r *repoState, author string) bool {
+	return c.login != "" && (strings.EqualFold(c.login, author) || atLeast(c.s.permissionLocked(r, c.login), "write"))
+}
+
+func (c *call) editComment() {
+	var req commentRequest
+	if !c.decode(&req) {
+		return
+	}
+	c.locked(func() func() {
+		r, cm, fail := c.commentLocked("read")
+		if fail != nil {
+			return fail
+		}
+		if !c.canModifyLocked(r, cm.author) {
+			return c.errF(http.StatusForbidden, "Resource not accessible by personal access token")
+		}
+		if req.Body == nil {
+			return c.invalidF("IssueComment", "body", "missing_field", "")
+		}
+		if checkBody(*req.Body) != nil {
+			return c.tooLongF()
+		}
+		cm.body, cm.updated = *req.Body, c.s.now().UTC()
+		return c.jsonF(http.StatusOK, c.s.commentLocked(c.base, r, cm))
+	})
+}
+
+func (c *call) deleteComment() {
+	c.locked(func() func() {
+		r, cm, fail := c.commentLocked("read")
+		if fail != nil {
+			return fail
+		}
+		if !c.canModifyLocked(r, cm.author) {
+			return c.errF(http.StatusForbidden, "Resource not accessible by personal access token")
+		}
+		delete(c.s.comments, cm.id)
+		if is := r.issues[cm.number]; is != nil {
+			for i, id := range is.comments {
+				if id == cm.id {
+					is.comments = append(is.comments[:i:i], is.comments[i+1:]...)
+					break
+				}
+			}
+		}
+		return func() { c.noContent(http.StatusNoContent) }
+	})
+}
+
+type reactionRequest struct {
+	Content string `json:"content"`
+}
+
+// react adds a reaction to list: 201 when new, 200 with the existing one.
+func (c *call) react(list *[]*reaction, content string) func() {
+	valid := false
+	for _, k := range reactionKinds {
+		valid = valid || k == content
+	}
+	if !valid {
+		return c.invalidF("Reaction", "content", "invalid", "content must be one of "+strings.Join(reactionKinds, ", "))
+	}
+	for _, rc := range *list {
+		if strings.EqualFold(rc.user, c.login) && rc.content == content {
+			return c.jsonF(http.StatusOK, c.s.reactionLocked(c.base, rc))
+		}
+	}
+	rc := &reaction{id: c.s.newIDLocked(), user: c.login, content: content, created: c.s.now().UTC()}
+	*list = append(*list, rc)
+	return c.jsonF(http.StatusCreated, c.s.reactionLocked(c.base, rc))
+}
+
+func (c *call) listReactions(list []*reaction) func() {
+	want := c.query("content")
+	var sel []*reaction
+	for _, rc := range list {
+		if want == "" || rc.content == want {
+			sel = append(sel, rc)
+		}
+	}
+	lo, hi := c.page(len(sel))
+	out := make([]any, 0, hi-lo)
+	for _, rc := range sel[lo:hi] {
+		out = append(out, c.s.reactionLocked(c.base, rc))
+	}
+	return c.jsonF(http.StatusOK, out)
+}
+
+func (c *call) createCommentReaction() {
+	var req reactionRequest
+	if !c.requireLogin() || !c.decode(&req) {
+		return
+	}
+	c.locked(func() func() {
+		_, cm, fail := c.commentLocked("read")
+		if fail != nil {
+			return fail
+		}
+		return c.react(&cm.reactions, req.Content)
+	})
+}
+
+func (c *call) listCommentReactions() {
+	c.locked(func() func() {
+		_, cm, fail := c.commentLocked("read")
+		if fail != nil {
+			return fail
+		}
+		return c.listReactions(cm.reactions)
+	})
+}
+
+func (c *call) createIssueReaction() {
+	var req reactionRequest
+	if !c.requireLogin() || !c.decode(&req) {
+		return
+	}
+	c.locked(func() func() {
+		_, is, fail := c.issueLocked("read")
+		if fail != nil {
+			return fail
+		}
+		return c.react(&is.reactions, req.Content)
+	})
+}
+
+func (c *call) listIssueReactions() {
+	c.locked(func() func() {
+		_, is, fail := c.issueLocked("read")
+		if fail != nil {
+			return fail
+		}
+		return c.listReactions(is.reactions)
+	})
+}
+
+func (c *call) requireLogin() bool {
+	if c.login == "" {
+		c.err(http.StatusUnauthorized, "Requires authentication", nil)
+		return false
+	}
+	return true
+}

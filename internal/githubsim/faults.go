@@ -1,0 +1,171 @@
+package githubsim
+
+import (
+	"net/http"
+	"path"
+	"strings"
+	"time"
+)
+
+// FaultKind names a way a request can fail.
+type FaultKind string
+
+const (
+	FaultStatus500      FaultKind = "status_500"
+	FaultStatus502      FaultKind = "status_502"
+	FaultStatus503      FaultKind = "status_503"
+	FaultReset          FaultKind = "reset"           // hijack and close the connection
+	FaultHang           FaultKind = "hang"            // block until Delay (0 = forever) or the request ends, then reset
+	FaultSlow           FaultKind = "slow"            // wait Delay, then serve normally
+	FaultSecondaryLimit FaultKind = "secondary_limit" // 403 secondary rate limit with Retry-After: 60
+)
+
+// Fault injects failures into matching requests.
+//
+// Path is matched against the request path with path.Match ("/repos/*/*/issues/*/comments");
+// a pattern ending in "*" also matches any longer path whose leading segments
+// match ("/repos/*" matches every repository endpoint). "" matches all paths.
+// With OnCall > 0 only the n-th matching call (1-based) fails; otherwise each
+// matching call fails with probability Rate, drawn from the seeded PRNG.
+type Fault struct {
+	Method string // "" = any
+	Path   string
+	Kind   FaultKind
+	Rate   float64
+	OnCall int
+	Delay  time.Duration // for slow and hang
+}
+
+type faultState struct {
+	id    int
+	f     Fault
+	calls int
+}
+
+// AddFault registers a fault and returns its id.
+func (s *Sim) AddFault(f Fault) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextFault++
+	s.faults = append(s.faults, &faultState{id: s.nextFault, f: f})
+	return s.nextFault
+}
+
+// RemoveFault removes one fault by id.
+func (s *Sim) RemoveFault(id int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, f := range s.faults {
+		if f.id == id {
+			s.faults = append(s.faults[:i:i], s.faults[i+1:]...)
+			return
+		}
+	}
+}
+
+// ClearFaults removes every fault.
+func (s *Sim) ClearFaults() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = nil
+}
+
+// pickFault returns the first fault that fires for this request, if any.
+// Every matching fault counts the call, so OnCall stays predictable.
+func (s *Sim) pickFault(method, p string) *Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var fired *Fault
+	for _, fs := range s.faults {
+		if fs.f.Method != "" && !strings.EqualFold(fs.f.Method, method) {
+			continue
+		}
+		if !pathMatches(fs.f.Path, p) {
+			continue
+		}
+		fs.calls++
+		hit := false
+		if fs.f.OnCall > 0 {
+			hit = fs.calls == fs.f.OnCall
+		} else if fs.f.Rate > 0 {
+			hit = s.rng.Float64() < fs.f.Rate
+		}
+		if hit && fired == nil {
+			f := fs.f
+			fired = &f
+		}
+	}
+	return fired
+}
+
+func pathMatches(pattern, p string) bool {
+	if pattern == "" || pattern == "*" {
+		return true
+	}
+	if ok, _ := path.Match(pattern, p); ok {
+		return true
+	}
+	if !strings.HasSuffix(pattern, "*") {
+		return false
+	}
+	// Prefix form: compare only as many segments as the pattern has.
+	n := len(strings.Split(pattern, "/"))
+	segs := strings.Split(p, "/")
+	if len(segs) < n {
+		return false
+	}
+	prefix := strings.Join(segs[:n], "/")
+	ok, _ := path.Match(pattern, prefix)
+	return ok
+}
+
+// applyFault performs the fault; it reports whether the request is finished.
+func (s *Sim) applyFault(w http.ResponseWriter, r *http.Request, f *Fault) bool {
+	switch f.Kind {
+	case FaultStatus500, FaultStatus502, FaultStatus503:
+		code := map[FaultKind]int{FaultStatus500: 500, FaultStatus502: 502, FaultStatus503: 503}[f.Kind]
+		writeError(w, code, http.StatusText(code)+" (injected by githubsim)", nil)
+		return true
+	case FaultSecondaryLimit:
+		writeSecondary(w, time.Minute)
+		return true
+	case FaultSlow:
+		s.wait(r, f.Delay)
+		return r.Context().Err() != nil
+	case FaultHang:
+		s.wait(r, f.Delay)
+		resetConn(w)
+		return true
+	case FaultReset:
+		resetConn(w)
+		return true
+	}
+	return false
+}
+
+// wait sleeps for d (0 = until the request or simulator ends).
+func (s *Sim) wait(r *http.Request, d time.Duration) {
+	var timer <-chan time.Time
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timer = t.C
+	}
+	select {
+	case <-timer:
+	case <-r.Context().Done():
+	case <-s.closed:
+	}
+}
+
+func resetConn(w http.ResponseWriter) {
+	h, ok := w.(http.Hijacker)
+	if !ok {
+		panic(http.ErrAbortHandler) // aborts the response; net/http recovers it
+	}
+	conn, _, err := h.Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	_ = conn.Close()
+}

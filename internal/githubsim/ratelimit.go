@@ -1,0 +1,160 @@
+package githubsim
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+const secondaryDocURL = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"
+
+// rateWindow is one primary rate-limit hour for a user (or all anonymous
+// callers together).
+type rateWindow struct {
+	used  int
+	reset time.Time
+}
+
+// SetPrimaryLimit sets the authenticated requests allowed per hour (default 5000).
+func (s *Sim) SetPrimaryLimit(perHour int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.primary = perHour
+}
+
+// SetAnonymousLimit sets the unauthenticated requests per hour shared by all
+// anonymous callers (default 60, as GitHub per IP).
+func (s *Sim) SetAnonymousLimit(perHour int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.anonLimit = perHour
+}
+
+// SetSecondaryLimit limits content-creating requests (POST, PATCH, PUT,
+// DELETE) per token per rolling minute; 0 turns it off (the default).
+func (s *Sim) SetSecondaryLimit(writesPerMinute int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.secondary = writesPerMinute
+	s.writes = map[string][]time.Time{}
+}
+
+func (s *Sim) windowLocked(key string, now time.Time) (*rateWindow, int) {
+	limit := s.primary
+	if key == "anon" {
+		limit = s.anonLimit
+	}
+	w := s.windows[key]
+	if w == nil || !now.Before(w.reset) {
+		w = &rateWindow{reset: now.Add(time.Hour).Truncate(time.Second)}
+		s.windows[key] = w
+	}
+	return w, limit
+}
+
+// takePrimary counts the request against the caller's hour, or answers 403
+// when the hour is used up.
+func (s *Sim) takePrimary(c *call) bool {
+	now := s.now()
+	s.mu.Lock()
+	w, limit := s.windowLocked(c.rateKey, now)
+	ok := w.used < limit
+	var uid int64
+	if ok {
+		w.used++
+		c.counted = true
+		c.entry.CountedRateLimit = true
+	} else if u := s.users[lower(c.login)]; u != nil {
+		uid = u.ID
+	}
+	s.mu.Unlock()
+	if ok {
+		return true
+	}
+	who := "127.0.0.1"
+	if c.login != "" {
+		who = "user ID " + strconv.FormatInt(uid, 10)
+	}
+	c.err(http.StatusForbidden, fmt.Sprintf("API rate limit exceeded for %s. (But here's the good news: Authenticated requests get a higher rate limit. Check out the documentation for more details.)", who), nil)
+	return false
+}
+
+// refund takes a counted request back out (conditional requests answered 304).
+func (c *call) refund() {
+	if !c.counted {
+		return
+	}
+	c.s.mu.Lock()
+	if w := c.s.windows[c.rateKey]; w != nil && w.used > 0 {
+		w.used--
+	}
+	c.s.mu.Unlock()
+	c.counted = false
+	c.entry.CountedRateLimit = false
+}
+
+// takeSecondary enforces the writes-per-minute limit for the caller's token.
+func (s *Sim) takeSecondary(c *call) bool {
+	now := s.now()
+	key := c.token
+	if key == "" {
+		key = "anon"
+	}
+	s.mu.Lock()
+	limit := s.secondary
+	if limit <= 0 {
+		s.mu.Unlock()
+		return true
+	}
+	cut := now.Add(-time.Minute)
+	ts := s.writes[key]
+	for len(ts) > 0 && !ts[0].After(cut) {
+		ts = ts[1:]
+	}
+	ok := len(ts) < limit
+	var wait time.Duration
+	if ok {
+		ts = append(ts, now)
+	} else {
+		wait = ts[0].Add(time.Minute).Sub(now)
+	}
+	s.writes[key] = ts
+	s.mu.Unlock()
+	if ok {
+		return true
+	}
+	writeSecondary(c.w, wait)
+	return false
+}
+
+func writeSecondary(w http.ResponseWriter, wait time.Duration) {
+	secs := int((wait + time.Second - 1) / time.Second)
+	if secs < 1 {
+		secs = 1
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	body := fmt.Sprintf(`{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","documentation_url":%q}`, secondaryDocURL)
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(http.StatusForbidden)
+	_, _ = w.Write([]byte(body))
+}
+
+// setRateHeaders writes X-RateLimit-* for the caller's current window.
+func (c *call) setRateHeaders() {
+	if c.rateKey == "" {
+		return
+	}
+	s := c.s
+	now := s.now()
+	s.mu.Lock()
+	w, limit := s.windowLocked(c.rateKey, now)
+	used, reset := w.used, w.reset
+	s.mu.Unlock()
+	h := c.w.Header()
+	h.Set("X-RateLimit-Limit", strconv.Itoa(limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(max(limit-used, 0)))
+	h.Set("X-RateLimit-Used", strconv.Itoa(used))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(reset.Unix(), 10))
+	h.Set("X-RateLimit-Resource", "core")
+}

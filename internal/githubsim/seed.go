@@ -1,0 +1,301 @@
+package githubsim
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/go-github/v62/github"
+)
+
+// Seeding helpers act without auth, rate limits or request logging.
+
+// AddUser adds a user account (idempotent) and returns it.
+func (s *Sim) AddUser(login string) *User { return s.addAccount(login, "User") }
+
+// AddOrg adds an organization; admins become members with role admin.
+func (s *Sim) AddOrg(login string, admins ...string) *User {
+	u := s.addAccount(login, "Organization")
+	for _, a := range admins {
+		s.AddOrgMember(login, a, "admin")
+	}
+	return u
+}
+
+func (s *Sim) addAccount(login, kind string) *User {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if u := s.users[lower(login)]; u != nil {
+		return u
+	}
+	id := s.newIDLocked()
+	prefix := "U"
+	if kind == "Organization" {
+		prefix = "O"
+	}
+	u := &User{ID: id, Login: login, Kind: kind, NodeID: nodeID(prefix, id), CreatedAt: s.now().UTC()}
+	s.users[lower(login)] = u
+	return u
+}
+
+// AddOrgMember adds login (created if needed) to org with role "admin" or "member".
+func (s *Sim) AddOrgMember(org, login, role string) {
+	s.AddUser(login)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.members[lower(org)]
+	if m == nil {
+		m = map[string]string{}
+		s.members[lower(org)] = m
+	}
+	if role != "admin" {
+		role = "member"
+	}
+	m[lower(login)] = role
+}
+
+// AddToken maps a token to a user.
+func (s *Sim) AddToken(token, login string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tokens[token] = &tokenInfo{login: login, notifications: true}
+}
+
+// SetTokenCanReadNotifications models a token without the notifications
+// scope: GET /notifications answers 403.
+func (s *Sim) SetTokenCanReadNotifications(token string, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ti := s.tokens[token]; ti != nil {
+		ti.notifications = ok
+	}
+}
+
+// AddRepo creates owner/name with a bare git repository holding one commit
+// (README.md) on "main". The owner must exist.
+func (s *Sim) AddRepo(fullName string, private bool) (*Repo, error) {
+	owner, name, ok := strings.Cut(fullName, "/")
+	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
+		return nil, fmt.Errorf("githubsim: repo %q: want owner/name", fullName)
+	}
+	return s.addRepo(owner, name, private, "", "# "+name+"\n")
+}
+
+func (s *Sim) addRepo(owner, name string, private bool, parent, readme string) (*Repo, error) {
+	s.mu.Lock()
+	o := s.users[lower(owner)]
+	if o == nil {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("githubsim: repo %s/%s: owner %q does not exist", owner, name, owner)
+	}
+	full := o.Login + "/" + name
+	if s.repos[lower(full)] != nil {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("githubsim: repo %s already exists", full)
+	}
+	id := s.newIDLocked()
+	meta := &Repo{ID: id, NodeID: nodeID("R", id), Owner: o.Login, Name: name, FullName: full, Private: private,
+		DefaultBranch: "main", Fork: parent != "", Parent: parent, CreatedAt: s.now().UTC()}
+	rs := &repoState{meta: meta, perms: map[string]string{}, labels: map[string]*label{}, issues: map[int]*issue{},
+		nextNumber: 1, gitPath: filepath.Join(s.gitDir, o.Login, name+".git"), refMu: &sync.Mutex{}}
+	var src *repoState
+	if parent != "" {
+		src = s.repos[lower(parent)]
+	}
+	s.repos[lower(full)] = rs
+	s.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var err error
+	if src != nil {
+		err = s.cloneShared(ctx, src.gitPath, rs.gitPath)
+	} else {
+		err = os.MkdirAll(filepath.Dir(rs.gitPath), 0o755)
+		if err == nil {
+			err = s.initBareRepo(ctx, rs.gitPath, "main", readme, o.Login)
+		}
+	}
+	if err != nil {
+		s.mu.Lock()
+		delete(s.repos, lower(full))
+		s.mu.Unlock()
+		return nil, fmt.Errorf("githubsim: create repo %s: %w", full, err)
+	}
+	s.mu.Lock()
+	if src != nil {
+		src.forks = append(src.forks, full)
+	}
+	s.mu.Unlock()
+	return meta, nil
+}
+
+// cloneShared makes a fork: a bare clone whose objects borrow from src.
+func (s *Sim) cloneShared(ctx context.Context, src, dst string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	if _, err := s.runGit(ctx, "", nil, nil, "clone", "--bare", "--shared", "--quiet", src, dst); err != nil {
+		return err
+	}
+	_, err := s.runGit(ctx, dst, nil, nil, "config", "http.receivepack", "true")
+	return err
+}
+
+// SetPermission grants login a permission on repo: "admin", "maintain",
+// "write", "triage", "read" or "none".
+func (s *Sim) SetPermission(repo, login, perm string) {
+	s.AddUser(login)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.repos[lower(repo)]; r != nil {
+		if _, ok := permRank[perm]; !ok {
+			perm = "none" // unknown names never widen access
+		}
+		r.perms[lower(login)] = perm
+	}
+}
+
+// CreateIssue opens an issue as author (mentions notify as through the API).
+func (s *Sim) CreateIssue(repo, author, title, body string) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.repos[lower(repo)]
+	if r == nil {
+		return 0, fmt.Errorf("githubsim: create issue: repo %s does not exist", repo)
+	}
+	if err := checkBody(body); err != nil {
+		return 0, fmt.Errorf("githubsim: create issue: %w", err)
+	}
+	return s.addIssueLocked(r, author, title, body, nil, nil).number, nil
+}
+
+// CreatePR opens a pull request as author. A head branch missing from git is
+// created at the base branch's tip; diff, when not empty, is served as the
+// PR's diff instead of one computed by git.
+func (s *Sim) CreatePR(repo, author, title, body, head, base string, diff string) (int, error) {
+	s.mu.Lock()
+	r := s.repos[lower(repo)]
+	s.mu.Unlock()
+	if r == nil {
+		return 0, fmt.Errorf("githubsim: create PR: repo %s does not exist", repo)
+	}
+	if err := checkBody(body); err != nil {
+		return 0, fmt.Errorf("githubsim: create PR: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	baseSHA := s.resolveRef(ctx, r.gitPath, "refs/heads/"+base)
+	if baseSHA == "" {
+		return 0, fmt.Errorf("githubsim: create PR: base branch %q does not exist in %s", base, repo)
+	}
+	headSHA := s.resolveRef(ctx, r.gitPath, "refs/heads/"+head)
+	if headSHA == "" {
+		if _, err := s.runGit(ctx, r.gitPath, nil, nil, "update-ref", "refs/heads/"+head, baseSHA, ""); err != nil {
+			return 0, fmt.Errorf("githubsim: create PR head %q: %w", head, err)
+		}
+		headSHA = baseSHA
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := &pull{headRepo: r.meta.FullName, headRef: head, headSHA: headSHA, baseRef: base, baseSHA: baseSHA, diff: diff}
+	is := s.addIssueLocked(r, author, title, body, nil, p)
+	return is.number, nil
+}
+
+// Comment adds an issue or PR comment as author, notifying mentioned users.
+func (s *Sim) Comment(repo string, number int, author, body string) (*github.IssueComment, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.repos[lower(repo)]
+	if r == nil {
+		return nil, fmt.Errorf("githubsim: comment: repo %s does not exist", repo)
+	}
+	is := r.issues[number]
+	if is == nil {
+		return nil, fmt.Errorf("githubsim: comment: %s#%d does not exist", repo, number)
+	}
+	if err := checkBody(body); err != nil {
+		return nil, fmt.Errorf("githubsim: comment: %w", err)
+	}
+	cm := s.addCommentLocked(r, is, author, body)
+	return toIssueComment(s.commentLocked(s.baseLocked(), r, cm)), nil
+}
+
+// AddReview adds a submitted pull request review (state "APPROVED",
+// "CHANGES_REQUESTED" or "COMMENTED") and returns its id.
+func (s *Sim) AddReview(repo string, number int, author, state, body string) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	is, err := s.pullLocked(repo, number)
+	if err != nil {
+		return 0, err
+	}
+	rv := &review{id: s.newIDLocked(), author: author, state: state, body: body, commitID: is.pull.headSHA, submitted: s.now().UTC()}
+	is.pull.reviews = append(is.pull.reviews, rv)
+	is.updated = rv.submitted
+	return rv.id, nil
+}
+
+// AddReviewComment adds a review comment on path:line (reviewID may be 0).
+func (s *Sim) AddReviewComment(repo string, number int, reviewID int64, author, path string, line int, body string) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	is, err := s.pullLocked(repo, number)
+	if err != nil {
+		return 0, err
+	}
+	rc := &reviewComment{id: s.newIDLocked(), reviewID: reviewID, author: author, path: path, line: line, body: body,
+		diffHunk: fmt.Sprintf("@@ -%d,1 +%d,1 @@", line, line), commitID: is.pull.headSHA, created: s.now().UTC()}
+	is.pull.rcomms = append(is.pull.rcomms, rc)
+	is.updated = rc.created
+	return rc.id, nil
+}
+
+func (s *Sim) pullLocked(repo string, number int) (*issue, error) {
+	r := s.repos[lower(repo)]
+	if r == nil {
+		return nil, fmt.Errorf("githubsim: repo %s does not exist", repo)
+	}
+	is := r.issues[number]
+	if is == nil || is.pull == nil {
+		return nil, fmt.Errorf("githubsim: %s#%d is not a pull request", repo, number)
+	}
+	return is, nil
+}
+
+// addIssueLocked creates an issue (or the issue half of a PR) and notifies.
+func (s *Sim) addIssueLocked(r *repoState, author, title, body string, labels []string, p *pull) *issue {
+	now := s.now().UTC()
+	is := &issue{id: s.newIDLocked(), number: r.nextNumber, title: title, body: body, author: author, state: "open",
+		labels: labels, created: now, updated: now, pull: p}
+	if p != nil {
+		p.id = s.newIDLocked()
+	}
+	r.nextNumber++
+	r.issues[is.number] = is
+	s.notifyMentionsLocked(r, is, author, body, s.issueAPIPath(r, is), now)
+	return is
+}
+
+func (s *Sim) addCommentLocked(r *repoState, is *issue, author, body string) *comment {
+	now := s.now().UTC()
+	cm := &comment{id: s.newIDLocked(), repo: lower(r.meta.FullName), number: is.number, author: author, body: body, created: now, updated: now}
+	s.comments[cm.id] = cm
+	is.comments = append(is.comments, cm.id)
+	is.updated = now
+	s.notifyMentionsLocked(r, is, author, body, fmt.Sprintf("repos/%s/issues/comments/%d", r.meta.FullName, cm.id), now)
+	return cm
+}
+
+func (s *Sim) issueAPIPath(r *repoState, is *issue) string {
+	kind := "issues"
+	if is.pull != nil {
+		kind = "pulls"
+	}
+	return fmt.Sprintf("repos/%s/%s/%d", r.meta.FullName, kind, is.number)
+}

@@ -1,0 +1,283 @@
+package githubsim
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const docURL = "https://docs.github.com/rest"
+
+// call is one API request being served.
+type call struct {
+	s       *Sim
+	w       http.ResponseWriter
+	r       *http.Request
+	token   string
+	login   string // "" = anonymous
+	rateKey string
+	counted bool
+	params  map[string]string
+	body    []byte
+	entry   *LoggedRequest
+	base    string
+}
+
+// logWriter captures status and a capped copy of the response body.
+type logWriter struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+	before func() // runs once before the header is written
+}
+
+func (lw *logWriter) WriteHeader(code int) {
+	if lw.status != 0 {
+		return
+	}
+	if lw.before != nil {
+		lw.before()
+	}
+	lw.status = code
+	lw.ResponseWriter.WriteHeader(code)
+}
+
+func (lw *logWriter) Write(p []byte) (int, error) {
+	if lw.status == 0 {
+		lw.WriteHeader(http.StatusOK)
+	}
+	if room := maxLoggedBody - lw.body.Len(); room > 0 {
+		lw.body.Write(p[:min(room, len(p))])
+	}
+	return lw.ResponseWriter.Write(p)
+}
+
+func (lw *logWriter) Flush() {
+	if f, ok := lw.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (lw *logWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	h, ok := lw.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, fmt.Errorf("githubsim: connection cannot be hijacked")
+	}
+	return h.Hijack()
+}
+
+// cappedBuffer keeps the first maxLoggedBody bytes written to it.
+type cappedBuffer struct{ bytes.Buffer }
+
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	if room := maxLoggedBody - c.Len(); room > 0 {
+		c.Buffer.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
+
+func (s *Sim) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	if s.base == "" && r.Host != "" {
+		s.base = "http://" + r.Host + "/"
+	}
+	base := s.baseLocked()
+	s.reqSeq++
+	reqID := s.reqSeq
+	s.mu.Unlock()
+
+	entry := &LoggedRequest{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, At: s.now()}
+	lw := &logWriter{ResponseWriter: w}
+	w.Header().Set("X-GitHub-Request-Id", fmt.Sprintf("SIM:%08d", reqID))
+	defer func() {
+		entry.Status = lw.status
+		entry.RespBody = append([]byte(nil), lw.body.Bytes()...)
+		s.mu.Lock()
+		s.requests = append(s.requests, *entry)
+		// Trim in batches so a full log costs amortised O(1) per request.
+		if s.logLimit > 0 && len(s.requests) > s.logLimit+s.logLimit/4 {
+			s.requests = append([]LoggedRequest(nil), s.requests[len(s.requests)-s.logLimit:]...)
+		}
+		s.mu.Unlock()
+	}()
+
+	git := isGitPath(r.URL.Path)
+	var reqCopy cappedBuffer
+	var body []byte
+	if git {
+		// Pack data can be large: stream it to git, keep a capped copy.
+		r.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.TeeReader(r.Body, &reqCopy), r.Body}
+	} else {
+		b, err := io.ReadAll(io.LimitReader(r.Body, 32<<20))
+		if err != nil {
+			entry.ReqBody = b
+			writeError(lw, http.StatusBadRequest, "Problems reading the request body", nil)
+			return
+		}
+		body = b
+		reqCopy.Write(b)
+	}
+	defer func() { entry.ReqBody = append([]byte(nil), reqCopy.Bytes()...) }()
+
+	if f := s.pickFault(r.Method, r.URL.Path); f != nil {
+		entry.Fault = string(f.Kind)
+		if s.applyFault(lw, r, f) {
+			return
+		}
+	}
+	if git {
+		s.serveGit(lw, r, entry)
+		return
+	}
+	c := &call{s: s, w: lw, r: r, body: body, entry: entry, base: base}
+	lw.before = c.setRateHeaders
+	s.serveAPI(c)
+}
+
+// serveAPI authenticates, applies rate limits and routes a REST request.
+func (s *Sim) serveAPI(c *call) {
+	h := c.w.Header()
+	h.Set("X-GitHub-Media-Type", "github.v3; format=json")
+	h.Set("X-GitHub-Api-Version-Selected", "2022-11-28")
+	tok, ok := bearer(c.r.Header.Get("Authorization"))
+	if ok {
+		s.mu.Lock()
+		ti := s.tokens[tok]
+		s.mu.Unlock()
+		if ti == nil {
+			c.entry.Token = tok
+			c.err(http.StatusUnauthorized, "Bad credentials", nil)
+			return
+		}
+		c.token, c.login = tok, ti.login
+		c.entry.Token, c.entry.Login = tok, ti.login
+		c.rateKey = "user:" + lower(ti.login)
+	} else {
+		c.rateKey = "anon"
+	}
+
+	if !s.takePrimary(c) {
+		return
+	}
+	if isWrite(c.r.Method) && !s.takeSecondary(c) {
+		return
+	}
+	h2, params := s.route(c.r.Method, c.r.URL.Path)
+	if h2 == nil {
+		c.err(http.StatusNotFound, "Not Found", nil)
+		return
+	}
+	c.params = params
+	h2(c)
+}
+
+// bearer extracts the token from "token X", "Bearer X" or Basic auth.
+func bearer(auth string) (string, bool) {
+	scheme, rest, ok := strings.Cut(strings.TrimSpace(auth), " ")
+	if !ok {
+		return "", false
+	}
+	switch strings.ToLower(scheme) {
+	case "token", "bearer":
+		t := strings.TrimSpace(rest)
+		return t, t != ""
+	}
+	return "", false
+}
+
+func isWrite(method string) bool {
+	switch method {
+	case http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete:
+		return true
+	}
+	return false
+}
+
+// --- response helpers -------------------------------------------------------
+
+func (c *call) json(status int, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		c.err(http.StatusInternalServerError, "githubsim: encode response: "+err.Error(), nil)
+		return
+	}
+	c.w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	c.w.WriteHeader(status)
+	_, _ = c.w.Write(data)
+}
+
+func (c *call) noContent(status int) { c.w.WriteHeader(status) }
+
+func (c *call) err(status int, msg string, errs []any) { writeError(c.w, status, msg, errs) }
+
+// invalid answers 422 "Validation Failed" with one error object.
+func (c *call) invalid(resource, field, code, msg string) {
+	e := map[string]any{"resource": resource, "field": field, "code": code}
+	if msg != "" {
+		e["message"] = msg
+	}
+	c.err(http.StatusUnprocessableEntity, "Validation Failed", []any{e})
+}
+
+func (c *call) notFound() { c.err(http.StatusNotFound, "Not Found", nil) }
+
+func writeError(w http.ResponseWriter, status int, msg string, errs []any) {
+	body := map[string]any{"message": msg, "documentation_url": docURL}
+	if errs != nil {
+		body["errors"] = errs
+	}
+	if status == http.StatusUnprocessableEntity && errs == nil {
+		body["errors"] = []any{}
+	}
+	data, _ := json.Marshal(body)
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(data)
+}
+
+// decode parses the JSON request body into v; on failure it answers 400.
+func (c *call) decode(v any) bool {
+	if len(bytes.TrimSpace(c.body)) == 0 {
+		c.body = []byte("{}")
+	}
+	if err := json.Unmarshal(c.body, v); err != nil {
+		c.err(http.StatusBadRequest, "Problems parsing JSON", nil)
+		return false
+	}
+	return true
+}
+
+func (c *call) query(name string) string { return c.r.URL.Query().Get(name) }
+
+func (c *call) intParam(name string) (int, bool) {
+	n, err := strconv.Atoi(c.params[name])
+	if err != nil || n <= 0 {
+		c.notFound()
+		return 0, false
+	}
+	return n, true
+}
+
+// timeQuery parses an ISO 8601 query parameter; ok is false after a 422.
+func (c *call) timeQuery(name string) (time.Time, bool) {
+	v := c.query(name)
+	if v == "" {
+		return time.Time{}, true
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		c.invalid("Query", name, "invalid", name+" must be an ISO 8601 timestamp")
+		return time.Time{}, false
+	}
+	return t, true
+}

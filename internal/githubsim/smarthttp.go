@@ -1,0 +1,95 @@
+package githubsim
+
+import (
+	"net/http"
+	"net/http/cgi"
+	"strings"
+)
+
+// isGitPath reports whether p is a smart HTTP path: /{owner}/{name}.git[/...].
+func isGitPath(p string) bool {
+	segs := strings.SplitN(strings.TrimPrefix(p, "/"), "/", 3)
+	return len(segs) >= 2 && strings.HasSuffix(segs[1], ".git") && len(segs[1]) > 4
+}
+
+// gitCredentials takes the token from Basic auth (password, or the username
+// when the password is empty) or from a token/Bearer header.
+func gitCredentials(r *http.Request) (string, bool) {
+	if user, pass, ok := r.BasicAuth(); ok {
+		if pass == "" {
+			pass = user
+		}
+		return pass, pass != ""
+	}
+	return bearer(r.Header.Get("Authorization"))
+}
+
+func askForAuth(w http.ResponseWriter) {
+	w.Header().Set("WWW-Authenticate", `Basic realm="GitHub"`)
+	http.Error(w, "Authentication required", http.StatusUnauthorized)
+}
+
+// serveGit serves clone, fetch and push through git http-backend. Reads of
+// private repositories and every push need a token (Basic auth, any user
+// name, the token as password); pushes need write permission.
+func (s *Sim) serveGit(w http.ResponseWriter, r *http.Request, entry *LoggedRequest) {
+	segs := strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 3)
+	owner, name := segs[0], strings.TrimSuffix(segs[1], ".git")
+	rest := ""
+	if len(segs) == 3 {
+		rest = segs[2]
+	}
+	push := rest == "git-receive-pack" || r.URL.Query().Get("service") == "git-receive-pack"
+
+	tok, hasTok := gitCredentials(r)
+	s.mu.Lock()
+	login := ""
+	if hasTok {
+		entry.Token = tok
+		if ti := s.tokens[tok]; ti != nil {
+			login = ti.login
+		}
+	}
+	repo := s.repos[lower(owner+"/"+name)]
+	perm := "none"
+	var canon string
+	if repo != nil {
+		perm = s.permissionLocked(repo, login)
+		canon = "/" + repo.meta.Owner + "/" + repo.meta.Name + ".git"
+	}
+	s.mu.Unlock()
+	entry.Login = login
+
+	switch {
+	case hasTok && login == "":
+		askForAuth(w) // bad credentials
+		return
+	case repo == nil || !atLeast(perm, "read"):
+		if login == "" {
+			askForAuth(w)
+			return
+		}
+		http.Error(w, "Repository not found.", http.StatusNotFound)
+		return
+	case push && !atLeast(perm, "write"):
+		if login == "" {
+			askForAuth(w)
+			return
+		}
+		http.Error(w, "Permission to "+owner+"/"+name+".git denied to "+login+".", http.StatusForbidden)
+		return
+	}
+
+	r2 := r.Clone(r.Context())
+	r2.URL.Path = canon
+	if rest != "" {
+		r2.URL.Path += "/" + rest
+	}
+	env := append([]string{
+		"GIT_PROJECT_ROOT=" + s.gitDir,
+		"GIT_HTTP_EXPORT_ALL=1",
+		"REMOTE_USER=" + login,
+	}, s.gitEnv...)
+	h := &cgi.Handler{Path: s.gitBin, Args: []string{"http-backend"}, Root: "/", Env: env, Logger: nil}
+	h.ServeHTTP(w, r2)
+}
