@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/cli"
+)
+
+func TestExplain(t *testing.T) {
+	cases := []struct {
+		name, body string
+		args       []string
+		code       int
+		check      func(t *testing.T, out map[string]any)
+	}{
+		{"spec example 1", "@bot !cfg comment-only here-only\nsummarise", nil, 0, func(t *testing.T, out map[string]any) {
+			p := out["policy"].(map[string]any)
+			assert.Equal(t, true, p["here_only"])
+			assert.Equal(t, true, p["comment_only"])
+			assert.Equal(t, float64(0), p["issue_limit"])
+			assert.Equal(t, []any{}, p["allow_repos"])
+			assert.Nil(t, out["error"])
+		}},
+		{"spec example 2", "@bot !cfg repo=foo/bar pr-limit=0", nil, 0, func(t *testing.T, out map[string]any) {
+			p := out["policy"].(map[string]any)
+			assert.Equal(t, []any{"foo/bar"}, p["allow_repos"])
+			assert.Equal(t, float64(0), p["pr_limit"])
+			assert.Equal(t, float64(3), p["comment_limit"])
+			m := out["mentions"].([]any)[0].(map[string]any)
+			assert.Equal(t, "task", m["command"])
+			assert.Equal(t, []any{"repo=foo/bar", "pr-limit=0"}, m["flags"])
+			assert.Equal(t, float64(1), m["line"])
+		}},
+		{"operator ceiling", "@bot !cfg comment-limit=9", []string{"--comment-limit", "2"}, 0, func(t *testing.T, out map[string]any) {
+			assert.Equal(t, float64(2), out["policy"].(map[string]any)["comment_limit"])
+		}},
+		{"go away", "thanks\n@bot go away", nil, 0, func(t *testing.T, out map[string]any) {
+			m := out["mentions"].([]any)[0].(map[string]any)
+			assert.Equal(t, "go_away", m["command"])
+			assert.Equal(t, float64(2), m["line"])
+		}},
+		{"no mention", "`@bot` in code", nil, 0, func(t *testing.T, out map[string]any) {
+			assert.Equal(t, []any{}, out["mentions"])
+		}},
+		{"invalid cfg", "@bot !cfg comment-onyl", nil, 2, func(t *testing.T, out map[string]any) {
+			assert.NotContains(t, out, "policy")
+			assert.Contains(t, out["error"], "comment-onyl")
+			assert.Contains(t, out["error"], "here-only")
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			env := &cli.Env{Stdin: strings.NewReader(c.body), Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }}
+			code := app.Main(context.Background(), env, append([]string{"explain", "--bot", "bot"}, c.args...))
+			require.Equal(t, c.code, code, stderr.String())
+			var out map[string]any
+			require.NoError(t, json.Unmarshal(stdout.Bytes(), &out))
+			c.check(t, out)
+		})
+	}
+}
+
+func TestExplainNeedsBot(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	env := &cli.Env{Stdin: strings.NewReader("x"), Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }}
+	assert.Equal(t, 2, app.Main(context.Background(), env, []string{"explain"}))
+	assert.Contains(t, stderr.String(), "--bot is required")
+}
