@@ -1,0 +1,29 @@
+package config
+
+import (
+	"flag"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite the settings table in README.md")
+
+// README.md carries the settings table between two markers; it is generated
+// from Settings so the two never disagree (-update rewrites it).
+func TestREADMESettingsTable(t *testing.T) {
+	const begin, end = "<!-- runner-settings:begin -->\n", "<!-- runner-settings:end -->"
+	raw, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	s := string(raw)
+	i, j := strings.Index(s, begin), strings.Index(s, end)
+	require.True(t, i >= 0 && j > i, "README.md needs the runner-settings markers")
+	want := s[:i+len(begin)] + MarkdownTable() + s[j:]
+	if *update {
+		require.NoError(t, os.WriteFile("../../README.md", []byte(want), 0o644))
+		return
+	}
+	require.Equal(t, want, s, "README settings table is stale: go test ./internal/config -update")
+}
