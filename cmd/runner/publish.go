@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/mention-runner/mention-runner/internal/cli"
+	"github.com/mention-runner/mention-runner/internal/config"
+	"github.com/mention-runner/mention-runner/internal/ghclient"
+	"github.com/mention-runner/mention-runner/internal/policy"
+	"github.com/mention-runner/mention-runner/internal/publish"
+)
+
+// actionsBotLogin is who GITHUB_TOKEN writes as.
+const actionsBotLogin = "github-actions[bot]"
+
+func init() {
+	app.Register(&cli.Command{
+		Name:    "publish",
+		Summary: "re-check the agent's writes, apply them with the bot token and write the run-log report",
+		Run:     runPublish,
+	})
+}
+
+func runPublish(ctx context.Context, env *cli.Env, args []string) error {
+	fs := cli.FlagSet(env, "runner", "publish", "[--run-id ID]")
+	runID := fs.String("run-id", env.Env("MR_RUN_ID"), "the agent's run directory under MR_RUN_DIR (default: the only one there; env MR_RUN_ID)")
+	if err := cli.ParseFlags(fs, args, false); err != nil {
+		return err
+	}
+	cfg, err := config.Load(env.Env)
+	if err != nil {
+		return &cli.ExitError{Code: 2, Err: err}
+	}
+	token := strings.TrimSpace(env.Env("BOT_TOKEN"))
+	if token == "" {
+		return &cli.ExitError{Code: 2, Err: errors.New("BOT_TOKEN is required: publish is the job that writes with the bot's token")}
+	}
+	trusted, err := publish.VerifyContext(cfg.ContextFile, cfg.ContextSHA256)
+	if err != nil {
+		return err
+	}
+	runDir, reason := "", ""
+	if dir, err := publish.FindRunDir(cfg.RunDir, *runID); err != nil {
+		reason = err.Error()
+	} else {
+		runDir = dir
+	}
+	pacer := ghclient.NewPacer(0, 0, 0, nil, nil)
+	ua := "mention-runner/" + cli.Version
+	bot, err := ghclient.New(ghclient.Options{BaseURL: cfg.APIURL, Token: token, UserAgent: ua, Pacer: pacer})
+	if err != nil {
+		return &cli.ExitError{Code: 2, Err: err}
+	}
+	o := publish.Options{
+		Bot: bot, BotLogin: cfg.BotLogin, ControlRepo: cfg.ControlRepo, LogIssue: cfg.LogIssue,
+		Context: trusted, RunDir: runDir, NoRecordReason: reason,
+		Ceilings:      policy.Ceilings{CommentLimit: cfg.CommentLimit, IssueLimit: cfg.IssueLimit, PRLimit: cfg.PRLimit},
+		BlocklistPath: cfg.BlocklistPath,
+		Git: publish.GitOptions{
+			BaseURL: cfg.ServerURL + "/", Token: token,
+			AllowPushToTarget: cfg.AllowPushToTarget, AllowWorkflowChanges: cfg.AllowWorkflowChanges,
+			MaxBundleBytes: int64(cfg.MaxBundleBytes),
+		},
+		ServerURL:      cfg.ServerURL,
+		WorkflowRunURL: workflowRunURL(env, cfg.ServerURL),
+		Engine:         cfg.Engine,
+		Logf:           func(f string, a ...any) { fmt.Fprintf(env.Stderr, "publish: "+f+"\n", a...) },
+	}
+	// The control repo's own token, when the workflow passes it, keeps the
+	// log issue and job refs out of the bot's hands.
+	if ct := strings.TrimSpace(env.Env("GITHUB_TOKEN")); ct != "" && ct != token {
+		if o.Control, err = ghclient.New(ghclient.Options{BaseURL: cfg.APIURL, Token: ct, UserAgent: ua, Pacer: pacer}); err != nil {
+			return &cli.ExitError{Code: 2, Err: err}
+		}
+		o.ControlLogin = actionsBotLogin
+	}
+	res, err := publish.Run(ctx, o)
+	if res != nil && res.StepSummary != "" {
+		if serr := appendStepSummary(env.Env("GITHUB_STEP_SUMMARY"), res.StepSummary); serr != nil {
+			fmt.Fprintf(env.Stderr, "publish: %v\n", serr)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	link := fmt.Sprintf("%s/%s/issues/%d", cfg.ServerURL, cfg.ControlRepo, res.LogIssue)
+	fmt.Fprintf(env.Stdout, "job %s: %s; %d written, %d refused; run log %s\n",
+		res.JobID, res.Status, len(res.Written), len(res.Refused), link)
+	if res.Status != "completed" {
+		return &cli.ExitError{Code: 1, Err: fmt.Errorf("the run failed (%s); see %s", res.Cause, link)}
+	}
+	return nil
+}
+
+func workflowRunURL(env *cli.Env, server string) string {
+	repo, id := env.Env("GITHUB_REPOSITORY"), env.Env("GITHUB_RUN_ID")
+	if repo == "" || id == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s/%s/actions/runs/%s", server, repo, id)
+}
+
+func appendStepSummary(path, text string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("step summary: %w", err)
+	}
+	if _, err := f.WriteString(text); err != nil {
+		f.Close()
+		return fmt.Errorf("step summary: %w", err)
+	}
+	return f.Close()
+}

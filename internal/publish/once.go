@@ -1,0 +1,62 @@
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/google/go-github/v62/github"
+	"github.com/mention-runner/mention-runner/internal/ghclient"
+)
+
+// writeAttempts bounds how often one write is sent after answers that may
+// hide a write that landed.
+const writeAttempts = 4
+
+// writeOnce makes a write at most once. It looks for the write's marker
+// first; after an error that may hide a write that landed (a network
+// error, a 5xx) it looks again before sending again, so the transport
+// never has to retry a POST blindly.
+func (p *publisher) writeOnce(ctx context.Context, what string, find func(fresh bool) (found, bool, error), create func() (found, error)) (found, bool, error) {
+	f, ok, err := find(false)
+	if err != nil {
+		return found{}, false, fmt.Errorf("%s: look for an earlier write: %w", what, err)
+	}
+	if ok {
+		return f, true, nil
+	}
+	for attempt := 1; ; attempt++ {
+		f, err = create()
+		if err == nil {
+			return f, false, nil
+		}
+		if ctx.Err() != nil || !ambiguous(err) || attempt >= writeAttempts {
+			return found{}, false, fmt.Errorf("%s: %w", what, err)
+		}
+		p.logf("%s: %v; checking whether it landed before trying again", what, err)
+		if serr := p.o.sleep(ctx, p.o.RetryDelay<<(attempt-1)); serr != nil {
+			return found{}, false, fmt.Errorf("%s: %w", what, err)
+		}
+		f, ok, ferr := find(true)
+		if ferr != nil {
+			return found{}, false, fmt.Errorf("%s: %w (then looking for it failed: %v)", what, err, ferr)
+		}
+		if ok {
+			return f, true, nil
+		}
+	}
+}
+
+// ambiguous errors leave open whether GitHub applied the request.
+func ambiguous(err error) bool {
+	var rl *ghclient.RateLimitError
+	if errors.As(err, &rl) {
+		return false // not processed, and the wait was too long to take
+	}
+	var er *github.ErrorResponse
+	if errors.As(err, &er) {
+		return er.Response != nil && er.Response.StatusCode >= http.StatusInternalServerError
+	}
+	return true // the connection broke or timed out: it may have landed
+}
