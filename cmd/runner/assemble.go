@@ -1,0 +1,27 @@
+package main
+
+import (
+	"context"
+
+	"github.com/mention-runner/mention-runner/internal/assemble"
+	"github.com/mention-runner/mention-runner/internal/cli"
+)
+
+func init() {
+	app.Register(&cli.Command{
+		Name:    "assemble",
+		Summary: "reassemble the dispatched context, open the run-log issue and set the step outputs",
+		Run:     runAssemble,
+	})
+}
+
+// runAssemble takes everything from the environment (GITHUB_EVENT_PATH,
+// GITHUB_TOKEN, GITHUB_OUTPUT and the settings of internal/config).
+func runAssemble(ctx context.Context, env *cli.Env, args []string) error {
+	fs := cli.FlagSet(env, "runner", "assemble", "(settings come from the environment)")
+	if err := cli.ParseFlags(fs, args, false); err != nil {
+		return err
+	}
+	_, err := assemble.Run(ctx, assemble.Options{Getenv: env.Env, Stdout: env.Stdout})
+	return err
+}

@@ -1,0 +1,75 @@
+package assemble
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/mention-runner/mention-runner/internal/config"
+	"github.com/mention-runner/mention-runner/internal/job"
+	"github.com/mention-runner/mention-runner/internal/transport"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		require.NoError(t, os.MkdirAll("testdata", 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test -update to create it")
+	assert.Equal(t, string(want), got)
+}
+
+func goldenRun(t *testing.T) *run {
+	cfg, err := config.Load(func(k string) string {
+		return map[string]string{"BOT_LOGIN": bot, "CONTROL_REPO": control}[k]
+	})
+	require.NoError(t, err)
+	return &run{cfg: cfg, runURL: "https://github.com/acme/control/actions/runs/77"}
+}
+
+func TestGoldenLogIssueBody(t *testing.T) {
+	r := goldenRun(t)
+	j, err := job.FromContext(contextFor("IC_golden", 10), bot)
+	require.NoError(t, err)
+	golden(t, "log-issue-running.md", logIssueBody(r.report(j, "running"), j.JobID))
+}
+
+func TestGoldenFailureBodies(t *testing.T) {
+	r := goldenRun(t)
+	jobID := transport.JobID("IC_golden")
+	invalid := &transport.Error{Kind: transport.KindInvalidBase64, JobID: jobID, Index: 1, Msg: "context_b64 has ``` in it"}
+	golden(t, "log-issue-invalid.md", failureBody(r.report(nil, "failed"), errorSection(invalid), jobID))
+	other := errors.New("create blob: 403 Resource not accessible by integration (token ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789)")
+	golden(t, "log-issue-unknown-job.md", failureBody(r.report(nil, "failed"), errorSection(other), ""))
+}
+
+func TestPolicyFlags(t *testing.T) {
+	tests := []struct{ body, want string }{
+		{"@mr-bot please", "comment-limit=3 issue-limit=1 pr-limit=1"},
+		{"@mr-bot !cfg here-only", "here-only comment-limit=3 issue-limit=0 pr-limit=0"},
+		{"@mr-bot !cfg repo=a/b deny=c/d comment-limit=1 no-pr", "repo=a/b deny=c/d comment-limit=1 issue-limit=1 pr-limit=0"},
+	}
+	r := goldenRun(t)
+	for _, tt := range tests {
+		t.Run(tt.body, func(t *testing.T) {
+			j, err := job.FromContext([]byte(`{"repository":{"full_name":"alice/app"},"issue":{"number":1},"trigger_comment":{"node_id":"x","body":`+quote(tt.body)+`,"user":{"login":"a"}}}`), bot)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, r.report(j, "running").PolicyWords)
+		})
+	}
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

@@ -1,0 +1,101 @@
+package assemble
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v62/github"
+	"github.com/mention-runner/mention-runner/internal/redact"
+)
+
+// Labels of run-log issues.
+const (
+	LogLabel    = "mention-runner"
+	FailedLabel = "failed" // same cause label the publish stage uses
+)
+
+// maxIssuePages bounds the search for an existing log issue (100 a page).
+const maxIssuePages = 10
+
+// LogMarker is the hidden marker that ties a run-log issue to its job, so
+// a re-run finds the issue instead of opening a second one.
+func LogMarker(jobID string) string { return "<!-- mention-runner:log job=" + jobID + " -->" }
+
+// logIssues finds and creates run-log issues in the control repo.
+type logIssues struct {
+	gh          *github.Client
+	owner, name string
+	creator     string // the token's login; "" = unknown (no creator filter)
+	looked      bool
+}
+
+// login learns the token's user once. Installation tokens (the workflow's
+// GITHUB_TOKEN) cannot read /user; then the label filter alone narrows the
+// list, since GitHub drops labels set by callers without push access.
+func (l *logIssues) login(ctx context.Context) string {
+	if !l.looked {
+		l.looked = true
+		if u, _, err := l.gh.Users.Get(ctx, ""); err == nil {
+			l.creator = u.GetLogin()
+		}
+	}
+	return l.creator
+}
+
+// find returns the job's log issue, or nil. since bounds the listing: the
+// issue was created after the job was dispatched.
+func (l *logIssues) find(ctx context.Context, jobID string, since time.Time) (*github.Issue, error) {
+	marker := LogMarker(jobID)
+	opt := &github.IssueListByRepoOptions{
+		State: "all", Labels: []string{LogLabel}, Creator: l.login(ctx), Sort: "created", Direction: "desc",
+		Since: since, ListOptions: github.ListOptions{PerPage: 100},
+	}
+	for page := 0; page < maxIssuePages; page++ {
+		list, resp, err := l.gh.Issues.ListByRepo(ctx, l.owner, l.name, opt)
+		if err != nil {
+			return nil, fmt.Errorf("list log issues in %s/%s: %w", l.owner, l.name, err)
+		}
+		for _, is := range list {
+			if !is.IsPullRequest() && strings.Contains(is.GetBody(), marker) {
+				return is, nil
+			}
+		}
+		if resp == nil || resp.NextPage == 0 {
+			return nil, nil
+		}
+		opt.Page = resp.NextPage
+	}
+	return nil, nil
+}
+
+func (l *logIssues) create(ctx context.Context, title, body string, labels []string) (*github.Issue, error) {
+	is, _, err := l.gh.Issues.Create(ctx, l.owner, l.name, &github.IssueRequest{Title: &title, Body: &body, Labels: &labels})
+	if err != nil {
+		return nil, fmt.Errorf("create log issue in %s/%s: %w", l.owner, l.name, err)
+	}
+	return is, nil
+}
+
+func (l *logIssues) comment(ctx context.Context, number int, body string) error {
+	if _, _, err := l.gh.Issues.CreateComment(ctx, l.owner, l.name, number, &github.IssueComment{Body: &body}); err != nil {
+		return fmt.Errorf("comment on log issue %s/%s#%d: %w", l.owner, l.name, number, err)
+	}
+	return nil
+}
+
+// errorSection is the "## Error" part of a failed assemble, the message in
+// a fence no backtick run inside it can close.
+func errorSection(err error) string {
+	heading := "## Error: Assemble Failed"
+	if IsInvalidInput(err) {
+		heading = "## Error: Invalid Context"
+	}
+	msg := redact.String(err.Error())
+	fence := "```"
+	for strings.Contains(msg, fence) {
+		fence += "`"
+	}
+	return heading + "\n\n" + fence + "text\n" + msg + "\n" + fence + "\n"
+}

@@ -1,0 +1,177 @@
+package assemble
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mention-runner/mention-runner/internal/job"
+	"github.com/mention-runner/mention-runner/internal/policy"
+	"github.com/mention-runner/mention-runner/internal/render"
+)
+
+// sinceSlack allows for clock skew between the dispatcher and GitHub when
+// listing log issues updated since the job's timestamp.
+const sinceSlack = time.Hour
+
+// proceed validates the whole context, writes it for the next jobs and
+// opens (or finds) the run-log issue.
+func (r *run) proceed(ctx context.Context, res *Result, context []byte) error {
+	j, err := job.FromContext(context, r.cfg.BotLogin)
+	if err != nil {
+		return &inputError{err: fmt.Errorf("the context does not describe a job: %w", err)}
+	}
+	if j.JobID != res.JobID {
+		r.log.Warningf("job %s: the trigger comment's node id gives job id %s", res.JobID, j.JobID)
+	}
+	res.TargetRepo, res.TargetNumber = j.Repo, j.Number
+	sum, err := writeContext(r.cfg.ContextFile, context)
+	if err != nil {
+		return err
+	}
+	res.ContextFile, res.ContextSHA256 = r.cfg.ContextFile, sum
+	r.log.Infof("job %s: wrote %s (%d bytes, sha256 %s) for %s#%d", res.JobID, r.cfg.ContextFile, len(context), sum, j.Repo, j.Number)
+
+	is, err := r.issues.find(ctx, res.JobID, r.since())
+	if err != nil {
+		return err
+	}
+	if is != nil {
+		r.log.Infof("job %s: found the run-log issue %s#%d (re-run)", res.JobID, r.cfg.ControlRepo, is.GetNumber())
+	} else {
+		body := logIssueBody(r.report(j, "running"), res.JobID)
+		title := render.LogIssueTitle(j.Thread().String(), j.Author, res.JobID)
+		if is, err = r.issues.create(ctx, title, body, []string{LogLabel}); err != nil {
+			return err
+		}
+		r.log.Infof("job %s: opened the run-log issue %s#%d", res.JobID, r.cfg.ControlRepo, is.GetNumber())
+	}
+	res.LogIssue = is.GetNumber()
+	res.Ready = true
+	return nil
+}
+
+// since is when the job's log issue was last updated at the earliest: not
+// before the job was dispatched (zero = unknown, list everything).
+func (r *run) since() time.Time {
+	if r.earlier.IsZero() {
+		return time.Time{}
+	}
+	return r.earlier.Add(-sinceSlack)
+}
+
+// report is the log issue's metadata as far as assemble knows it.
+func (r *run) report(j *job.Job, status string) render.Report {
+	rep := render.Report{WorkflowRunURL: r.runURL, Engine: r.cfg.Engine, Model: r.cfg.Model, Status: status}
+	if j == nil {
+		return rep
+	}
+	kind := "issues"
+	if j.IsPR {
+		kind = "pull"
+	}
+	rep.Target = j.Thread().String()
+	if strings.HasPrefix(r.cfg.ServerURL, "https://") {
+		rep.TargetURL = fmt.Sprintf("%s/%s/%s/%d", r.cfg.ServerURL, j.Repo, kind, j.Number)
+	}
+	rep.TriggerAuthor, rep.TriggerURL = j.Author, j.TriggerURL
+	p := j.Policy(policy.Ceilings{CommentLimit: r.cfg.CommentLimit, IssueLimit: r.cfg.IssueLimit, PRLimit: r.cfg.PRLimit}, nil)
+	rep.PolicyWords = policyFlags(p)
+	return rep
+}
+
+// policyFlags is the effective policy in !cfg words.
+func policyFlags(p policy.Policy) string {
+	var w []string
+	switch {
+	case p.HereOnly:
+		w = append(w, "here-only")
+	case p.CommentOnly:
+		w = append(w, "comment-only")
+	}
+	for _, r := range p.AllowRepos {
+		w = append(w, "repo="+r)
+	}
+	for _, r := range p.DenyRepos {
+		w = append(w, "deny="+r)
+	}
+	w = append(w, fmt.Sprintf("comment-limit=%d", p.CommentLimit), fmt.Sprintf("issue-limit=%d", p.IssueLimit), fmt.Sprintf("pr-limit=%d", p.PRLimit))
+	return strings.Join(w, " ")
+}
+
+// writeContext writes the context atomically and returns its SHA-256.
+func writeContext(path string, data []byte) (string, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", fmt.Errorf("write context: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".context-*.json")
+	if err != nil {
+		return "", fmt.Errorf("write context: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // no-op after the rename
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("write context %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return "", fmt.Errorf("write context %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return "", fmt.Errorf("write context %s: %w", path, err)
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// recordFailure puts the error on the job's log issue: a comment on the
+// existing one, or a new issue labelled failed. With no job id, a new
+// issue says so in its title.
+func (r *run) recordFailure(ctx context.Context, res *Result, cause error) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reportTimeout)
+	defer cancel()
+	r.log.Errorf("%v", cause)
+	section := errorSection(cause)
+	if res.JobID != "" {
+		is, err := r.issues.find(ctx, res.JobID, r.since())
+		if err != nil {
+			return err
+		}
+		if is != nil {
+			res.LogIssue = is.GetNumber()
+			return r.issues.comment(ctx, is.GetNumber(), section)
+		}
+	}
+	title := "mention-runner: assemble failed for an event with an unknown job id"
+	if res.JobID != "" {
+		title = "mention-runner: assemble failed for job " + res.JobID
+	}
+	body := failureBody(r.report(nil, "failed"), section, res.JobID)
+	is, err := r.issues.create(ctx, title, body, []string{LogLabel, FailedLabel})
+	if err != nil {
+		return err
+	}
+	res.LogIssue = is.GetNumber()
+	r.log.Infof("recorded the failure on %s#%d", r.cfg.ControlRepo, is.GetNumber())
+	return nil
+}
+
+// logIssueBody is a new run-log issue: metadata, empty tracking lists and
+// the job's marker.
+func logIssueBody(rep render.Report, jobID string) string {
+	return render.LogIssueBody(rep) + "\n" + LogMarker(jobID) + "\n"
+}
+
+// failureBody is the log issue of a job that failed in assemble; with no
+// job id it has no marker, so nothing will ever take it for a job's issue.
+func failureBody(rep render.Report, section, jobID string) string {
+	body := render.LogIssueBody(rep) + "\n" + section
+	if jobID != "" {
+		body += "\n" + LogMarker(jobID) + "\n"
+	}
+	return body
+}

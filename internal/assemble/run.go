@@ -1,0 +1,316 @@
+package assemble
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/mention-runner/mention-runner/internal/actions"
+	"github.com/mention-runner/mention-runner/internal/config"
+	"github.com/mention-runner/mention-runner/internal/ghclient"
+	"github.com/mention-runner/mention-runner/internal/shardstore"
+	"github.com/mention-runner/mention-runner/internal/transport"
+)
+
+// Defaults of Options.
+const (
+	DefaultTimeout = 10 * time.Minute
+	sweepTimeout   = time.Minute
+	reportTimeout  = time.Minute
+)
+
+// Options is the outside world of one assemble run, so tests can run many
+// in one process.
+type Options struct {
+	Getenv func(string) string // the environment (required)
+	Stdout io.Writer           // log lines and workflow commands; nil = discard
+	Now    func() time.Time    // commit dates and ref ages; nil = time.Now
+	Rand   *rand.Rand          // sweep order; nil = randomly seeded
+	// Timeout bounds the whole run; 0 = DefaultTimeout.
+	Timeout time.Duration
+	// Client adjusts the GitHub client options (tests: retries, sleeps).
+	Client func(*ghclient.Options)
+}
+
+// Result is what the run decided; the same values go to the step outputs.
+type Result struct {
+	Ready         bool
+	JobID         string
+	EventType     string
+	Shard         *transport.Shard // this run's shard, nil for agent_small
+	ContextFile   string
+	ContextSHA256 string
+	LogIssue      int
+	TargetRepo    string
+	TargetNumber  int
+	// Holder is the run proceeding when this shard run does not.
+	Holder *shardstore.Holder
+	// Missing lists shard indices not stored yet (this run waits for them).
+	Missing []int
+	// Sweep is what the stale-ref sweep did (nil if it did not run).
+	Sweep *shardstore.SweepResult
+}
+
+// run holds one assemble run's settings and clients.
+type run struct {
+	o       Options
+	cfg     *config.Config
+	log     *actions.Toolkit
+	store   *shardstore.Store
+	issues  *logIssues
+	now     func() time.Time
+	holder  shardstore.Holder // this run, as written in a lock
+	runURL  string
+	earlier time.Time // earliest payload timestamp seen: the job is no older
+}
+
+// Run performs one assemble run. Its error is for the exit status; when
+// the job is known, the failure was also recorded on a log issue.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	if o.Getenv == nil {
+		return nil, errors.New("assemble: Options.Getenv is required")
+	}
+	if o.Stdout == nil {
+		o.Stdout = io.Discard
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	r, err := setup(o)
+	if err != nil {
+		return nil, fmt.Errorf("assemble: %w", err)
+	}
+	res := &Result{}
+	err = r.assemble(ctx, res)
+	if err != nil {
+		if rerr := r.recordFailure(ctx, res, err); rerr != nil {
+			r.log.Warningf("could not record the failure on a log issue: %v", rerr)
+		}
+	}
+	r.sweep(ctx, res)
+	if oerr := r.setOutputs(res); oerr != nil {
+		err = errors.Join(err, oerr)
+	}
+	if err != nil {
+		return res, fmt.Errorf("assemble: %w", err)
+	}
+	return res, nil
+}
+
+func setup(o Options) (*run, error) {
+	cfg, err := config.Load(o.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	token := strings.TrimSpace(o.Getenv("GITHUB_TOKEN"))
+	if token == "" {
+		return nil, errors.New("GITHUB_TOKEN is not set: assemble needs a token that can write refs and issues in " + cfg.ControlRepo)
+	}
+	if cfg.ControlRepo == "" {
+		return nil, errors.New("CONTROL_REPO (or GITHUB_REPOSITORY) is not set: assemble needs the control repo")
+	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	gopt := ghclient.Options{BaseURL: cfg.APIURL, Token: token, UserAgent: "mention-runner-assemble", Now: now}
+	if o.Client != nil {
+		o.Client(&gopt)
+	}
+	issuesClient, err := ghclient.New(gopt) // creating an issue is not repeated blindly
+	if err != nil {
+		return nil, err
+	}
+	gopt.RetryUnsafe = true // every git write in shardstore is safe to repeat
+	gitClient, err := ghclient.New(gopt)
+	if err != nil {
+		return nil, err
+	}
+	store, err := shardstore.New(gitClient, cfg.ControlRepo, now)
+	if err != nil {
+		return nil, err
+	}
+	owner, name, _ := strings.Cut(cfg.ControlRepo, "/")
+	r := &run{
+		o: o, cfg: cfg, now: now, store: store,
+		log:    actions.New(o.Getenv, o.Stdout),
+		issues: &logIssues{gh: issuesClient, owner: owner, name: name},
+	}
+	r.holder, r.runURL = identity(o.Getenv, cfg.ServerURL)
+	return r, nil
+}
+
+// identity names this workflow run for the lock and links.
+func identity(getenv func(string) string, server string) (shardstore.Holder, string) {
+	h := shardstore.Holder{RunID: strings.TrimSpace(getenv("GITHUB_RUN_ID")), Attempt: strings.TrimSpace(getenv("GITHUB_RUN_ATTEMPT"))}
+	repo := strings.TrimSpace(getenv("GITHUB_REPOSITORY"))
+	var url string
+	if h.RunID != "" && repo != "" && strings.HasPrefix(server, "https://") {
+		url = server + "/" + repo + "/actions/runs/" + h.RunID
+		h.URL = url
+	}
+	if h.RunID == "" {
+		// Outside Actions no two runs may look alike, or both could "re-enter" a lock.
+		h.RunID = "local-" + uuid.NewString()
+	}
+	return h, url
+}
+
+// assemble fills res; it returns an error only for a failed run.
+func (r *run) assemble(ctx context.Context, res *Result) error {
+	data, err := readEvent(r.o.Getenv("GITHUB_EVENT_PATH"))
+	if err != nil {
+		return err
+	}
+	et, p, err := transport.ParseLine(data)
+	if err != nil {
+		return err
+	}
+	res.EventType = et
+	if u, uerr := uuid.Parse(p.JobID); uerr == nil && u.String() == p.JobID {
+		res.JobID = p.JobID
+	}
+	if ts, terr := time.Parse(time.RFC3339, p.Timestamp); terr == nil {
+		r.earlier = ts
+	}
+	opt := transport.Options{MaxContextBytes: r.cfg.MaxContextBytes}
+	a := transport.NewAssembler(opt)
+	if _, err := a.Add(et, p); err != nil {
+		return err
+	}
+	if et == transport.EventSmall {
+		c, err := a.Context()
+		if err != nil {
+			return err
+		}
+		r.log.Infof("job %s: agent_small event with a context of %d bytes", res.JobID, len(c))
+		return r.proceed(ctx, res, c)
+	}
+	res.Shard = p.Shard
+	c, err := r.shard(ctx, res, p, opt)
+	if err != nil || c == nil {
+		return err
+	}
+	return r.proceed(ctx, res, c)
+}
+
+// shard stores this run's piece and, when this run is the one to proceed,
+// returns the whole context; nil without error means another run proceeds
+// or shards are still missing.
+func (r *run) shard(ctx context.Context, res *Result, p transport.Payload, opt transport.Options) ([]byte, error) {
+	piece, err := shardstore.PieceOf(p)
+	if err != nil {
+		return nil, err
+	}
+	i, n := piece.Index, piece.Total
+	stored, err := r.store.Put(ctx, piece)
+	if err != nil {
+		return nil, err
+	}
+	what := fmt.Sprintf("stored shard %d of %d (index %d) of job %s", i+1, n, i, piece.JobID)
+	if stored.Duplicate {
+		what = fmt.Sprintf("shard %d of %d (index %d) of job %s was already stored with the same content", i+1, n, i, piece.JobID)
+	}
+	job, err := r.store.List(ctx, piece.JobID)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range job.Unknown {
+		r.log.Warningf("job %s: ignoring unexpected ref %s", piece.JobID, u)
+	}
+	if res.Missing = job.Missing(n); len(res.Missing) > 0 {
+		r.log.Infof("%s; waiting for %d more (missing indices: %s)", what, len(res.Missing), ints(res.Missing, 20))
+		return nil, nil
+	}
+	h := r.holder
+	h.JobID = piece.JobID
+	lock, err := r.store.Lock(ctx, job, h, stored.Tree)
+	if err != nil {
+		return nil, err
+	}
+	if !lock.Won {
+		res.Holder = &lock.Holder
+		r.log.Infof("%s; all %d shards are stored and %s proceeds", what, n, lock.Holder)
+		return nil, nil
+	}
+	if lock.Reentered {
+		r.log.Infof("%s; this run already holds the lock (re-run), proceeding", what)
+	} else {
+		r.log.Infof("%s; all %d shards are stored and this run won the lock, proceeding", what, n)
+	}
+	pieces, err := r.store.Read(ctx, job, stored)
+	if err != nil {
+		return nil, err
+	}
+	a := transport.NewAssembler(opt)
+	for _, pc := range pieces {
+		if ts, terr := time.Parse(time.RFC3339, pc.Timestamp); terr == nil && ts.Before(r.earlier) {
+			r.earlier = ts
+		}
+		if _, err := a.Add(transport.EventShard, pc.Payload()); err != nil {
+			return nil, err
+		}
+	}
+	return a.Context()
+}
+
+func (r *run) sweep(ctx context.Context, res *Result) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sweepTimeout)
+	defer cancel()
+	sr, err := r.store.Sweep(ctx, shardstore.SweepOptions{Skip: res.JobID, Rand: r.o.Rand})
+	if err != nil {
+		r.log.Warningf("sweep of stale job refs: %v", err)
+		return
+	}
+	res.Sweep = sr
+	for _, e := range sr.Errors {
+		r.log.Warningf("sweep of stale job refs: %v", e)
+	}
+	if len(sr.Deleted) > 0 {
+		r.log.Infof("swept %d stale job refs (checked %d of %d)", len(sr.Deleted), sr.Checked, sr.Listed)
+	}
+}
+
+func (r *run) setOutputs(res *Result) error {
+	set := []struct{ k, v string }{{"ready", strconv.FormatBool(res.Ready)}}
+	if res.JobID != "" {
+		set = append(set, struct{ k, v string }{"jobid", res.JobID})
+	}
+	if res.LogIssue > 0 {
+		set = append(set, struct{ k, v string }{"log_issue", strconv.Itoa(res.LogIssue)})
+	}
+	if res.Ready {
+		set = append(set,
+			struct{ k, v string }{"context_sha256", res.ContextSHA256},
+			struct{ k, v string }{"target_repo", res.TargetRepo},
+			struct{ k, v string }{"target_number", strconv.Itoa(res.TargetNumber)})
+	}
+	var errs []error
+	for _, s := range set {
+		errs = append(errs, r.log.SetOutput(s.k, s.v))
+	}
+	return errors.Join(errs...)
+}
+
+func ints(xs []int, max int) string {
+	var b strings.Builder
+	for i, x := range xs {
+		if i == max {
+			fmt.Fprintf(&b, " and %d more", len(xs)-max)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(x))
+	}
+	return b.String()
+}

@@ -1,0 +1,13 @@
+// Package shardstore coordinates the workflow runs of one sharded job
+// through git refs in the control repo (SPEC §4). Each run stores its piece
+// (blob → tree → commit → refs/mention-runner/jobs/<jobid>/shards/<index>),
+// lists the job's refs, and once every index is present tries to create
+// refs/mention-runner/jobs/<jobid>/lock. Ref creation is atomic on GitHub,
+// so exactly one run wins the lock and reads the pieces back.
+//
+// Every commit is a root commit whose message names what it holds (job,
+// index, total, timestamp, blob sha) and whose date is when it was made, so
+// the reader needs two requests per shard and the sweeper can age refs.
+// Pieces read back are checked against the commit's tree by recomputing the
+// git object ids locally, so a message can never point at other content.
+package shardstore
