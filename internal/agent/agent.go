@@ -1,0 +1,476 @@
+// Package agent is `runner agent`: the untrusted stage. It verifies the
+// context from assemble, derives the effective policy, writes a sanitized
+// copy of the context and the prompt, starts the engine with the gate as
+// its only way to write, enforces the wall-clock timeout, turn limit and
+// loop detection, and records everything in the run directory. It holds no
+// GitHub token and passes none to the engine.
+package agent
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/mention-runner/mention-runner/internal/config"
+	"github.com/mention-runner/mention-runner/internal/engine"
+	"github.com/mention-runner/mention-runner/internal/engine/claude"
+	"github.com/mention-runner/mention-runner/internal/gate"
+	"github.com/mention-runner/mention-runner/internal/job"
+	"github.com/mention-runner/mention-runner/internal/loopdetect"
+	"github.com/mention-runner/mention-runner/internal/policy"
+	"github.com/mention-runner/mention-runner/internal/prompt"
+	"github.com/mention-runner/mention-runner/internal/record"
+	"github.com/mention-runner/mention-runner/internal/redact"
+	"github.com/mention-runner/mention-runner/internal/sanitize"
+	"github.com/mention-runner/mention-runner/internal/session"
+)
+
+// Files the agent stage writes into the run directory besides the record.
+const (
+	AgentContextFile = "context.agent.json" // the sanitized context the agent reads
+	PromptFile       = "prompt.md"
+	GateConfigFile   = "gate.json"
+)
+
+// Options configure one agent stage.
+type Options struct {
+	Config *config.Config
+	// Getenv reads the runner's environment (GITHUB_RUN_ID…, and the values
+	// the engine's allow-list passes on).
+	Getenv func(string) string
+	// Environ lists the runner's environment as KEY=VALUE; only its names
+	// are used, to find variables an allowed prefix matches.
+	Environ []string
+	// Executable is the runner binary that serves the gate (`runner mcp`);
+	// "" means os.Executable().
+	Executable string
+	// Engine overrides the engine Config.Engine names (tests).
+	Engine engine.Engine
+	Now    func() time.Time
+	// Log receives a few progress lines for the job log; nil discards them.
+	Log io.Writer
+}
+
+// Causes the engine's context is cancelled with.
+var (
+	errTimeout = errors.New("wall-clock timeout")
+	errLoop    = errors.New("loop detected")
+)
+
+// RunError is a run that ended as failed; the record holds the details.
+type RunError struct {
+	Outcome *Outcome
+	RunDir  string
+}
+
+func (e *RunError) Error() string {
+	// the whole original text: it is what a person debugging the job needs
+	return redact.String(fmt.Sprintf("run %s failed (%s), record in %s:\n%s", e.Outcome.RunID, e.Outcome.Failure, e.RunDir, e.Outcome.Error))
+}
+
+// Run runs the agent stage. The outcome is returned whenever a run
+// directory was created; err is a *RunError when the run failed, or
+// another error when not even the record could be written.
+func Run(ctx context.Context, o Options) (*Outcome, string, error) {
+	if o.Config == nil {
+		return nil, "", errors.New("agent: no configuration")
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	runID, err := RunID(o.Getenv)
+	if err != nil {
+		return nil, "", err
+	}
+	r := &run{o: o, cfg: o.Config, dir: filepath.Join(o.Config.RunDir, runID), sessionID: uuid.NewString(),
+		loop: loopdetect.New(o.Config.LoopThreshold)}
+	r.out = Outcome{RunID: runID, Engine: o.Config.Engine, Model: o.Config.Model, StartedAt: o.Now().UTC()}
+	r.gateLog = &gateTail{path: filepath.Join(r.dir, gate.LogFile)}
+	return r.execute(ctx)
+}
+
+// run is one agent stage in progress.
+type run struct {
+	o         Options
+	cfg       *config.Config
+	dir       string
+	sessionID string
+
+	rec     *record.Recorder
+	builder *record.Builder
+	meta    record.RunMeta
+	out     Outcome
+	job     *job.Job
+
+	loop     *loopdetect.Detector
+	stop     context.CancelCauseFunc
+	gateLog  *gateTail
+	problems []error // record failures, reported at the end
+}
+
+func (r *run) logf(format string, a ...any) {
+	fmt.Fprintf(r.o.Log, "runner agent: "+format+"\n", a...)
+}
+
+func (r *run) execute(ctx context.Context) (*Outcome, string, error) {
+	raw, ctxErr := LoadContext(r.cfg.ContextFile, r.cfg.ContextSHA256)
+	var jobErr error
+	taskID := "unverified"
+	if ctxErr == nil {
+		r.job, jobErr = job.FromContext(raw, r.cfg.BotLogin)
+		if r.job != nil {
+			taskID = r.job.JobID
+		}
+	}
+	r.out.JobID = taskID
+	rec, err := record.Open(r.dir, record.Meta{RunID: r.out.RunID, SessionID: r.sessionID, TaskID: taskID}, r.o.Now)
+	if err != nil {
+		return nil, r.dir, fmt.Errorf("agent: %w", err)
+	}
+	r.rec = rec
+	r.meta = record.RunMeta{RunID: r.out.RunID, JobID: taskID, SessionID: r.sessionID, Engine: r.cfg.Engine,
+		Model: r.cfg.Model, StartedAt: &r.out.StartedAt, Status: "running", WorkflowRunURL: r.workflowRunURL()}
+	r.logf("run %s, record in %s", r.out.RunID, r.dir)
+	r.emit("run.created", record.SeverityInfo, "run "+r.out.RunID+" created",
+		map[string]any{"run_id": r.out.RunID, "jobid": taskID, "engine": r.cfg.Engine, "context_file": r.cfg.ContextFile})
+
+	home, err := os.MkdirTemp("", "mr-agent-home-")
+	if err != nil {
+		return r.finish(FailureFailed, fmt.Errorf("create the engine's home: %w", err))
+	}
+	defer os.RemoveAll(home)
+	if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o700); err != nil {
+		return r.finish(FailureFailed, fmt.Errorf("create the engine's home: %w", err))
+	}
+	env, dropped := EngineEnv(r.o.Getenv, r.o.Environ, home)
+	r.emitConfig(env, dropped)
+
+	switch {
+	case ctxErr != nil:
+		return r.finish(FailureFailed, ctxErr)
+	case errors.Is(jobErr, job.ErrNoMention):
+		return r.finish(FailureFailed, fmt.Errorf("the trigger comment does not mention @%s, so there is no task: %w", r.cfg.BotLogin, jobErr))
+	case jobErr != nil:
+		return r.finish(FailureFailed, fmt.Errorf("read the job from the context: %w", jobErr))
+	}
+	spec, err := r.prepare(raw, env)
+	if err != nil {
+		return r.finish(FailureFailed, err)
+	}
+	eng, err := r.engine()
+	if err != nil {
+		return r.finish(FailureFailed, err)
+	}
+	r.out.Engine, r.meta.Engine = eng.Name(), eng.Name()
+	return r.runEngine(ctx, eng, spec)
+}
+
+// prepare derives the policy and writes the sanitized context, the prompt
+// and the gate's configuration; it returns the engine's spec.
+func (r *run) prepare(raw []byte, env []string) (engine.Spec, error) {
+	j := r.job
+	threadURL := r.threadURL()
+	r.meta.Target, r.meta.TargetURL = fmt.Sprintf("%s#%d", j.Repo, j.Number), threadURL
+	r.meta.TriggerAuthor, r.meta.TriggerURL = j.Author, j.TriggerURL
+
+	ceilings := policy.Ceilings{CommentLimit: r.cfg.CommentLimit, IssueLimit: r.cfg.IssueLimit, PRLimit: r.cfg.PRLimit}
+	if err := ceilings.Validate(); err != nil {
+		return engine.Spec{}, err
+	}
+	snapPath := filepath.Join(filepath.Dir(r.cfg.ContextFile), BlocklistSnapshotFile)
+	list, err := LoadBlocklistSnapshot(snapPath)
+	if err != nil {
+		return engine.Spec{}, err
+	}
+	var blocker policy.Blocker
+	var patterns []string
+	if list != nil {
+		blocker = list
+		for _, e := range list.Entries {
+			patterns = append(patterns, e.Pattern)
+		}
+	}
+	pol := j.Policy(ceilings, blocker)
+	r.meta.PolicyWords = pol.Words()
+
+	clean, rep, err := sanitize.Context(raw, j.TriggerID)
+	if err != nil {
+		return engine.Spec{}, fmt.Errorf("sanitize the context: %w", err)
+	}
+	ctxPath, err := filepath.Abs(filepath.Join(r.dir, AgentContextFile))
+	if err != nil {
+		return engine.Spec{}, fmt.Errorf("sanitized context path: %w", err)
+	}
+	if err := os.WriteFile(ctxPath, clean, 0o644); err != nil {
+		return engine.Spec{}, fmt.Errorf("write the sanitized context: %w", err)
+	}
+	r.emit("context.sanitized", record.SeverityInfo, "sanitized context written for the agent",
+		map[string]any{"path": AgentContextFile, "bytes": len(clean), "dropped": rep.Dropped, "withheld_edited": rep.WithheldEdited,
+			"trigger_edited": rep.TriggerEdited, "blocklist_snapshot": list != nil, "blocklist_patterns": len(patterns)})
+
+	workDir, err := r.workDir()
+	if err != nil {
+		return engine.Spec{}, err
+	}
+	system := ""
+	if p := r.cfg.SystemPromptFile; p != "" {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return engine.Spec{}, fmt.Errorf("read the system prompt file (MR_SYSTEM_PROMPT_FILE): %w", err)
+		}
+		system = string(b)
+	}
+	items, err := prompt.Describe(clean)
+	if err != nil {
+		return engine.Spec{}, err
+	}
+	text := prompt.Render(prompt.Input{
+		SystemPrompt: system, Bot: r.cfg.BotLogin, Repo: j.Repo, Number: j.Number, IsPR: j.IsPR,
+		ThreadURL: threadURL, TriggerURL: j.TriggerURL, Author: j.Author, Task: j.Task,
+		ContextPath: ctxPath, Context: items, WorkDir: workDir, PolicyWords: pol.Words(),
+	})
+	if err := os.WriteFile(filepath.Join(r.dir, PromptFile), []byte(text), 0o644); err != nil {
+		return engine.Spec{}, fmt.Errorf("write the prompt: %w", err)
+	}
+	r.meta.Prompt = text
+	sum := sha256.Sum256([]byte(text))
+	r.emit("prompt.rendered", record.SeverityInfo, fmt.Sprintf("prompt rendered (%d bytes)", len(text)),
+		map[string]any{"path": PromptFile, "bytes": len(text), "sha256": hex.EncodeToString(sum[:]),
+			"system_prompt_file": r.cfg.SystemPromptFile, "policy": pol.Words(), "context_items": len(items)})
+
+	gatePath, err := filepath.Abs(filepath.Join(r.dir, GateConfigFile))
+	if err != nil {
+		return engine.Spec{}, fmt.Errorf("gate config path: %w", err)
+	}
+	runDirAbs, err := filepath.Abs(r.dir)
+	if err != nil {
+		return engine.Spec{}, fmt.Errorf("run dir: %w", err)
+	}
+	gc := gate.Config{
+		RunDir: runDirAbs, Bot: r.cfg.BotLogin, Here: gate.Thread{Repo: j.Repo, Number: j.Number},
+		Policy: gate.NewPolicyConfig(pol, ceilings), Blocklist: patterns, WorkDir: workDir,
+		AllowWorkflowChanges: r.cfg.AllowWorkflowChanges, MaxBundleBytes: int64(r.cfg.MaxBundleBytes), JobID: j.JobID,
+		DefaultBase: defaultBranch(raw),
+	}
+	if head := gitHead(workDir); head != "" {
+		gc.StartCommit, gc.CheckoutRepo = head, j.Repo
+	}
+	if err := gc.WriteFile(gatePath); err != nil {
+		return engine.Spec{}, err
+	}
+	exe := r.o.Executable
+	if exe == "" {
+		if exe, err = os.Executable(); err != nil {
+			return engine.Spec{}, fmt.Errorf("find the runner executable for the gate: %w", err)
+		}
+	}
+	return engine.Spec{
+		Prompt: text, WorkDir: workDir, RunDir: runDirAbs,
+		GateCommand: []string{exe, "mcp", "--config", gatePath},
+		Env:         env, MaxTurns: r.cfg.MaxTurns, Model: r.cfg.Model, MaxBudgetUSD: r.cfg.MaxBudgetUSD,
+		// the sanitized context lives outside the checkout; allow reading it
+		AllowedTools: []string{"Read(/" + ctxPath + ")"},
+	}, nil
+}
+
+func (r *run) engine() (engine.Engine, error) {
+	if r.o.Engine != nil {
+		return r.o.Engine, nil
+	}
+	switch r.cfg.Engine {
+	case "claude":
+		return claude.New(r.cfg.ClaudeBin), nil
+	case "replay":
+		return newReplay(r.cfg)
+	}
+	return nil, fmt.Errorf("unknown engine %q (MR_ENGINE): want claude or replay", r.cfg.Engine)
+}
+
+// runEngine runs the engine under the limits and ends the run.
+func (r *run) runEngine(ctx context.Context, eng engine.Engine, spec engine.Spec) (*Outcome, string, error) {
+	r.builder = record.NewBuilder(r.rec, session.Session{ID: r.sessionID, Intent: firstLine(r.job.Task),
+		CreatedAt: r.out.StartedAt, UpdatedAt: r.out.StartedAt, UserID: r.job.Author})
+	ctx, cancelTimeout := context.WithTimeoutCause(ctx, r.cfg.Timeout, errTimeout)
+	defer cancelTimeout()
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	r.stop = stop
+
+	r.emit("run.started", record.SeverityInfo, "engine "+eng.Name()+" started",
+		map[string]any{"engine": eng.Name(), "workdir": spec.WorkDir, "max_turns": spec.MaxTurns, "timeout": r.cfg.Timeout.String(),
+			"loop_threshold": r.loop.Threshold(), "allowed_tools": spec.AllowedTools, "gate_command": spec.GateCommand})
+	r.logf("engine %s started (timeout %s, max turns %d)", eng.Name(), r.cfg.Timeout, r.cfg.MaxTurns)
+	res, engErr := eng.Run(ctx, spec, r.sink)
+	cause := context.Cause(ctx)
+	if err := r.builder.Finish(); err != nil {
+		r.problems = append(r.problems, err)
+	}
+	r.drainGate(true)
+	if res != nil {
+		r.out.Turns, r.out.CostUSD = res.NumTurns, res.TotalCostUSD
+	} else {
+		// stopped or crashed before a result: count the replies we saw
+		r.out.Turns = countMessages(r.builder.Session(), "assistant")
+	}
+	failure, ferr := r.classify(ctx, cause, res, engErr)
+	return r.finish(failure, ferr)
+}
+
+// classify turns how the engine ended into a failure kind and the error
+// text for the report ("" and nil when the run completed).
+func (r *run) classify(ctx context.Context, cause error, res *session.Result, engErr error) (string, error) {
+	switch {
+	case errors.Is(cause, errLoop):
+		return FailureLoop, fmt.Errorf("stopped: %s", r.loop.Loop().Excerpt())
+	case errors.Is(cause, errTimeout):
+		return FailureTimeout, fmt.Errorf("stopped: the engine ran past the wall-clock limit of %s (MR_TIMEOUT)", r.cfg.Timeout)
+	case cause != nil && ctx.Err() != nil:
+		return FailureFailed, fmt.Errorf("stopped: the runner was cancelled: %w", cause)
+	case res != nil && res.Subtype == "error_max_turns":
+		return FailureMaxTurns, fmt.Errorf("stopped after %d turns: the turn limit (MR_MAX_TURNS=%d) was reached", res.NumTurns, r.cfg.MaxTurns)
+	case engErr != nil && res != nil && res.IsError:
+		return FailureFailed, reported(res, engErr.Error())
+	case engErr != nil:
+		return FailureCrash, engErr
+	case res == nil:
+		return FailureCrash, errors.New("the engine ended without reporting a result")
+	case res.IsError:
+		return FailureFailed, reported(res, nonEmpty(res.Text, "(no text)"))
+	}
+	return "", nil
+}
+
+// reported is an error result's text, naming its subtype unless it is the
+// uninformative "success" Claude Code gives API errors.
+func reported(res *session.Result, text string) error {
+	if res.Subtype == "" || res.Subtype == "success" {
+		return errors.New(text)
+	}
+	return fmt.Errorf("%s: %s", res.Subtype, text)
+}
+
+func (r *run) workDir() (string, error) {
+	wd := r.cfg.Workspace
+	if wd == "" {
+		wd = "."
+	}
+	abs, err := filepath.Abs(wd)
+	if err != nil {
+		return "", fmt.Errorf("workspace %q: %w", wd, err)
+	}
+	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+		return "", fmt.Errorf("workspace %q (MR_WORKSPACE) is not a directory", wd)
+	}
+	return abs, nil
+}
+
+func (r *run) threadURL() string {
+	kind := "issues"
+	if r.job.IsPR {
+		kind = "pull"
+	}
+	return fmt.Sprintf("%s/%s/%s/%d", r.cfg.ServerURL, r.job.Repo, kind, r.job.Number)
+}
+
+func (r *run) workflowRunURL() string {
+	repo, id := r.o.Getenv("GITHUB_REPOSITORY"), r.o.Getenv("GITHUB_RUN_ID")
+	if repo == "" || id == "" {
+		return ""
+	}
+	u := fmt.Sprintf("%s/%s/actions/runs/%s", r.cfg.ServerURL, repo, id)
+	if a := r.o.Getenv("GITHUB_RUN_ATTEMPT"); a != "" {
+		u += "/attempts/" + a
+	}
+	return u
+}
+
+// emitConfig records the effective configuration: no secrets, and of the
+// engine's environment only the names.
+func (r *run) emitConfig(env, dropped []string) {
+	names := make([]string, 0, len(env))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		names = append(names, k)
+	}
+	c := r.cfg
+	r.emit("config.loaded", record.SeverityInfo, "configuration loaded", map[string]any{
+		"bot": c.BotLogin, "control_repo": c.ControlRepo, "engine": c.Engine, "model": c.Model,
+		"max_turns": c.MaxTurns, "timeout": c.Timeout.String(), "max_budget_usd": c.MaxBudgetUSD,
+		"ceilings":       map[string]int{"comment_limit": c.CommentLimit, "issue_limit": c.IssueLimit, "pr_limit": c.PRLimit},
+		"loop_threshold": c.LoopThreshold, "system_prompt_file": c.SystemPromptFile, "workspace": c.Workspace,
+		"allow_workflow_changes": c.AllowWorkflowChanges, "max_bundle_bytes": c.MaxBundleBytes,
+		"run_dir": c.RunDir, "context_file": c.ContextFile, "claude_bin": c.ClaudeBin,
+		"engine_env": names, "engine_env_dropped": dropped,
+	})
+}
+
+// defaultBranch is repository.default_branch from the (trusted) context.
+func defaultBranch(raw []byte) string {
+	var c struct {
+		Repository struct {
+			DefaultBranch string `json:"default_branch"`
+		} `json:"repository"`
+	}
+	if json.Unmarshal(raw, &c) != nil {
+		return ""
+	}
+	return c.Repository.DefaultBranch
+}
+
+// gitHead is HEAD of dir, or "" when dir is not a git checkout.
+func gitHead(dir string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "--verify", "HEAD")
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func countMessages(s session.Session, role string) int {
+	n := 0
+	for _, t := range s.Turns {
+		if t.Role == role {
+			n++
+		}
+	}
+	return n
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len([]rune(s)) > 200 {
+		s = string([]rune(s)[:200]) + "…"
+	}
+	return s
+}
+
+func nonEmpty(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,232 @@
+package agent
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/claudetest"
+	"github.com/mention-runner/mention-runner/internal/engine/claude"
+	"github.com/mention-runner/mention-runner/internal/fakemodel"
+	"github.com/mention-runner/mention-runner/internal/outputs"
+	"github.com/mention-runner/mention-runner/internal/policy"
+)
+
+// claudeFixture is a fixture whose engine is the real Claude Code talking
+// to a fake Messages API that follows script.
+func claudeFixture(t *testing.T, triggerBody string, script fakemodel.Script) (*fixture, *fakemodel.Server, *claude.Engine) {
+	t.Helper()
+	bin := claudetest.Binary(t)
+	f := newFixture(t, triggerBody)
+	fake := fakemodel.New(script).Start()
+	t.Cleanup(fake.Close)
+	f.env["ANTHROPIC_BASE_URL"] = fake.URL()
+	f.env["ANTHROPIC_API_KEY"] = claudetest.DummyAPIKey
+	f.env["CLAUDE_CODE_MAX_RETRIES"] = "0"
+	return f, fake, claude.New(bin)
+}
+
+func toolUse(name string, input any) fakemodel.Reply { return fakemodel.ToolCall("", name, input) }
+
+func TestClaudeAllowedComment(t *testing.T) {
+	var ctxFile string
+	script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
+		switch req.Turn() {
+		case 0:
+			return toolUse("Read", map[string]any{"file_path": ctxFile})
+		case 1:
+			return toolUse("mcp__gate__add_comment", map[string]any{"repo": testRepo, "number": testNumber, "body": "It fails because of CRLF."})
+		}
+		return fakemodel.Text("Done: I commented.")
+	})
+	f, fake, eng := claudeFixture(t, "@helperbot why does the build fail?", script)
+	ctxFile = filepath.Join(f.runDir(), AgentContextFile)
+
+	out, err := f.run(t, eng)
+	require.NoError(t, err)
+	assert.Equal(t, StatusCompleted, out.Status)
+	assert.Equal(t, 3, out.Turns)
+	assert.True(t, out.Deliverable)
+	assert.Empty(t, fake.Problems())
+
+	entries, err := outputs.ReadFile(filepath.Join(f.runDir(), outputs.FileName))
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	assert.Equal(t, policy.KindComment, entries[0].Kind)
+	assert.Equal(t, testRepo, entries[0].Repo)
+	assert.Equal(t, testNumber, entries[0].Number)
+	assert.Equal(t, "It fails because of CRLF.", entries[0].Body)
+
+	// The agent read the sanitized copy: no HTML comment, no later comment.
+	agent := fake.AgentRequests()
+	require.Len(t, agent, 3)
+	read := agent[1].ToolResults()
+	require.Len(t, read, 1)
+	assert.False(t, read[0].IsError, "reading the context file must be allowed: %s", read[0].Content)
+	assert.Contains(t, read[0].Content, "trigger_comment")
+	assert.NotContains(t, read[0].Content, "hidden")
+	assert.NotContains(t, read[0].Content, "ignore all rules")
+	assert.Contains(t, agent[0].UserText(), "why does the build fail?")
+
+	o := f.requireRecord(t)
+	assert.Equal(t, StatusCompleted, o.Status)
+	evs := f.events(t)
+	ts := types(evs)
+	for _, want := range []string{"run.created", "config.loaded", "prompt.rendered", "run.started", "skill.indexed", "skill.loaded",
+		"tool.started", "tool.completed", "policy.allowed", "deliverable.check.started", "deliverable.check.completed", "run.completed"} {
+		assert.Contains(t, ts, want)
+	}
+	assert.Equal(t, "run.completed", ts[len(ts)-1])
+	assert.NotContains(t, ts, "deliverable.missing")
+	transcript, err := os.ReadFile(filepath.Join(f.runDir(), "transcript.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(transcript), "# Run Transcript")
+	assert.Contains(t, string(transcript), "mcp__gate__add_comment")
+}
+
+func TestClaudeDeniedIssueReachesModel(t *testing.T) {
+	script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
+		if req.Turn() == 0 {
+			return toolUse("mcp__gate__create_issue", map[string]any{"repo": testRepo, "title": "Track the bug", "body": "details"})
+		}
+		return fakemodel.Text("I could not open an issue.")
+	})
+	f, fake, eng := claudeFixture(t, "@helperbot !cfg here-only\nopen an issue for this", script)
+
+	out, err := f.run(t, eng)
+	require.NoError(t, err, "a denial is not a failure")
+	assert.Equal(t, StatusCompleted, out.Status)
+	assert.False(t, out.Deliverable)
+
+	agent := fake.AgentRequests()
+	require.Len(t, agent, 2)
+	res := agent[1].ToolResults()
+	require.Len(t, res, 1)
+	assert.True(t, res[0].IsError, "the denial reaches the model as a tool error")
+	assert.Contains(t, res[0].Content, "here-only allows comments only on octo/hello#42")
+	assert.Contains(t, agent[0].UserText(), "Only comments may be written, and only on octo/hello#42")
+
+	f.requireRecord(t)
+	evs := f.events(t)
+	denied := eventsOf(evs, "policy.denied")
+	require.Len(t, denied, 1)
+	assert.Equal(t, "info", denied[0].Severity, "a denial is not an error")
+	assert.Len(t, eventsOf(evs, "deliverable.missing"), 1)
+	assert.Empty(t, eventsOf(evs, "error"))
+	_, err = os.Stat(filepath.Join(f.runDir(), outputs.FileName))
+	assert.True(t, os.IsNotExist(err) || fileEmpty(t, filepath.Join(f.runDir(), outputs.FileName)))
+}
+
+func fileEmpty(t *testing.T, p string) bool {
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	return len(strings.TrimSpace(string(b))) == 0
+}
+
+func TestClaudeMaxTurns(t *testing.T) {
+	script := fakemodel.Sequence(
+		toolUse("mcp__gate__noop", map[string]any{"reason": "thinking"}),
+		fakemodel.Text("never reached"),
+	)
+	f, fake, eng := claudeFixture(t, "@helperbot go on forever", script)
+	f.env["MR_MAX_TURNS"] = "1"
+
+	out, err := f.run(t, eng)
+	var re *RunError
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, FailureMaxTurns, out.Failure)
+	assert.Contains(t, out.Error, "MR_MAX_TURNS=1")
+	assert.Equal(t, 1, fake.Remaining())
+	o := f.requireRecord(t)
+	assert.Equal(t, FailureMaxTurns, o.Failure)
+	assert.Len(t, eventsOf(f.events(t), "run.failed"), 1)
+}
+
+func TestClaudeLoopStopped(t *testing.T) {
+	// The model repeats the same call for ever; the runner stops it at six.
+	script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
+		return toolUse("Glob", map[string]any{"pattern": "**/*.md"})
+	})
+	f, fake, eng := claudeFixture(t, "@helperbot find the docs", script)
+	f.env["MR_MAX_TURNS"] = "30"
+
+	out, err := f.run(t, eng)
+	var re *RunError
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, FailureLoop, out.Failure)
+	require.NotNil(t, out.Loop)
+	assert.Equal(t, 6, out.Loop.Count)
+	assert.GreaterOrEqual(t, out.Turns, 6, "turns counted from the session when no result came")
+	assert.Equal(t, "Glob", out.Loop.Tool)
+	assert.JSONEq(t, `{"pattern":"**/*.md"}`, out.Loop.Args)
+	assert.Contains(t, out.LoopExcerpt, "6 identical consecutive calls of Glob")
+	assert.LessOrEqual(t, len(fake.AgentRequests()), 8, "the engine was stopped soon after the sixth call")
+	assert.Eventually(t, func() bool { return len(liveProcessesMentioning(f.runDir())) == 0 }, 10*time.Second, 20*time.Millisecond,
+		"Claude Code and the gate must be gone: %v", liveProcessesMentioning(f.runDir()))
+
+	o := f.requireRecord(t)
+	assert.Equal(t, FailureLoop, o.Failure)
+	assert.Equal(t, out.LoopExcerpt, o.LoopExcerpt)
+	evs := f.events(t)
+	require.Len(t, eventsOf(evs, "loop.detected"), 1)
+	failed := eventsOf(evs, "run.failed")
+	require.Len(t, failed, 1)
+	var data map[string]any
+	require.NoError(t, json.Unmarshal(failed[0].Data, &data))
+	assert.Equal(t, FailureLoop, data["failure"])
+}
+
+func TestClaudeAPIFailure(t *testing.T) {
+	script := fakemodel.Func(func(fakemodel.Request) fakemodel.Reply {
+		return fakemodel.Fail(500, "api_error", "fakemodel: the model is down")
+	})
+	f, _, eng := claudeFixture(t, "@helperbot hello", script)
+
+	out, err := f.run(t, eng)
+	var re *RunError
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, StatusFailed, out.Status)
+	assert.Contains(t, []string{FailureFailed, FailureCrash}, out.Failure)
+	assert.Contains(t, out.Error, "500", "the engine's original error text is kept")
+	o := f.requireRecord(t)
+	assert.Equal(t, out.Error, o.Error)
+}
+
+// TestClaudeReadScope: the engine reads the checkout and its context file,
+// nothing else, and has no shell or file-writing tools.
+func TestClaudeReadScope(t *testing.T) {
+	script := fakemodel.Sequence(
+		toolUse("Read", map[string]any{"file_path": "README.md"}),
+		toolUse("Read", map[string]any{"file_path": "/etc/hostname"}),
+		toolUse("Bash", map[string]any{"command": "env > /tmp/leak"}),
+		toolUse("Write", map[string]any{"file_path": "x.txt", "content": "x"}),
+		toolUse("mcp__gate__noop", map[string]any{"reason": "just looking"}),
+		fakemodel.Text("done"),
+	)
+	f, fake, eng := claudeFixture(t, "@helperbot look around", script)
+	out, err := f.run(t, eng)
+	require.NoError(t, err)
+	assert.True(t, out.Deliverable, "noop counts as a deliverable")
+
+	agent := fake.AgentRequests()
+	require.Len(t, agent, 6)
+	result := func(i int) fakemodel.Block {
+		rs := agent[i].ToolResults()
+		require.NotEmpty(t, rs)
+		return rs[len(rs)-1]
+	}
+	assert.False(t, result(1).IsError, "reading the checkout is allowed: %s", result(1).Content)
+	assert.Contains(t, result(1).Content, "# hello")
+	for i, what := range map[int]string{2: "read outside the checkout", 3: "Bash", 4: "Write"} {
+		assert.True(t, result(i).IsError, "%s must be refused: %s", what, result(i).Content)
+	}
+	assert.ElementsMatch(t, []string{"Read", "Glob", "Grep", "mcp__gate__add_comment", "mcp__gate__create_issue",
+		"mcp__gate__create_pull_request", "mcp__gate__noop"}, agent[0].ToolNames())
+	assert.NoFileExists(t, filepath.Join(f.dir, "target", "x.txt"))
+}

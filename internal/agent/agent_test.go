@@ -1,0 +1,306 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/engine/claude"
+	"github.com/mention-runner/mention-runner/internal/gate"
+	"github.com/mention-runner/mention-runner/internal/prompt"
+)
+
+// scriptEngine is the claude engine running a shell script standing in
+// for Claude Code, for failures the real one cannot be made to show.
+func scriptEngine(t *testing.T, body string) *claude.Engine {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "claude")
+	require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755))
+	return claude.New(p)
+}
+
+const resultOK = `echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok"}'`
+
+// TestEngineEnvHasNoToken runs the whole stage with a fake claude that
+// dumps its environment: tokens set in the runner's environment (the
+// process's and the getenv the stage reads) must not be there.
+func TestEngineEnvHasNoToken(t *testing.T) {
+	f := newFixture(t, "@helperbot hi")
+	f.exe = "/bin/true"
+	for _, k := range []string{"GITHUB_TOKEN", "BOT_TOKEN", "ACTIONS_RUNTIME_TOKEN"} {
+		t.Setenv(k, f.env[k]+"x")
+	}
+	f.env["GH_TOKEN"] = "gho_" + strings.Repeat("g", 36)
+	f.env["ANTHROPIC_API_KEY"] = "dummy-key"
+	dump := filepath.Join(t.TempDir(), "env.txt")
+	out, err := f.run(t, scriptEngine(t, `env > "`+dump+`"; pwd >> "`+dump+`"; `+resultOK))
+	require.NoError(t, err)
+	assert.Equal(t, StatusCompleted, out.Status)
+	b, err := os.ReadFile(dump)
+	require.NoError(t, err)
+	got := string(b)
+	for _, bad := range []string{"GITHUB_", "BOT_TOKEN", "GH_TOKEN", "ACTIONS_", "ghs_", "ghp_", "gho_", "MR_"} {
+		assert.NotContains(t, got, bad)
+	}
+	assert.Contains(t, got, "ANTHROPIC_API_KEY=dummy-key")
+	assert.Contains(t, got, "HOME=")
+	assert.NotContains(t, got, "HOME="+os.Getenv("HOME")+"\n", "a fresh home, not the runner's")
+	assert.Contains(t, got, filepath.Join(f.dir, "target"), "the engine runs in the checkout")
+}
+
+func TestFailures(t *testing.T) {
+	tests := []struct {
+		name     string
+		setup    func(t *testing.T, f *fixture)
+		script   string
+		failure  string
+		contains []string
+	}{
+		{"engine crashes", nil, `echo "Error: segfault in node" >&2; exit 3`, FailureCrash,
+			[]string{"exited with status 3", "segfault in node"}},
+		{"engine error result", nil, `echo '{"type":"result","subtype":"error_during_execution","is_error":true,"result":"boom"}'`, FailureFailed,
+			[]string{"error_during_execution", "boom"}},
+		{"engine ends without result", nil, `echo '{"type":"system","subtype":"init"}'`, FailureCrash,
+			[]string{"without reporting a result"}},
+		{"budget reached", nil, `echo '{"type":"result","subtype":"error_max_budget_usd","is_error":true,"result":""}'; exit 1`, FailureFailed,
+			[]string{"error_max_budget_usd"}},
+		{"timeout", func(t *testing.T, f *fixture) { f.env["MR_TIMEOUT"] = "1s" }, `exec sleep 60`, FailureTimeout,
+			[]string{"wall-clock limit of 1s (MR_TIMEOUT)"}},
+		{"loop through the script engine", func(t *testing.T, f *fixture) { f.env["MR_LOOP_THRESHOLD"] = "3" }, strings.Repeat(
+			`echo '{"type":"assistant","message":{"id":"m","content":[{"type":"tool_use","id":"t'$RANDOM'","name":"Grep","input":{"pattern":"x"}}]}}'`+"\n", 5) + `exec sleep 60`,
+			FailureLoop, []string{"3 identical consecutive calls of Grep"}},
+		{"context changed", func(t *testing.T, f *fixture) {
+			require.NoError(t, os.WriteFile(f.env["MR_CONTEXT_FILE"], append(f.context, ' '), 0o644))
+		}, resultOK, FailureFailed, []string{"does not match the SHA-256 from assemble"}},
+		{"no checksum", func(t *testing.T, f *fixture) { f.env["MR_CONTEXT_SHA256"] = "" }, resultOK, FailureFailed,
+			[]string{"MR_CONTEXT_SHA256"}},
+		{"no mention", func(t *testing.T, f *fixture) { f.env["BOT_LOGIN"] = "otherbot" }, resultOK, FailureFailed,
+			[]string{"does not mention @otherbot"}},
+		{"broken blocklist snapshot", func(t *testing.T, f *fixture) {
+			p := filepath.Join(filepath.Dir(f.env["MR_CONTEXT_FILE"]), BlocklistSnapshotFile)
+			require.NoError(t, os.WriteFile(p, []byte(`{"entries":[{"pattern":"nope"}]}`), 0o644))
+		}, resultOK, FailureFailed, []string{`pattern "nope"`}},
+		{"missing system prompt", func(t *testing.T, f *fixture) { f.env["MR_SYSTEM_PROMPT_FILE"] = "/nonexistent/prompt.md" }, resultOK,
+			FailureFailed, []string{"MR_SYSTEM_PROMPT_FILE"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, "@helperbot hi")
+			f.exe = "/bin/true"
+			if tc.setup != nil {
+				tc.setup(t, f)
+			}
+			out, err := f.run(t, scriptEngine(t, tc.script))
+			var re *RunError
+			require.ErrorAs(t, err, &re)
+			require.NotNil(t, out)
+			assert.Equal(t, StatusFailed, out.Status)
+			assert.Equal(t, tc.failure, out.Failure)
+			for _, c := range tc.contains {
+				assert.Contains(t, out.Error, c)
+			}
+			o := f.requireRecord(t)
+			assert.Equal(t, out.Error, o.Error)
+			evs := f.events(t)
+			assert.Equal(t, "run.failed", evs[len(evs)-1].Type)
+			assert.NotEmpty(t, eventsOf(evs, "error"), "the failure is in errors.jsonl too")
+		})
+	}
+}
+
+func TestReplayEngine(t *testing.T) {
+	tests := []struct {
+		name    string
+		script  string
+		failure string
+		outputs int
+		err     string
+	}{
+		{"comment", `{"text":"Looking."}` + "\n" + `{"tool":"add_comment","args":{"repo":"octo/hello","number":42,"body":"hi"}}` + "\n" + `{"text":"Done."}`, "", 1, ""},
+		{"crash", `{"text":"Looking."}` + "\n" + `{"crash":"out of memory"}`, FailureCrash, 0, "out of memory"},
+		{"no script", "", FailureFailed, 0, "MR_REPLAY_SCRIPT"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, "@helperbot hi")
+			f.env["MR_ENGINE"] = "replay"
+			if tc.script != "" {
+				p := filepath.Join(t.TempDir(), "script.jsonl")
+				require.NoError(t, os.WriteFile(p, []byte(tc.script), 0o644))
+				f.env["MR_REPLAY_SCRIPT"] = p
+			}
+			out, err := f.run(t, nil)
+			f.requireRecord(t)
+			assert.Equal(t, "replay", out.Engine)
+			assert.Equal(t, tc.failure, out.Failure)
+			assert.Equal(t, tc.outputs, out.Outputs)
+			if tc.err == "" {
+				require.NoError(t, err)
+				assert.Len(t, eventsOf(f.events(t), "policy.allowed"), tc.outputs)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, out.Error, tc.err)
+		})
+	}
+}
+
+// TestPrepared checks what the stage hands the engine and the gate.
+func TestPrepared(t *testing.T) {
+	f := newFixture(t, "@helperbot !cfg comment-limit=1\nsummarise the thread")
+	f.exe = "/bin/true"
+	sys := filepath.Join(t.TempDir(), "system.md")
+	require.NoError(t, os.WriteFile(sys, []byte("Operator rules: be kind."), 0o644))
+	f.env["MR_SYSTEM_PROMPT_FILE"] = sys
+	snap := filepath.Join(filepath.Dir(f.env["MR_CONTEXT_FILE"]), BlocklistSnapshotFile)
+	require.NoError(t, os.WriteFile(snap, []byte(`{"entries":[{"pattern":"evil/*","by":"evil","at":"2026-01-01T00:00:00Z","source":""}]}`), 0o644))
+	stdin := filepath.Join(t.TempDir(), "stdin.txt")
+	_, err := f.run(t, scriptEngine(t, `cat > "`+stdin+`"; `+resultOK))
+	require.NoError(t, err)
+
+	got, err := os.ReadFile(stdin)
+	require.NoError(t, err)
+	p := string(got)
+	assert.True(t, strings.HasPrefix(p, "Operator rules: be kind.\n\n---\n\n"), p)
+	assert.Contains(t, p, "```text\nsummarise the thread\n```")
+	assert.Contains(t, p, "At most 1 comment may be written")
+	assert.Contains(t, p, "opted out")
+	assert.Contains(t, p, filepath.Join(f.runDir(), AgentContextFile))
+	saved, err := os.ReadFile(filepath.Join(f.runDir(), PromptFile))
+	require.NoError(t, err)
+	assert.Equal(t, p, string(saved))
+
+	gc, err := gate.LoadConfig(filepath.Join(f.runDir(), GateConfigFile))
+	require.NoError(t, err)
+	assert.Equal(t, gate.Thread{Repo: testRepo, Number: testNumber}, gc.Here)
+	assert.Equal(t, 1, gc.Policy.CommentLimit)
+	assert.Equal(t, []string{"evil/*"}, gc.Blocklist)
+	assert.Equal(t, "main", gc.DefaultBase)
+	assert.Equal(t, filepath.Join(f.dir, "target"), gc.WorkDir)
+
+	clean, err := os.ReadFile(filepath.Join(f.runDir(), AgentContextFile))
+	require.NoError(t, err)
+	assert.NotContains(t, string(clean), "hidden")
+	assert.NotContains(t, string(clean), "posted after")
+}
+
+// The three places that name the gate's tools agree.
+func TestGateToolNamesAgree(t *testing.T) {
+	var fromGate []string
+	for _, tool := range gate.Tools {
+		fromGate = append(fromGate, gate.EngineToolName(tool))
+	}
+	assert.Equal(t, fromGate, prompt.GateTools)
+	assert.Equal(t, fromGate, claude.GateTools)
+}
+
+func TestRunID(t *testing.T) {
+	tests := []struct {
+		env     map[string]string
+		want    string
+		wantErr bool
+	}{
+		{map[string]string{"GITHUB_RUN_ID": "123", "GITHUB_RUN_ATTEMPT": "2"}, "123-2", false},
+		{map[string]string{"GITHUB_RUN_ID": "123"}, "123-1", false},
+		{map[string]string{"GITHUB_RUN_ID": "../x"}, "", true},
+		{map[string]string{"GITHUB_RUN_ID": "1", "GITHUB_RUN_ATTEMPT": "a/b"}, "", true},
+	}
+	for _, tc := range tests {
+		got, err := RunID(func(k string) string { return tc.env[k] })
+		if tc.wantErr {
+			assert.Error(t, err)
+			continue
+		}
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, got)
+	}
+	local, err := RunID(func(string) string { return "" })
+	require.NoError(t, err)
+	assert.Regexp(t, `^local-[0-9a-f]{12}$`, local)
+}
+
+func TestGateTail(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "gate.jsonl")
+	g := &gateTail{path: p}
+	recs, err := g.next()
+	require.NoError(t, err)
+	assert.Empty(t, recs, "no log yet")
+
+	write := func(s string) {
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		require.NoError(t, err)
+		_, err = f.WriteString(s)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+	}
+	write(`{"tool":"noop","decision":"allowed","reason":"a"}` + "\n" + `{"tool":"add_comment","decis`)
+	recs, err = g.next()
+	require.NoError(t, err)
+	require.Len(t, recs, 1)
+	assert.Equal(t, "noop", recs[0].Tool)
+
+	write(`ion":"denied","reason":"b"}` + "\nnot json\n")
+	recs, err = g.next()
+	require.Len(t, recs, 1)
+	assert.Equal(t, "denied", recs[0].Decision)
+	require.ErrorContains(t, err, "line 3")
+
+	write(`{"tool":"x"`)
+	recs, err = g.next()
+	require.NoError(t, err)
+	assert.Empty(t, recs)
+	assert.Equal(t, `{"tool":"x"`, string(g.rest()))
+}
+
+func TestLoadContext(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "c.json")
+	require.NoError(t, os.WriteFile(p, []byte(`{}`), 0o644))
+	const sum = "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
+	b, err := LoadContext(p, strings.ToUpper(sum))
+	require.NoError(t, err)
+	assert.Equal(t, `{}`, string(b))
+	_, err = LoadContext(p, strings.Repeat("0", 64))
+	require.ErrorIs(t, err, ErrContextMismatch)
+	_, err = LoadContext(p, "")
+	require.ErrorIs(t, err, ErrNoContextSHA)
+	_, err = LoadContext(p+".missing", sum)
+	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// FuzzGateTail: reading the log in two pieces, split anywhere, yields the
+// same records as reading it whole, and never panics.
+func FuzzGateTail(f *testing.F) {
+	f.Add([]byte(`{"tool":"noop","decision":"allowed","reason":"a"}`+"\n"+`{"tool":"x","decision":"denied"}`+"\n"), 10)
+	f.Add([]byte("garbage\n\n{\"tool\":\"y\"}"), 3)
+	f.Add([]byte(""), 0)
+	f.Fuzz(func(t *testing.T, data []byte, split int) {
+		if split < 0 || split > len(data) {
+			return
+		}
+		dir := t.TempDir()
+		whole := filepath.Join(dir, "whole.jsonl")
+		require.NoError(t, os.WriteFile(whole, data, 0o644))
+		want, _ := (&gateTail{path: whole}).next()
+
+		parts := filepath.Join(dir, "parts.jsonl")
+		require.NoError(t, os.WriteFile(parts, data[:split], 0o644))
+		g := &gateTail{path: parts}
+		got, _ := g.next()
+		fh, err := os.OpenFile(parts, os.O_APPEND|os.O_WRONLY, 0o644)
+		require.NoError(t, err)
+		_, err = fh.Write(data[split:])
+		require.NoError(t, err)
+		require.NoError(t, fh.Close())
+		more, _ := g.next()
+		got = append(got, more...)
+		require.Equal(t, len(want), len(got))
+		for i := range want {
+			require.Equal(t, want[i].Tool, got[i].Tool)
+			require.Equal(t, want[i].Decision, got[i].Decision)
+		}
+	})
+}

@@ -1,0 +1,74 @@
+package agent
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestEngineEnv(t *testing.T) {
+	ghp := "ghp_" + strings.Repeat("A", 36)
+	parent := map[string]string{
+		"PATH":                           "/usr/bin:/bin",
+		"HOME":                           "/home/runner",
+		"LANG":                           "C.UTF-8",
+		"ANTHROPIC_API_KEY":              "sk-ant-api03-" + strings.Repeat("x", 40),
+		"ANTHROPIC_BASE_URL":             "http://127.0.0.1:9999",
+		"CLAUDE_CODE_MAX_RETRIES":        "0",
+		"CLAUDE_CODE_SNEAKY":             "token " + ghp, // allowed prefix, token value
+		"HTTPS_PROXY":                    "http://proxy:3128",
+		"GITHUB_TOKEN":                   ghp,
+		"GH_TOKEN":                       ghp,
+		"BOT_TOKEN":                      "github_pat_" + strings.Repeat("b", 40),
+		"ACTIONS_RUNTIME_TOKEN":          "eyJhbGciOi.eyJzdWIiOi.sig",
+		"ACTIONS_ID_TOKEN_REQUEST_URL":   "https://token.actions",
+		"ACTIONS_ID_TOKEN_REQUEST_TOKEN": "x",
+		"ACTIONS_CACHE_URL":              "https://cache",
+		"GITHUB_REPOSITORY":              "o/r",
+		"GITHUB_API_URL":                 "https://api.github.com",
+		"RUNNER_TEMP":                    "/tmp/r",
+		"NODE_OPTIONS":                   "--require /tmp/evil.js",
+		"TZ":                             "token=" + ghp, // allowed name, token value
+		"MY_APP_SECRET":                  "hunter2",
+		"DISABLE_TELEMETRY":              "0", // forced back to 1
+	}
+	var environ []string
+	for k, v := range parent {
+		environ = append(environ, k+"="+v)
+	}
+	env, dropped := EngineEnv(func(k string) string { return parent[k] }, environ, "/tmp/home-1")
+	got := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		got[k] = v
+	}
+
+	want := map[string]string{
+		"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8",
+		"ANTHROPIC_API_KEY": parent["ANTHROPIC_API_KEY"], "ANTHROPIC_BASE_URL": "http://127.0.0.1:9999",
+		"CLAUDE_CODE_MAX_RETRIES": "0", "HTTPS_PROXY": "http://proxy:3128",
+		"HOME": "/tmp/home-1", "CLAUDE_CONFIG_DIR": "/tmp/home-1/.claude",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
+		"DISABLE_ERROR_REPORTING": "1", "DISABLE_BUG_COMMAND": "1", "NO_COLOR": "1",
+	}
+	assert.Equal(t, want, got)
+	for _, kv := range env {
+		assert.NotContains(t, kv, "ghp_")
+		assert.NotContains(t, kv, "github_pat_")
+	}
+	for _, name := range []string{"GITHUB_TOKEN", "GH_TOKEN", "BOT_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_URL",
+		"ACTIONS_ID_TOKEN_REQUEST_TOKEN", "ACTIONS_CACHE_URL", "NODE_OPTIONS", "CLAUDE_CODE_SNEAKY", "TZ", "MY_APP_SECRET", "HOME"} {
+		assert.Contains(t, dropped, name)
+	}
+	assert.IsNonDecreasing(t, env, "sorted, so the record is stable")
+}
+
+func TestEngineEnvEmptyParent(t *testing.T) {
+	env, dropped := EngineEnv(func(string) string { return "" }, nil, "/h")
+	assert.Contains(t, env, "HOME=/h")
+	assert.Empty(t, dropped)
+	for _, kv := range env {
+		assert.False(t, strings.HasPrefix(kv, "PATH="), "no empty PATH invented")
+	}
+}

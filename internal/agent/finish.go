@@ -1,0 +1,116 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/mention-runner/mention-runner/internal/outputs"
+	"github.com/mention-runner/mention-runner/internal/record"
+	"github.com/mention-runner/mention-runner/internal/session"
+)
+
+// finish ends the run: the deliverable check, run.completed or run.failed,
+// then session.json, run.json, outcome.json and transcript.md — on every
+// path, so the publish job always finds them.
+func (r *run) finish(failure string, ferr error) (*Outcome, string, error) {
+	if failure == "" && ferr != nil {
+		failure = FailureFailed
+	}
+	if r.builder != nil {
+		r.checkDeliverables()
+	}
+	r.out.EndedAt = r.o.Now().UTC()
+	r.out.Failure = failure
+	if ferr != nil {
+		r.out.Error = ferr.Error()
+	}
+	if l := r.loop.Loop(); l != nil && failure == FailureLoop {
+		r.out.Loop, r.out.LoopExcerpt = l, l.Excerpt()
+	}
+	if len(r.problems) > 0 && failure == "" {
+		// a record that could not be written is not a run to trust
+		r.out.Failure = FailureFailed
+		r.out.Error = "the run record could not be written: " + errors.Join(r.problems...).Error()
+	}
+	r.out.Status = StatusCompleted
+	if r.out.Failure != "" {
+		r.out.Status = StatusFailed
+	}
+
+	data := map[string]any{"status": r.out.Status, "failure": r.out.Failure, "turns": r.out.Turns, "cost_usd": r.out.CostUSD,
+		"outputs": r.out.Outputs, "duration_ms": r.out.EndedAt.Sub(r.out.StartedAt).Milliseconds()}
+	if r.out.Failure != "" {
+		r.recordError(r.out.Failure, r.out.Error, false)
+		data["error"] = r.out.Error
+		if r.out.LoopExcerpt != "" {
+			data["loop_excerpt"] = r.out.LoopExcerpt
+		}
+		r.emit("run.failed", "error", "run failed: "+r.out.Failure, data)
+		r.logf("run failed (%s): %s", r.out.Failure, firstLine(r.out.Error))
+	} else {
+		r.emit("run.completed", record.SeverityInfo, fmt.Sprintf("run completed: %d turns, %d outputs queued", r.out.Turns, r.out.Outputs), data)
+		r.logf("run completed: %d turns, %d outputs queued", r.out.Turns, r.out.Outputs)
+	}
+
+	var errs []error
+	sess := session.Session{ID: r.sessionID, Status: session.StatusFailed, CreatedAt: r.out.StartedAt, UpdatedAt: r.out.EndedAt}
+	if r.builder != nil {
+		sess = r.builder.Session()
+	}
+	if r.out.Failure != "" && sess.Status != session.StatusInterrupted {
+		sess.Status = session.StatusFailed
+	}
+	if err := record.WriteSessionJSON(filepath.Join(r.dir, record.SessionFile), sess); err != nil {
+		errs = append(errs, err)
+	}
+	r.meta.EndedAt, r.meta.Status = &r.out.EndedAt, r.out.Status
+	if r.meta.Model == "" {
+		r.meta.Model = r.out.Model
+	}
+	if err := record.WriteMeta(r.dir, r.meta); err != nil {
+		errs = append(errs, err)
+	}
+	if err := WriteOutcome(r.dir, r.out); err != nil {
+		errs = append(errs, err)
+	}
+	if err := r.rec.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	if loaded, err := record.LoadRun(r.dir); err != nil {
+		errs = append(errs, fmt.Errorf("transcript: %w", err))
+	} else if err := record.WriteTranscript(r.dir, loaded.Transcript()); err != nil {
+		errs = append(errs, err)
+	}
+	out := r.out
+	if len(errs) > 0 {
+		return &out, r.dir, fmt.Errorf("agent: finish the run record: %w", errors.Join(errs...))
+	}
+	if out.Failed() {
+		return &out, r.dir, &RunError{Outcome: &out, RunDir: r.dir}
+	}
+	return &out, r.dir, nil
+}
+
+// checkDeliverables: did the agent queue at least one write or a noop?
+func (r *run) checkDeliverables() {
+	path := filepath.Join(r.dir, outputs.FileName)
+	r.emit("deliverable.check.started", record.SeverityInfo, "checking the queued writes", map[string]any{"file": outputs.FileName})
+	entries, err := outputs.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		r.recordError("outputs", "outputs.jsonl cannot be read: "+err.Error(), false)
+		r.problems = append(r.problems, fmt.Errorf("read %s: %w", outputs.FileName, err))
+	}
+	byKind := map[string]int{}
+	for _, e := range entries {
+		byKind[string(e.Kind)]++
+	}
+	r.out.Outputs = len(entries)
+	r.out.Deliverable = len(entries) > 0
+	if !r.out.Deliverable {
+		r.emit("deliverable.missing", record.SeverityWarning, "the agent queued no write and did not call noop", map[string]any{"file": outputs.FileName})
+	}
+	r.emit("deliverable.check.completed", record.SeverityInfo, fmt.Sprintf("%d outputs queued", len(entries)),
+		map[string]any{"outputs": len(entries), "by_kind": byKind, "noop": byKind[string(outputs.KindNoop)] > 0})
+}

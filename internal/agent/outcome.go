@@ -1,0 +1,97 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/mention-runner/mention-runner/internal/loopdetect"
+	"github.com/mention-runner/mention-runner/internal/render/redactjson"
+)
+
+// Failure kinds: why a run failed ("" when it completed).
+const (
+	FailureFailed   = "failed"        // the engine reported an error, or the run could not start
+	FailureTimeout  = "timeout"       // MR_TIMEOUT passed
+	FailureMaxTurns = "max-turns"     // the engine hit MR_MAX_TURNS
+	FailureLoop     = "loop-detected" // N identical consecutive tool calls
+	FailureCrash    = "crash"         // the engine died: non-zero exit, signal, or no result
+)
+
+// Run status values.
+const (
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+)
+
+// OutcomeFile is how the agent stage ended, for the publish job. It sits
+// beside run.json (record.RunMeta), which the transcript reads strictly.
+const OutcomeFile = "outcome.json"
+
+// Outcome is how the agent stage ended. Error keeps the engine's original
+// text (stderr tail and result text) for the report; Loop the repeating
+// calls.
+type Outcome struct {
+	RunID       string           `json:"run_id"`
+	JobID       string           `json:"jobid"`
+	Engine      string           `json:"engine"`
+	Model       string           `json:"model"`
+	StartedAt   time.Time        `json:"started_at"`
+	EndedAt     time.Time        `json:"ended_at"`
+	Status      string           `json:"status"`  // completed | failed
+	Failure     string           `json:"failure"` // "" | failed | timeout | max-turns | loop-detected | crash
+	Error       string           `json:"error"`
+	Turns       int              `json:"turns"`
+	CostUSD     *float64         `json:"cost_usd"`
+	Loop        *loopdetect.Loop `json:"loop,omitempty"`
+	LoopExcerpt string           `json:"loop_excerpt,omitempty"`
+	Outputs     int              `json:"outputs"`     // entries queued in outputs.jsonl
+	Deliverable bool             `json:"deliverable"` // at least one write or a noop was queued
+}
+
+// Failed reports whether the run failed.
+func (o *Outcome) Failed() bool { return o.Status != StatusCompleted }
+
+// WriteOutcome writes dir/outcome.json, redacted, replacing it whole.
+func WriteOutcome(dir string, o Outcome) error {
+	raw, err := redactjson.Marshal(o)
+	if err != nil {
+		return fmt.Errorf("outcome: encode: %w", err)
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, raw, "", "  "); err != nil {
+		return fmt.Errorf("outcome: indent: %w", err)
+	}
+	out.WriteByte('\n')
+	path := filepath.Join(dir, OutcomeFile)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, out.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("outcome: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("outcome: %w", err)
+	}
+	return nil
+}
+
+// ReadOutcome reads dir/outcome.json strictly.
+func ReadOutcome(dir string) (Outcome, error) {
+	var o Outcome
+	data, err := os.ReadFile(filepath.Join(dir, OutcomeFile))
+	if err != nil {
+		return o, fmt.Errorf("read outcome: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&o); err != nil {
+		return o, fmt.Errorf("read %s: %w", OutcomeFile, err)
+	}
+	if o.Status != StatusCompleted && o.Status != StatusFailed {
+		return o, errors.New("read " + OutcomeFile + ": status must be completed or failed")
+	}
+	return o, nil
+}
