@@ -286,7 +286,7 @@ func (r *run) prepare(raw []byte, env []string) (engine.Spec, error) {
 		GateCommand: []string{exe, "mcp", "--config", gatePath},
 		Env:         env, MaxTurns: r.cfg.MaxTurns, Model: r.cfg.Model, MaxBudgetUSD: r.cfg.MaxBudgetUSD,
 		// the sanitized context lives outside the checkout; allow reading it
-		AllowedTools: []string{"Read(/" + ctxPath + ")"},
+		AllowedTools: append([]string{"Read(/" + ctxPath + ")"}, r.cfg.AllowedTools...),
 	}, nil
 }
 

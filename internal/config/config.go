@@ -80,6 +80,25 @@ func budget(s string) error {
 	return nil
 }
 
+// toolList accepts Claude Code permission rules: Name or Name(specifier).
+// The gate's own tools are always allowed and may not be listed again.
+func toolList(s string) error {
+	if s == "" {
+		return nil
+	}
+	for _, t := range strings.Split(s, ",") {
+		if t = strings.TrimSpace(t); t == "" {
+			continue
+		}
+		name, rest, hasArg := strings.Cut(t, "(")
+		if name == "" || strings.Trim(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") != "" ||
+			(hasArg && !strings.HasSuffix(rest, ")")) {
+			return fmt.Errorf("%q is not a tool rule like Edit or Bash(git commit:*)", t)
+		}
+	}
+	return nil
+}
+
 func sha256Hex(s string) error {
 	if s == "" {
 		return nil
@@ -118,6 +137,7 @@ var Settings = []Setting{
 	{Env: "MR_ISSUE_LIMIT", Input: "issue-limit", Default: "1", Doc: "Operator ceiling: issues created per run.", check: intRange(0, 1000)},
 	{Env: "MR_PR_LIMIT", Input: "pr-limit", Default: "1", Doc: "Operator ceiling: pull requests created per run.", check: intRange(0, 1000)},
 	{Env: "MR_LOOP_THRESHOLD", Input: "loop-threshold", Default: "6", Doc: "Identical consecutive tool calls that count as a loop.", Modes: "agent", check: intRange(2, 100)},
+	{Env: "MR_ALLOWED_TOOLS", Input: "allowed-tools", Doc: "Extra engine tools the agent may use, comma-separated Claude Code permission rules (e.g. `Edit,Write,Bash(git add:*),Bash(git commit:*)`); needed for pull requests. Reading stays limited to the checkout; GitHub writes still only go through the gate.", Modes: "agent", check: toolList},
 	{Env: "MR_SYSTEM_PROMPT_FILE", Input: "system-prompt-file", Doc: "Operator system prompt file, prepended to the agent's prompt.", Modes: "agent"},
 	{Env: "MR_ALLOW_PUSH_TO_TARGET", Input: "allow-push-to-target", Default: "false", Doc: "Push PR branches to the target repo instead of the bot's fork.", Modes: "publish", check: boolean},
 	{Env: "MR_ALLOW_WORKFLOW_CHANGES", Input: "allow-workflow-changes", Default: "false", Doc: "Allow PRs whose commits touch .github/workflows/.", check: boolean},
@@ -148,6 +168,7 @@ type Config struct {
 	Workspace                                        string
 	ContextFile, ContextSHA256                       string
 	LogIssue                                         int // 0 = unknown
+	AllowedTools                                     []string
 }
 
 // Load reads and checks every setting; the error lists every bad variable.
@@ -189,8 +210,18 @@ func Load(getenv func(string) string) (*Config, error) {
 		MaxContextBytes: atoi("MR_MAX_CONTEXT_BYTES"), MaxBundleBytes: atoi("MR_MAX_BUNDLE_BYTES"),
 		BlocklistPath: v["MR_BLOCKLIST_PATH"], ReplayScript: v["MR_REPLAY_SCRIPT"], ClaudeBin: v["MR_CLAUDE_BIN"],
 		Workspace: v["MR_WORKSPACE"], ContextFile: v["MR_CONTEXT_FILE"], ContextSHA256: v["MR_CONTEXT_SHA256"],
-		LogIssue: atoi("MR_LOG_ISSUE"),
+		LogIssue: atoi("MR_LOG_ISSUE"), AllowedTools: splitList(v["MR_ALLOWED_TOOLS"]),
 	}, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, t := range strings.Split(s, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // MarkdownTable renders Settings for the README.

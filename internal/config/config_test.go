@@ -22,6 +22,11 @@ func TestLoadDefaults(t *testing.T) {
 	assert.Equal(t, "claude", c.Engine)
 	assert.False(t, c.AllowPushToTarget)
 	assert.Zero(t, c.MaxBudgetUSD)
+	assert.Empty(t, c.AllowedTools)
+
+	c, err = Load(env(map[string]string{"BOT_LOGIN": "b", "CONTROL_REPO": "a/b", "MR_ALLOWED_TOOLS": " Edit, Bash(git commit:*) ,"}))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"Edit", "Bash(git commit:*)"}, c.AllowedTools)
 }
 
 func TestLoadErrorsNameEveryBadVariable(t *testing.T) {
@@ -33,6 +38,7 @@ func TestLoadErrorsNameEveryBadVariable(t *testing.T) {
 		{"missing bot and control", map[string]string{}, []string{"BOT_LOGIN", "CONTROL_REPO"}},
 		{"bad values", map[string]string{"BOT_LOGIN": "b", "CONTROL_REPO": "a/b", "MR_ENGINE": "gpt", "MR_MAX_TURNS": "0", "MR_TIMEOUT": "forever", "MR_ALLOW_PUSH_TO_TARGET": "yes", "MR_COMMENT_LIMIT": "-1", "MR_MAX_BUDGET_USD": "-3"},
 			[]string{"MR_ENGINE", "MR_MAX_TURNS", "MR_TIMEOUT", "MR_ALLOW_PUSH_TO_TARGET", "MR_COMMENT_LIMIT", "MR_MAX_BUDGET_USD"}},
+		{"bad tool rule", map[string]string{"BOT_LOGIN": "b", "CONTROL_REPO": "a/b", "MR_ALLOWED_TOOLS": "Edit,Bash(git"}, []string{"MR_ALLOWED_TOOLS", "Bash(git"}},
 		{"control not owner/name", map[string]string{"BOT_LOGIN": "b", "CONTROL_REPO": "nope"}, []string{"CONTROL_REPO"}},
 	}
 	for _, c := range cases {

@@ -48,6 +48,10 @@ type AgentRun struct {
 	Problems  []string // record files that could not be read
 }
 
+// OutcomeFile is the agent stage's outcome (agent.OutcomeFile); named here
+// so publish does not import the agent stage's engine code.
+const OutcomeFile = "outcome.json"
+
 // runFile is run.json, read leniently: the agent job writes
 // record.RunMeta's fields plus its final status, and older or newer field
 // names are accepted rather than failing the report.
@@ -78,6 +82,15 @@ func LoadAgentRun(dir string) AgentRun {
 		a.Problems = append(a.Problems, fmt.Sprintf("%s: %v", record.MetaFile, err))
 	} else if err := json.Unmarshal(data, &rf); err != nil {
 		a.Problems = append(a.Problems, fmt.Sprintf("%s: %v", record.MetaFile, err))
+	}
+	// outcome.json (written by the agent stage beside run.json) says how the
+	// run ended; its fields overlay run.json's.
+	if data, err := os.ReadFile(filepath.Join(dir, OutcomeFile)); err == nil {
+		if err := json.Unmarshal(data, &rf); err != nil {
+			a.Problems = append(a.Problems, fmt.Sprintf("%s: %v", OutcomeFile, err))
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		a.Problems = append(a.Problems, fmt.Sprintf("%s: %v", OutcomeFile, err))
 	}
 	a.RunID, a.Engine, a.Model, a.StartedAt, a.EndedAt = rf.RunID, rf.Engine, rf.Model, rf.StartedAt, rf.EndedAt
 	a.Status = strings.ToLower(rf.Status)

@@ -1,0 +1,51 @@
+package publish
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/agent"
+	"github.com/mention-runner/mention-runner/internal/loopdetect"
+)
+
+// The agent stage writes its ending to outcome.json; publish must read the
+// cause, the original error text and the loop from there.
+func TestLoadAgentRunReadsOutcome(t *testing.T) {
+	cases := []struct {
+		name  string
+		o     agent.Outcome
+		cause string
+	}{
+		{"completed", agent.Outcome{Status: agent.StatusCompleted, Turns: 3}, ""},
+		{"crash", agent.Outcome{Status: agent.StatusFailed, Failure: agent.FailureCrash, Error: "claude exited 3: boom"}, CauseFailed},
+		{"timeout", agent.Outcome{Status: agent.StatusFailed, Failure: agent.FailureTimeout}, CauseTimeout},
+		{"max turns", agent.Outcome{Status: agent.StatusFailed, Failure: agent.FailureMaxTurns}, CauseMaxTurns},
+		{"loop", agent.Outcome{Status: agent.StatusFailed, Failure: agent.FailureLoop,
+			Loop: &loopdetect.Loop{Tool: "Glob", Args: `{"pattern":"*"}`, Count: 6}}, CauseLoop},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			require.NoError(t, agent.WriteOutcome(dir, c.o))
+			a := LoadAgentRun(dir)
+			assert.Equal(t, c.cause, a.Cause)
+			assert.Equal(t, c.o.Status, a.Status)
+			assert.Equal(t, c.o.Error, a.ErrorText)
+			if c.o.Loop != nil {
+				require.Len(t, a.Loop, 1)
+				assert.Equal(t, "Glob", a.Loop[0].Tool)
+				assert.Equal(t, 6, a.Loop[0].Count)
+			}
+		})
+	}
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, OutcomeFile), []byte("{torn"), 0o644))
+	a := LoadAgentRun(dir)
+	assert.Equal(t, CauseFailed, a.Cause, "an unreadable outcome never reads as success")
+	assert.NotEmpty(t, a.Problems)
+	assert.Equal(t, agent.OutcomeFile, OutcomeFile)
+}
