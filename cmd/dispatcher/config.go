@@ -1,0 +1,180 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v62/github"
+
+	"github.com/mention-runner/mention-runner/internal/cli"
+	"github.com/mention-runner/mention-runner/internal/dispatch"
+	"github.com/mention-runner/mention-runner/internal/ghclient"
+	"github.com/mention-runner/mention-runner/internal/threadctx"
+)
+
+// setting is one configuration value, from a flag or else the environment.
+type setting struct {
+	env, flag, def, doc string
+}
+
+// settings is every dispatcher setting; the README table lists the same.
+var settings = []setting{
+	{"BOT_LOGIN", "bot", "", "the bot's login (required)"},
+	{"BOT_TOKEN", "token", "", "the bot's classic token: notifications + repo (or public_repo) (required except --dry-run)"},
+	{"CONTROL_REPO", "control", "", "owner/name of the control repo (required except --dry-run)"},
+	{"CONTROL_TOKEN", "control-token", "", "token for the control repo (contents:write); default BOT_TOKEN"},
+	{"ALLOWED_USERS", "allowed-users", "", "who may trigger runs: comma-separated logins or * (required; set but empty = no one)"},
+	{"WEBHOOK_SECRET", "webhook-secret", "", "webhook HMAC secret (required for serve)"},
+	{"GITHUB_API_URL", "api-url", ghclient.DefaultBaseURL, "GitHub REST API base URL"},
+	{"MAX_CONTEXT_BYTES", "max-context-bytes", strconv.Itoa(threadctx.DefaultMaxBytes), "context budget in bytes, diff excluded"},
+	{"MAX_DIFF_BYTES", "max-diff-bytes", strconv.Itoa(threadctx.DefaultMaxDiffBytes), "cap on a pull request's diff in bytes"},
+	{"RATE_LIMIT_PER_HOUR", "rate-limit", strconv.Itoa(dispatch.DefaultRatePerHour), "runs per user per rolling hour"},
+	{"POLL_INTERVAL", "poll-interval", "60s", "least wait between poll cycles (GitHub's X-Poll-Interval wins when longer)"},
+}
+
+// flags holds a subcommand's setting flags until they are resolved.
+type flags struct {
+	fs   *flag.FlagSet
+	vals map[string]*string
+}
+
+func addSettings(fs *flag.FlagSet) *flags {
+	f := &flags{fs: fs, vals: map[string]*string{}}
+	for _, s := range settings {
+		doc := fmt.Sprintf("%s (env %s", s.doc, s.env)
+		if s.def != "" {
+			doc += ", default " + s.def
+		}
+		f.vals[s.env] = fs.String(s.flag, "", doc+")")
+	}
+	return f
+}
+
+// conf is the resolved configuration.
+type conf struct {
+	bot, token, control, controlToken, secret, apiURL string
+	allowed                                           dispatch.AllowList
+	maxContext, maxDiff, rate                         int
+	pollInterval                                      time.Duration
+}
+
+// resolve picks flag, then environment, then default for each setting and
+// checks them; every missing required setting is named in one error.
+func (f *flags) resolve(env *cli.Env, mode string, dryRun bool) (*conf, error) {
+	given := map[string]bool{}
+	f.fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	val := map[string]string{}
+	set := map[string]bool{}
+	for _, s := range settings {
+		switch {
+		case given[s.flag]:
+			val[s.env], set[s.env] = *f.vals[s.env], true
+		case isSet(env, s.env):
+			val[s.env], set[s.env] = env.Env(s.env), true
+		default:
+			val[s.env] = s.def
+		}
+	}
+	required := []string{"BOT_LOGIN", "ALLOWED_USERS"}
+	if !dryRun {
+		required = append(required, "BOT_TOKEN", "CONTROL_REPO")
+	}
+	if mode == "serve" {
+		required = append(required, "WEBHOOK_SECRET")
+	}
+	var missing []string
+	for _, k := range required {
+		// ALLOWED_USERS counts when set, even empty (no one may trigger).
+		if !set[k] || (k != "ALLOWED_USERS" && strings.TrimSpace(val[k]) == "") {
+			missing = append(missing, fmt.Sprintf("%s (--%s)", k, flagOf(k)))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, cli.Usagef("missing required settings: %s", strings.Join(missing, ", "))
+	}
+	c := &conf{bot: strings.TrimPrefix(strings.TrimSpace(val["BOT_LOGIN"]), "@"), token: val["BOT_TOKEN"],
+		control: val["CONTROL_REPO"], controlToken: val["CONTROL_TOKEN"], secret: val["WEBHOOK_SECRET"],
+		apiURL: val["GITHUB_API_URL"], allowed: dispatch.ParseAllowList(val["ALLOWED_USERS"])}
+	if c.controlToken == "" {
+		c.controlToken = c.token
+	}
+	var errs []string
+	num := func(k string, lo int) int {
+		n, err := strconv.Atoi(strings.TrimSpace(val[k]))
+		if err != nil || n < lo {
+			errs = append(errs, fmt.Sprintf("%s=%q: want a whole number ≥ %d", k, val[k], lo))
+		}
+		return n
+	}
+	c.maxContext = num("MAX_CONTEXT_BYTES", 1024)
+	c.maxDiff = num("MAX_DIFF_BYTES", 0)
+	c.rate = num("RATE_LIMIT_PER_HOUR", 1)
+	d, err := time.ParseDuration(strings.TrimSpace(val["POLL_INTERVAL"]))
+	if err != nil || d < time.Second {
+		errs = append(errs, fmt.Sprintf("POLL_INTERVAL=%q: want a duration of at least 1s, like 60s", val["POLL_INTERVAL"]))
+	}
+	c.pollInterval = d
+	if len(errs) > 0 {
+		return nil, cli.Usagef("%s", strings.Join(errs, "; "))
+	}
+	return c, nil
+}
+
+func flagOf(env string) string {
+	for _, s := range settings {
+		if s.env == env {
+			return s.flag
+		}
+	}
+	return ""
+}
+
+// isSet tells an empty variable from an unset one when the environment is
+// the process's own; a test environment counts only non-empty values.
+func isSet(env *cli.Env, key string) bool {
+	if env.Getenv == nil || reflect.ValueOf(env.Getenv).Pointer() == reflect.ValueOf(os.Getenv).Pointer() {
+		_, ok := os.LookupEnv(key)
+		return ok
+	}
+	return env.Getenv(key) != ""
+}
+
+func logger(env *cli.Env) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(env.Stderr, nil))
+}
+
+// build makes the dispatcher (and the bot's client, for the poller).
+func (c *conf) build(env *cli.Env, dryRun bool) (*dispatch.Dispatcher, *github.Client, error) {
+	log := logger(env)
+	cfg := dispatch.Config{Bot: c.bot, Control: c.control, Allowed: c.allowed, RatePerHour: c.rate,
+		Context: threadctx.Options{MaxBytes: c.maxContext, MaxDiffBytes: c.maxDiff}, DryRun: dryRun, Logger: log}
+	if dryRun {
+		d, err := dispatch.New(cfg, dispatch.Clients{})
+		return d, nil, err
+	}
+	mk := func(token string, unsafe bool) (*github.Client, error) {
+		return ghclient.New(ghclient.Options{BaseURL: c.apiURL, Token: token, UserAgent: "mention-runner-dispatcher/" + cli.Version,
+			RetryUnsafe: unsafe, Logger: log})
+	}
+	gh, err := mk(c.token, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctl, err := mk(c.controlToken, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Dispatches may be retried on 5xx: an identical shard is harmless.
+	dsp, err := mk(c.controlToken, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := dispatch.New(cfg, dispatch.Clients{GitHub: gh, Control: ctl, Dispatch: dsp})
+	return d, gh, err
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/cli"
+	"github.com/mention-runner/mention-runner/internal/dispatch"
+	"github.com/mention-runner/mention-runner/internal/githubsim"
+)
+
+func run(t *testing.T, vars map[string]string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	env := &cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return vars[k] }}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	code := app.Main(ctx, env, args)
+	return code, out.String(), errb.String()
+}
+
+func TestConfigErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		vars map[string]string
+		args []string
+		want []string
+	}{
+		{"all missing", nil, []string{"once"}, []string{"BOT_LOGIN (--bot)", "ALLOWED_USERS (--allowed-users)", "BOT_TOKEN (--token)", "CONTROL_REPO (--control)"}},
+		{"serve needs a secret", map[string]string{"BOT_LOGIN": "b", "BOT_TOKEN": "t", "CONTROL_REPO": "o/c", "ALLOWED_USERS": "*"}, []string{"serve"}, []string{"WEBHOOK_SECRET (--webhook-secret)"}},
+		{"unknown flag", nil, []string{"once", "--frob"}, []string{"flag provided but not defined: -frob"}},
+		{"bad number", map[string]string{"BOT_LOGIN": "b", "BOT_TOKEN": "t", "CONTROL_REPO": "o/c", "ALLOWED_USERS": "*", "RATE_LIMIT_PER_HOUR": "ten"}, []string{"once"}, []string{`RATE_LIMIT_PER_HOUR="ten"`}},
+		{"event needs name", nil, []string{"event"}, []string{"--name and --payload are required"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errs := run(t, tc.vars, tc.args...)
+			assert.Equal(t, 2, code)
+			for _, w := range tc.want {
+				assert.Contains(t, errs, w)
+			}
+		})
+	}
+}
+
+func TestEventDryRun(t *testing.T) {
+	raw, err := os.ReadFile("../../internal/webhook/testdata/examples/issue_comment.created.json")
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(raw, &m))
+	m["comment"].(map[string]any)["body"] = "@mrbot !cfg no-pr\nplease"
+	raw, err = json.Marshal(m)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "event.json")
+	require.NoError(t, os.WriteFile(path, raw, 0o600))
+
+	// The empty --allowed-users is set: no one may trigger.
+	code, out, errs := run(t, map[string]string{"BOT_LOGIN": "mrbot"}, "event", "--name", "issue_comment", "--payload", path, "--dry-run", "--allowed-users=")
+	require.Equal(t, 0, code, errs)
+	var d dispatch.Decision
+	require.NoError(t, json.Unmarshal([]byte(out), &d))
+	assert.Equal(t, dispatch.Ignore, d.Decision)
+
+	code, out, errs = run(t, map[string]string{"BOT_LOGIN": "mrbot", "ALLOWED_USERS": "codertocat"}, "event", "--name", "issue_comment", "--payload", path, "--dry-run")
+	require.Equal(t, 0, code, errs)
+	require.NoError(t, json.Unmarshal([]byte(out), &d))
+	assert.Equal(t, dispatch.Dispatch, d.Decision)
+	assert.Equal(t, "Codertocat/Hello-World", d.Trigger.Repo)
+	assert.Equal(t, 0, d.Policy.PRLimit)
+	assert.Contains(t, errs, `"decision":"dispatch"`, "structured log on stderr")
+
+	code, out, _ = run(t, map[string]string{"BOT_LOGIN": "mrbot", "ALLOWED_USERS": "*"}, "event", "--name", "ping", "--payload", path, "--dry-run")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, `"decision":"ignore"`)
+}
+
+// TestOnceAgainstSimulator runs the real command against the simulator.
+func TestOnceAgainstSimulator(t *testing.T) {
+	sim, err := githubsim.New(githubsim.Options{Logf: t.Logf})
+	require.NoError(t, err)
+	base, err := sim.Start()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sim.Close() })
+	for _, u := range []string{"mrbot", "alice", "ops"} {
+		sim.AddUser(u)
+	}
+	for _, r := range []string{"alice/proj", "ops/control"} {
+		_, err := sim.AddRepo(r, false)
+		require.NoError(t, err)
+	}
+	sim.SetPermission("ops/control", "mrbot", "write")
+	sim.AddToken("tok", "mrbot")
+	n, err := sim.CreateIssue("alice/proj", "alice", "bug", "x")
+	require.NoError(t, err)
+	_, err = sim.Comment("alice/proj", n, "alice", "@mrbot fix it")
+	require.NoError(t, err)
+	vars := map[string]string{"BOT_LOGIN": "mrbot", "BOT_TOKEN": "tok", "CONTROL_REPO": "ops/control", "ALLOWED_USERS": "alice", "GITHUB_API_URL": base}
+	code, out, errs := run(t, vars, "once")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, `"decision":"dispatch"`)
+	assert.Len(t, sim.Dispatches("ops/control"), 1)
+	code, out, errs = run(t, vars, "once")
+	require.Equal(t, 0, code, errs)
+	assert.Empty(t, out, "thread was marked read")
+}
+
+func TestServeStopsOnCancel(t *testing.T) {
+	var out, errb bytes.Buffer
+	vars := map[string]string{"BOT_LOGIN": "b", "BOT_TOKEN": "t", "CONTROL_REPO": "o/c", "ALLOWED_USERS": "*", "WEBHOOK_SECRET": "s"}
+	env := &cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return vars[k] }}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	code := app.Main(ctx, env, []string{"serve", "--addr", "127.0.0.1:0"})
+	assert.Equal(t, 0, code, errb.String())
+	assert.Contains(t, errb.String(), "serving webhooks")
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/mention-runner/mention-runner/internal/cli"
+)
+
+func init() {
+	app.Register(&cli.Command{
+		Name:    "serve",
+		Summary: "serve GitHub webhooks (POST /webhook, GET /healthz) until stopped",
+		Run:     runServe,
+	})
+}
+
+func runServe(ctx context.Context, env *cli.Env, args []string) error {
+	fs := cli.FlagSet(env, "dispatcher", "serve", "[--addr :8080] [flags]")
+	addr := fs.String("addr", ":8080", "listen address")
+	timeout := fs.Duration("handle-timeout", 60*time.Second, "longest time spent on one delivery (GitHub stops waiting after 10s; work continues)")
+	f := addSettings(fs)
+	if err := cli.ParseFlags(fs, args, false); err != nil {
+		return err
+	}
+	c, err := f.resolve(env, "serve", false)
+	if err != nil {
+		return err
+	}
+	d, _, err := c.build(env, false)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", *addr, err)
+	}
+	srv := &http.Server{Handler: d.WebhookHandler([]byte(c.secret), *timeout),
+		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
+	logger(env).Info("serving webhooks", "addr", ln.Addr().String())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	// Let deliveries in flight finish their dispatches.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), *timeout+5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}

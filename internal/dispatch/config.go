@@ -1,0 +1,113 @@
+package dispatch
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/mention-runner/mention-runner/internal/blocklist"
+	"github.com/mention-runner/mention-runner/internal/mention"
+	"github.com/mention-runner/mention-runner/internal/policy"
+	"github.com/mention-runner/mention-runner/internal/threadctx"
+)
+
+// Defaults for Config fields left zero.
+const (
+	DefaultRatePerHour = 10
+	DefaultStatePath   = ".mention-runner/ratelimit.json"
+	DefaultCacheTTL    = 30 * time.Second
+)
+
+// AllowList is ALLOWED_USERS: logins that may trigger runs, or everyone.
+type AllowList struct {
+	All    bool
+	logins map[string]bool
+}
+
+// ParseAllowList reads "*" (anyone) or comma-separated logins ("@" and
+// spaces tolerated). An empty value allows no one (fail closed).
+func ParseAllowList(s string) AllowList {
+	a := AllowList{logins: map[string]bool{}}
+	for _, w := range strings.Split(s, ",") {
+		w = strings.TrimPrefix(strings.TrimSpace(w), "@")
+		switch w {
+		case "":
+		case "*":
+			a.All = true
+		default:
+			a.logins[strings.ToLower(w)] = true
+		}
+	}
+	return a
+}
+
+// Allows reports whether login may trigger a run.
+func (a AllowList) Allows(login string) bool {
+	return a.All || a.logins[strings.ToLower(login)]
+}
+
+// Config is the dispatcher's settings.
+type Config struct {
+	Bot     string // the bot's login, without "@"
+	Control string // owner/name of the control repo
+	Allowed AllowList
+
+	Ceilings policy.Ceilings   // operator ceilings for the policy shown in decisions
+	Context  threadctx.Options // context budget and diff cap
+
+	RatePerHour   int    // runs per user per rolling hour; 0 = DefaultRatePerHour
+	BlocklistPath string // "" = blocklist.DefaultPath
+	StatePath     string // rate-limit state in CONTROL; "" = DefaultStatePath
+	// CacheTTL is how long the blocklist and rate state are reused between
+	// Refresh calls (serve mode); 0 = DefaultCacheTTL.
+	CacheTTL time.Duration
+
+	// DryRun decides without any API call and reports what it would do.
+	DryRun bool
+
+	Now    func() time.Time // nil = time.Now
+	Logger *slog.Logger     // nil = discard
+}
+
+func (c Config) withDefaults() Config {
+	c.Bot = strings.TrimPrefix(strings.TrimSpace(c.Bot), "@")
+	if c.RatePerHour == 0 {
+		c.RatePerHour = DefaultRatePerHour
+	}
+	if c.BlocklistPath == "" {
+		c.BlocklistPath = blocklist.DefaultPath
+	}
+	if c.StatePath == "" {
+		c.StatePath = DefaultStatePath
+	}
+	if c.CacheTTL <= 0 {
+		c.CacheTTL = DefaultCacheTTL
+	}
+	if c.Ceilings == (policy.Ceilings{}) {
+		c.Ceilings = policy.DefaultCeilings()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	if err := mention.ValidBot(c.Bot); err != nil {
+		return fmt.Errorf("dispatch: %w", err)
+	}
+	if !c.DryRun && !policy.ValidRepo(c.Control) {
+		return fmt.Errorf("dispatch: control repo %q is not owner/name", c.Control)
+	}
+	if c.RatePerHour < 0 {
+		return fmt.Errorf("dispatch: rate limit %d runs per hour is negative", c.RatePerHour)
+	}
+	if err := c.Ceilings.Validate(); err != nil {
+		return fmt.Errorf("dispatch: ceilings: %w", err)
+	}
+	return nil
+}

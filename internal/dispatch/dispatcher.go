@@ -1,0 +1,345 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/go-github/v62/github"
+
+	"github.com/mention-runner/mention-runner/internal/blocklist"
+	"github.com/mention-runner/mention-runner/internal/mention"
+	"github.com/mention-runner/mention-runner/internal/policy"
+	"github.com/mention-runner/mention-runner/internal/threadctx"
+	"github.com/mention-runner/mention-runner/internal/transport"
+)
+
+// Clients are the GitHub clients the dispatcher uses; build them with ghclient.New.
+type Clients struct {
+	// GitHub uses the bot's token: threads, replies, reactions, permissions,
+	// notifications.
+	GitHub *github.Client
+	// Control writes refs and reads/writes files in CONTROL; nil = GitHub.
+	Control *github.Client
+	// Dispatch sends repository_dispatch to CONTROL; nil = Control. It may
+	// retry POSTs on 5xx: the runner treats an identical shard as harmless.
+	Dispatch *github.Client
+}
+
+// Dispatcher turns triggers into decisions. It is safe for concurrent use.
+type Dispatcher struct {
+	cfg          Config
+	gh, ctl, dsp *github.Client
+
+	mu      sync.Mutex
+	headSHA string
+	blk     *blocklist.List
+	blkAt   time.Time
+	rateSt  *rateState
+}
+
+// New checks cfg and returns a dispatcher. In a dry run the clients may be nil.
+func New(cfg Config, c Clients) (*Dispatcher, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if c.Control == nil {
+		c.Control = c.GitHub
+	}
+	if c.Dispatch == nil {
+		c.Dispatch = c.Control
+	}
+	if !cfg.DryRun && (c.GitHub == nil || c.Control == nil) {
+		return nil, errors.New("dispatch: a GitHub client is required unless in a dry run")
+	}
+	return &Dispatcher{cfg: cfg, gh: c.GitHub, ctl: c.Control, dsp: c.Dispatch}, nil
+}
+
+// Refresh forgets the cached blocklist and rate state so the next trigger
+// reads them again (the start of a poll cycle). Unwritten runs are kept.
+func (d *Dispatcher) Refresh() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.blk = nil
+	if d.rateSt != nil {
+		d.rateSt.loaded = time.Time{}
+	}
+}
+
+func (d *Dispatcher) blocklist(ctx context.Context) (*blocklist.List, error) {
+	d.mu.Lock()
+	l, at := d.blk, d.blkAt
+	d.mu.Unlock()
+	if l != nil && d.cfg.Now().Sub(at) < d.cfg.CacheTTL {
+		return l, nil
+	}
+	l, err := d.store().Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d.setBlocklist(l)
+	return l, nil
+}
+
+func (d *Dispatcher) setBlocklist(l *blocklist.List) {
+	d.mu.Lock()
+	d.blk, d.blkAt = l, d.cfg.Now()
+	d.mu.Unlock()
+}
+
+func (d *Dispatcher) store() *blocklist.Store {
+	return &blocklist.Store{Client: d.ctl, Repo: d.cfg.Control, Path: d.cfg.BlocklistPath}
+}
+
+// Handle decides what to do with one trigger and does it (SPEC order 1–7).
+// An error means the trigger was not handled and should be retried later;
+// the decision then says how far it got.
+func (d *Dispatcher) Handle(ctx context.Context, t *Trigger) (dec Decision, err error) {
+	dec = Decision{Trigger: refOf(t)}
+	defer func() { d.logDecision(ctx, t, &dec, err) }()
+	if err := checkTrigger(t); err != nil {
+		return dec, err
+	}
+	dec.JobID = transport.JobID(t.NodeID)
+	ignore := func(format string, a ...any) (Decision, error) {
+		dec.Decision, dec.Reason = Ignore, fmt.Sprintf(format, a...)
+		return dec, nil
+	}
+
+	// 1. Silent ignores.
+	bot := d.cfg.Bot
+	if strings.EqualFold(t.Author, bot) || strings.EqualFold(t.Author, bot+"[bot]") {
+		return ignore("written by the bot itself")
+	}
+	if t.Edited {
+		return ignore("edited comment: edits never trigger")
+	}
+	ms := mention.Find(t.Body, bot)
+	if len(ms) == 0 {
+		return ignore("no mention of @%s outside code, quotes and HTML comments", bot)
+	}
+	m := ms[0] // the first mention decides, as the runner reads it
+
+	// 2. Opt-out commands: open to anyone, whatever the allow-list or the
+	// blocklist (an opt-out only ever narrows what the bot does).
+	if m.Command == mention.CommandGoAway || m.Command == mention.CommandComeBack {
+		return d.optOut(ctx, t, m, dec)
+	}
+	if !d.cfg.Allowed.Allows(t.Author) {
+		return ignore("@%s is not in ALLOWED_USERS", t.Author)
+	}
+	var flags policy.Flags
+	var flagErr error
+	if m.HasCfg {
+		flags, flagErr = policy.ParseFlags(m.Flags)
+	}
+	var blocked policy.Blocker
+	if !d.cfg.DryRun {
+		l, err := d.blocklist(ctx)
+		if err != nil {
+			return dec, err
+		}
+		if p, ok := l.Blocked(strings.ToLower(t.Repo)); ok {
+			return ignore("%s is blocked by opt-out %q", t.Repo, p)
+		}
+		blocked = l
+	}
+
+	// 3. Invalid !cfg: reply once, no run.
+	if flagErr != nil {
+		dec.Decision, dec.Reason = Reply, "invalid !cfg: "+flagErr.Error()
+		if d.cfg.DryRun {
+			dec.Reason = "dry run: would reply: " + dec.Reason
+			return dec, nil
+		}
+		return d.replyClaimed(ctx, t, dec, replyCfg, cfgReply(t, bot, flagErr, policy.ValidFlagsHelp()))
+	}
+	pol := policy.Effective(flags, d.cfg.Ceilings, policy.Thread{Repo: t.Repo, Number: t.Number}, blocked)
+	dec.Policy = &pol
+	if d.cfg.DryRun {
+		dec.Decision, dec.Reason = Dispatch, "dry run: blocklist, rate limit and dedupe not checked"
+		return dec, nil
+	}
+	if t.recheck {
+		if done, err := d.claimed(ctx, dec.JobID); err != nil {
+			return dec, err
+		} else if done {
+			return ignore("already handled (dedupe ref exists)")
+		}
+	}
+
+	// 4. Per-user rate limit.
+	if d.cfg.RatePerHour > 0 {
+		st, err := d.rate(ctx)
+		if err != nil {
+			return dec, err
+		}
+		now := d.cfg.Now()
+		d.mu.Lock()
+		n, retry := st.count(t.Author, dec.JobID, now), st.nextSlot(t.Author, dec.JobID, now)
+		d.mu.Unlock()
+		if n >= d.cfg.RatePerHour {
+			dec.Decision = Reply
+			dec.Reason = fmt.Sprintf("rate limit: @%s already has %d runs in the last hour (limit %d)", t.Author, n, d.cfg.RatePerHour)
+			return d.replyClaimed(ctx, t, dec, replyRate, rateReply(t, d.cfg.RatePerHour, retry))
+		}
+	}
+
+	// 5. Context from raw API responses.
+	res, err := threadctx.Build(ctx, d.gh, threadctx.Request{
+		Repo: t.Repo, Number: t.Number, IsPR: t.IsPR, TriggerNodeID: t.NodeID,
+		Repository: t.Repository, Issue: t.pre.issue, PullRequest: t.pre.pull,
+		Comments: t.pre.comments, Reviews: t.pre.reviews, ReviewComments: t.pre.reviewComnts,
+	}, d.cfg.Context)
+	if errors.Is(err, threadctx.ErrTriggerNotFound) {
+		return ignore("the trigger is gone from the thread (deleted?)")
+	}
+	if err != nil {
+		return dec, err
+	}
+	if res.Trigger.Body != t.Body {
+		return ignore("the trigger was edited before it could be dispatched: edits never trigger")
+	}
+	reqs, err := transport.Encode(dec.JobID, res.JSON, d.cfg.Now())
+	if err != nil {
+		return dec, fmt.Errorf("encode context of %s: %w", t.URL, err)
+	}
+
+	// 6. Claim, then send.
+	ok, err := d.claim(ctx, dec.JobID)
+	if err != nil {
+		return dec, err
+	}
+	if !ok {
+		return ignore("already dispatched (dedupe ref exists)")
+	}
+	n, err := d.send(ctx, reqs)
+	dec.Dispatches = n
+	if err != nil {
+		if ctx.Err() != nil {
+			// Interrupted mid-send: the last request may have landed, so keep
+			// the claim (no duplicate run); an operator can delete the ref.
+			d.cfg.Logger.Error("dispatch interrupted; ref kept", "jobid", dec.JobID, "ref", DedupeRef(dec.JobID), "sent", n, "total", len(reqs))
+			return dec, err
+		}
+		if rerr := d.release(ctx, dec.JobID); rerr != nil {
+			return dec, errors.Join(err, rerr)
+		}
+		d.cfg.Logger.Warn("dispatch failed; ref deleted so a later cycle retries", "jobid", dec.JobID, "sent", n, "total", len(reqs), "error", err.Error())
+		return dec, err
+	}
+	if d.cfg.RatePerHour > 0 {
+		d.recordRun(t.Author, dec.JobID)
+	}
+	dec.Decision = Dispatch
+	dec.Reason = fmt.Sprintf("sent %d %s event(s), context %d bytes", n, reqs[0].EventType, len(res.JSON))
+
+	// 7. Acknowledge. A failed reaction does not undo the run.
+	if err := d.react(ctx, t); err != nil {
+		d.cfg.Logger.Warn("reaction failed", "url", t.URL, "jobid", dec.JobID, "error", err.Error())
+	}
+	return dec, nil
+}
+
+// replyClaimed claims the mention, then replies once; on failure the claim
+// is released so a retry replies (and finds the marker if the reply landed).
+func (d *Dispatcher) replyClaimed(ctx context.Context, t *Trigger, dec Decision, kind, body string) (Decision, error) {
+	ok, err := d.claim(ctx, dec.JobID)
+	if err != nil {
+		return dec, err
+	}
+	if !ok {
+		dec.Decision, dec.Reason = Ignore, "already handled (dedupe ref exists)"
+		return dec, nil
+	}
+	if err := d.replyOnce(ctx, t, kind, body); err != nil {
+		return dec, errors.Join(err, d.release(ctx, dec.JobID))
+	}
+	return dec, nil
+}
+
+// optOut handles "go away" and "come back" (SPEC §7).
+func (d *Dispatcher) optOut(ctx context.Context, t *Trigger, m mention.Mention, dec Decision) (Decision, error) {
+	goAway := m.Command == mention.CommandGoAway
+	dec.Decision = Unblock
+	if goAway {
+		dec.Decision = Block
+	}
+	if d.cfg.DryRun {
+		dec.Reason = fmt.Sprintf("dry run: authority not checked; would %s at least %s/*", dec.Decision, strings.ToLower(t.Author))
+		return dec, nil
+	}
+	ok, err := d.claim(ctx, dec.JobID)
+	if err != nil {
+		return dec, err
+	}
+	if !ok {
+		dec.Decision, dec.Reason = Ignore, "already handled (dedupe ref exists)"
+		return dec, nil
+	}
+	fail := func(err error) (Decision, error) { return dec, errors.Join(err, d.release(ctx, dec.JobID)) }
+	a, err := d.authority(ctx, t)
+	if err != nil {
+		return fail(err)
+	}
+	pats := a.Patterns()
+	changed := 0
+	msg := fmt.Sprintf("mention-runner: @%s says %q on %s", t.Author, strings.ReplaceAll(string(m.Command), "_", " "), t.URL)
+	l, err := d.store().Update(ctx, msg, func(l *blocklist.List) bool {
+		if goAway {
+			changed = l.Add(pats, t.Author, t.URL, d.cfg.Now())
+		} else {
+			changed = l.Remove(pats)
+		}
+		return changed > 0
+	})
+	if err != nil {
+		return fail(err)
+	}
+	d.setBlocklist(l)
+	kind, body := replyGoAway, goAwayReply(t, d.cfg.Bot, pats)
+	if !goAway {
+		kind, body = replyComeBack, comeBackReply(t, changed, pats)
+	}
+	if err := d.replyOnce(ctx, t, kind, body); err != nil {
+		return fail(err)
+	}
+	dec.Reason = fmt.Sprintf("%sed %s (%d changed) for @%s", dec.Decision, strings.Join(pats, ", "), changed, t.Author)
+	return dec, nil
+}
+
+func checkTrigger(t *Trigger) error {
+	var bad []string
+	if !policy.ValidRepo(t.Repo) {
+		bad = append(bad, fmt.Sprintf("repo %q is not owner/name", t.Repo))
+	}
+	if t.Number <= 0 {
+		bad = append(bad, fmt.Sprintf("number %d is not positive", t.Number))
+	}
+	if t.NodeID == "" {
+		bad = append(bad, "node id is empty")
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("dispatch: bad trigger %s: %s", t.URL, strings.Join(bad, "; "))
+	}
+	return nil
+}
+
+func (d *Dispatcher) logDecision(ctx context.Context, t *Trigger, dec *Decision, err error) {
+	attrs := []slog.Attr{
+		slog.String("url", t.URL), slog.String("jobid", dec.JobID), slog.String("decision", dec.Decision),
+		slog.String("reason", dec.Reason), slog.String("event", t.Event), slog.String("repo", t.Repo),
+		slog.Int("number", t.Number), slog.String("author", t.Author),
+	}
+	if err != nil {
+		attrs = append(attrs, slog.String("error", err.Error()))
+		d.cfg.Logger.LogAttrs(ctx, slog.LevelError, "trigger failed", attrs...)
+		return
+	}
+	d.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "trigger", attrs...)
+}

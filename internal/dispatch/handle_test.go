@@ -1,0 +1,383 @@
+package dispatch
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/blocklist"
+	"github.com/mention-runner/mention-runner/internal/githubsim"
+	"github.com/mention-runner/mention-runner/internal/transport"
+)
+
+func TestHandleEachEventKind(t *testing.T) {
+	e := newEnv(t)
+	d := e.dispatcher()
+	n := e.issue("plain issue")
+	c := e.comment(n, "alice", "@mrbot !cfg here-only\nplease look")
+	body := e.issue("@mrbot fix this issue")
+	pr := e.pr("@mrbot review this PR", "")
+	rv, err := e.sim.AddReview(proj, pr, "bob", "COMMENTED", "@mrbot what about this review?")
+	require.NoError(t, err)
+	rc, err := e.sim.AddReviewComment(proj, pr, 0, "alice", "README.md", 1, "@mrbot explain this line")
+	require.NoError(t, err)
+
+	cases := []struct {
+		event  string
+		number int
+		id     int64
+		key    string // context key holding the trigger list
+	}{
+		{"issue_comment", n, c.GetID(), "comments"},
+		{"issues", body, 0, "issue"},
+		{"pull_request", pr, 0, "pull_request"},
+		{"pull_request_review", pr, rv, "reviews"},
+		{"pull_request_review_comment", pr, rc, "review_comments"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.event, func(t *testing.T) {
+			trig := e.trigger(tc.event, tc.number, tc.id)
+			dec, err := d.Handle(e.ctx(), trig)
+			require.NoError(t, err)
+			assert.Equal(t, Dispatch, dec.Decision, dec.Reason)
+			assert.Equal(t, transport.JobID(trig.NodeID), dec.JobID)
+			require.NotNil(t, dec.Policy)
+			ctxs := e.contexts()
+			require.Contains(t, ctxs, dec.JobID)
+			got := ctxs[dec.JobID]
+			for _, k := range []string{"repository", "issue", "comments", "trigger_comment", "truncation"} {
+				assert.Contains(t, got, k)
+			}
+			assert.Contains(t, got, tc.key)
+			var tc2 struct {
+				NodeID string `json:"node_id"`
+			}
+			require.NoError(t, json.Unmarshal(got["trigger_comment"], &tc2))
+			assert.Equal(t, trig.NodeID, tc2.NodeID)
+			assert.Equal(t, []string{DedupeRef(dec.JobID)}, e.sim.Refs(control, DedupeRef(dec.JobID)))
+		})
+	}
+	assert.Equal(t, []string{"eyes"}, e.sim.Reactions(proj, c.GetID()))
+	assert.Contains(t, e.logs.String(), `"decision":"dispatch"`)
+	assert.Contains(t, e.logs.String(), `"jobid":"`+transport.JobID(c.GetNodeID())+`"`)
+}
+
+func TestHereOnlyPolicyInDecision(t *testing.T) {
+	e := newEnv(t)
+	n := e.issue("x")
+	c := e.comment(n, "alice", "@mrbot !cfg here-only\ndo it")
+	dec, err := e.dispatcher().Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
+	require.NoError(t, err)
+	require.NotNil(t, dec.Policy)
+	assert.True(t, dec.Policy.HereOnly)
+	assert.Equal(t, 0, dec.Policy.IssueLimit)
+}
+
+func TestSilentIgnores(t *testing.T) {
+	e := newEnv(t)
+	d := e.dispatcher()
+	n := e.issue("x")
+	cases := []struct {
+		name, author, body, want string
+		edit                     bool
+	}{
+		{"own comment", bot, "@mrbot do it", "written by the bot", false},
+		{"own comment any case", "MrBot", "@mrbot do it", "written by the bot", false},
+		{"no mention", "alice", "nothing here", "no mention", false},
+		{"mention in code", "alice", "`@mrbot` and\n```\n@mrbot\n```", "no mention", false},
+		{"mention in quote", "alice", "> @mrbot do it", "no mention", false},
+		{"longer login", "alice", "@mrbot-fan hi", "no mention", false},
+		{"not allowed", "carol", "@mrbot do it", "not in ALLOWED_USERS", false},
+		{"edited", "alice", "@mrbot do it", "edited", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := e.comment(n, tc.author, tc.body)
+			trig := e.trigger("issue_comment", n, c.GetID())
+			trig.Edited = tc.edit
+			dec, err := d.Handle(e.ctx(), trig)
+			require.NoError(t, err)
+			assert.Equal(t, Ignore, dec.Decision)
+			assert.Contains(t, dec.Reason, tc.want)
+		})
+	}
+	assert.Empty(t, e.sim.Dispatches(control))
+	assert.Len(t, e.sim.Comments(proj, n), len(cases), "ignores are silent: no reply")
+}
+
+func TestAllowListParsing(t *testing.T) {
+	cases := []struct {
+		in    string
+		login string
+		want  bool
+	}{
+		{"", "alice", false},
+		{"*", "anyone", true},
+		{"alice,bob", "BOB", true},
+		{" @alice , carol ", "carol", true},
+		{"alice", "alicex", false},
+		{",,", "alice", false},
+	}
+	for _, tc := range cases {
+		assert.Equal(t, tc.want, ParseAllowList(tc.in).Allows(tc.login), "%q allows %q", tc.in, tc.login)
+	}
+}
+
+func TestBlockedRepoIgnored(t *testing.T) {
+	e := newEnv(t)
+	store := &blocklist.Store{Client: e.gh, Repo: control}
+	_, err := store.Update(e.ctx(), "seed", func(l *blocklist.List) bool { return l.Add([]string{"alice/*"}, "alice", "x", time.Now()) > 0 })
+	require.NoError(t, err)
+	n := e.issue("x")
+	c := e.comment(n, "bob", "@mrbot do it")
+	dec, err := e.dispatcher().Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
+	require.NoError(t, err)
+	assert.Equal(t, Ignore, dec.Decision)
+	assert.Contains(t, dec.Reason, `opt-out "alice/*"`)
+	assert.Empty(t, e.sim.Dispatches(control))
+	assert.Len(t, e.sim.Comments(proj, n), 1, "no reply on a blocked repo")
+}
+
+func TestInvalidCfgRepliesOnce(t *testing.T) {
+	e := newEnv(t)
+	d := e.dispatcher()
+	n := e.issue("x")
+	c := e.comment(n, "alice", "@mrbot !cfg comment-onyl please")
+	trig := e.trigger("issue_comment", n, c.GetID())
+	dec, err := d.Handle(e.ctx(), trig)
+	require.NoError(t, err)
+	assert.Equal(t, Reply, dec.Decision)
+	assert.Contains(t, dec.Reason, "did you mean comment-only")
+	cs := e.sim.Comments(proj, n)
+	require.Len(t, cs, 2)
+	assert.Contains(t, cs[1].GetBody(), "comment-onyl")
+	assert.Contains(t, cs[1].GetBody(), "Valid `!cfg` flags")
+	assert.Contains(t, cs[1].GetBody(), marker(replyCfg, trig))
+
+	// Seen again (a retry, a second dispatcher): no second reply.
+	dec, err = e.dispatcher().Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
+	require.NoError(t, err)
+	assert.Equal(t, Ignore, dec.Decision)
+	// A retry after the claim was released finds the marker instead.
+	require.NoError(t, d.release(e.ctx(), dec.JobID))
+	dec, err = e.dispatcher().Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
+	require.NoError(t, err)
+	assert.Equal(t, Reply, dec.Decision)
+	assert.Len(t, e.sim.Comments(proj, n), 2, "exactly one reply")
+	assert.Empty(t, e.sim.Dispatches(control))
+}
+
+func TestRateLimitRepliesOnce(t *testing.T) {
+	e := newEnv(t)
+	d := e.dispatcher(func(c *Config) { c.RatePerHour = 2 })
+	n := e.issue("x")
+	var decs []Decision
+	for i := 0; i < 3; i++ {
+		c := e.comment(n, "alice", fmt.Sprintf("@mrbot task %d", i))
+		dec, err := d.Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
+		require.NoError(t, err)
+		decs = append(decs, dec)
+	}
+	require.NoError(t, d.Flush(e.ctx()))
+	assert.Equal(t, []string{Dispatch, Dispatch, Reply}, []string{decs[0].Decision, decs[1].Decision, decs[2].Decision})
+	assert.Contains(t, decs[2].Reason, "rate limit")
+	assert.Len(t, e.sim.Dispatches(control), 2)
+
+	// The state survives the process: a fresh dispatcher (a new `once` run)
+	// still counts alice's two runs, and bob is not affected.
+	d2 := e.dispatcher(func(c *Config) { c.RatePerHour = 2 })
+	c := e.comment(n, "alice", "@mrbot task 4")
+	dec, err := d2.Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
+	require.NoError(t, err)
+	assert.Equal(t, Reply, dec.Decision)
+	c = e.comment(n, "bob", "@mrbot task 5")
+	dec, err = d2.Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
+	require.NoError(t, err)
+	assert.Equal(t, Dispatch, dec.Decision)
+
+	// The third mention again: no second reply.
+	dec, err = d2.Handle(e.ctx(), e.trigger("issue_comment", n, decs[2].Trigger.CommentID))
+	require.NoError(t, err)
+	assert.Equal(t, Ignore, dec.Decision)
+	replies := 0
+	for _, c := range e.sim.Comments(proj, n) {
+		if strings.Contains(c.GetBody(), "kind=ratelimit") {
+			replies++
+		}
+	}
+	assert.Equal(t, 2, replies, "one reply per rate-limited mention")
+}
+
+func TestGoAwayComeBack(t *testing.T) {
+	cases := []struct {
+		name, repo, author, perm string
+		want                     []string
+	}{
+		{"collaborator", proj, "bob", "write", []string{"alice/proj", "bob/*"}},
+		{"maintainer", proj, "bob", "maintain", []string{"alice/proj", "bob/*"}},
+		{"passer-by", proj, "carol", "", []string{"carol/*"}},
+		{"owner", proj, "alice", "admin", []string{"alice/*"}},
+		{"org admin", "acme/tool", "olga", "", []string{"acme/*", "acme/tool", "olga/*"}},
+		{"org member", "acme/tool", "bob", "read", []string{"bob/*"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			if tc.perm != "" {
+				e.sim.SetPermission(tc.repo, tc.author, tc.perm)
+			}
+			d := e.dispatcher()
+			n, err := e.sim.CreateIssue(tc.repo, "alice", "t", "x")
+			require.NoError(t, err)
+			c, err := e.sim.Comment(tc.repo, n, tc.author, "@mrbot go away")
+			require.NoError(t, err)
+			trig := e.repoTrigger(tc.repo, n, c.GetID())
+			dec, err := d.Handle(e.ctx(), trig)
+			require.NoError(t, err)
+			assert.Equal(t, Block, dec.Decision, dec.Reason)
+			l, err := (&blocklist.Store{Client: e.gh, Repo: control}).Load(e.ctx())
+			require.NoError(t, err)
+			var got []string
+			for _, en := range l.Entries {
+				got = append(got, en.Pattern)
+				assert.Equal(t, tc.author, en.By)
+				assert.Equal(t, c.GetHTMLURL(), en.Source)
+			}
+			assert.Equal(t, tc.want, got)
+			confirm := e.sim.Comments(tc.repo, n)
+			require.Len(t, confirm, 2, "confirmed once")
+			assert.Contains(t, confirm[1].GetBody(), "kind=go-away")
+
+			// Seen again: no second confirmation.
+			_, err = e.dispatcher().Handle(e.ctx(), e.repoTrigger(tc.repo, n, c.GetID()))
+			require.NoError(t, err)
+			assert.Len(t, e.sim.Comments(tc.repo, n), 2)
+
+			// Come back by the same person removes exactly those entries.
+			c2, err := e.sim.Comment(tc.repo, n, tc.author, "@mrbot come back")
+			require.NoError(t, err)
+			dec, err = d.Handle(e.ctx(), e.repoTrigger(tc.repo, n, c2.GetID()))
+			require.NoError(t, err)
+			assert.Equal(t, Unblock, dec.Decision)
+			l, err = (&blocklist.Store{Client: e.gh, Repo: control}).Load(e.ctx())
+			require.NoError(t, err)
+			assert.Empty(t, l.Entries)
+			assert.Empty(t, e.sim.Dispatches(control))
+		})
+	}
+}
+
+func TestPasserByCannotUnblockRepo(t *testing.T) {
+	e := newEnv(t)
+	e.sim.SetPermission(proj, "bob", "write")
+	d := e.dispatcher()
+	n := e.issue("x")
+	c := e.comment(n, "bob", "@mrbot go away")
+	_, err := d.Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
+	require.NoError(t, err)
+	c = e.comment(n, "carol", "@mrbot come back")
+	dec, err := d.Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
+	require.NoError(t, err)
+	assert.Equal(t, Unblock, dec.Decision)
+	l, err := (&blocklist.Store{Client: e.gh, Repo: control}).Load(e.ctx())
+	require.NoError(t, err)
+	require.Len(t, l.Entries, 2, "carol could only unblock carol/*")
+	// And a mention there is now ignored.
+	c = e.comment(n, "alice", "@mrbot do it")
+	dec, err = d.Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
+	require.NoError(t, err)
+	assert.Equal(t, Ignore, dec.Decision)
+	assert.Contains(t, dec.Reason, "blocked")
+}
+
+func TestDispatchFailureReleasesRef(t *testing.T) {
+	e := newEnv(t)
+	d := e.dispatcher()
+	n := e.issue("x")
+	c := e.comment(n, "alice", "@mrbot do it")
+	id := e.sim.AddFault(githubsim.Fault{Method: "POST", Path: "/repos/ops/control/dispatches", Kind: githubsim.FaultStatus502, Rate: 1})
+	dec, err := d.Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
+	require.Error(t, err)
+	assert.Empty(t, e.sim.Refs(control, DedupeRef(dec.JobID)), "ref deleted so a later cycle retries")
+	assert.Contains(t, e.logs.String(), "ref deleted so a later cycle retries")
+	e.sim.RemoveFault(id)
+	dec, err = d.Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
+	require.NoError(t, err)
+	assert.Equal(t, Dispatch, dec.Decision)
+	assert.Len(t, e.sim.Dispatches(control), 1)
+}
+
+func TestTransientDispatchErrorRetried(t *testing.T) {
+	e := newEnv(t)
+	n := e.issue("x")
+	c := e.comment(n, "alice", "@mrbot do it")
+	e.sim.AddFault(githubsim.Fault{Method: "POST", Path: "/repos/ops/control/dispatches", Kind: githubsim.FaultStatus502, OnCall: 1})
+	dec, err := e.dispatcher().Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
+	require.NoError(t, err)
+	assert.Equal(t, Dispatch, dec.Decision)
+	assert.Len(t, e.sim.Dispatches(control), 1)
+}
+
+func TestEditedBeforeDispatchIgnored(t *testing.T) {
+	e := newEnv(t)
+	n := e.issue("x")
+	c := e.comment(n, "alice", "@mrbot do it")
+	trig := e.trigger("issue_comment", n, c.GetID())
+	trig.Body = "@mrbot something else" // what the event said differs from GitHub now
+	dec, err := e.dispatcher().Handle(e.ctx(), trig)
+	require.NoError(t, err)
+	assert.Equal(t, Ignore, dec.Decision)
+	assert.Contains(t, dec.Reason, "edited")
+	assert.Empty(t, e.sim.Dispatches(control))
+}
+
+func TestRacingDispatchersDispatchOnce(t *testing.T) {
+	e := newEnv(t)
+	n := e.issue("x")
+	var trigs []*Trigger
+	for i := 0; i < 6; i++ {
+		c := e.comment(n, "alice", fmt.Sprintf("@mrbot job %d", i))
+		trigs = append(trigs, e.trigger("issue_comment", n, c.GetID()))
+	}
+	ds := []*Dispatcher{e.dispatcher(), e.dispatcher(), e.dispatcher()}
+	var wg sync.WaitGroup
+	for _, d := range ds {
+		for _, tr := range trigs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := d.Handle(e.ctx(), tr)
+				assert.NoError(t, err)
+			}()
+		}
+	}
+	wg.Wait()
+	perJob := map[string]int{}
+	for _, d := range e.sim.Dispatches(control) {
+		var p transport.Payload
+		require.NoError(t, json.Unmarshal(d.ClientPayload, &p))
+		perJob[p.JobID]++
+	}
+	require.Len(t, perJob, len(trigs))
+	for id, k := range perJob {
+		assert.Equal(t, 1, k, "job %s", id)
+	}
+}
+
+// repoTrigger is trigger() for a comment in any repo of the simulator.
+func (e *env) repoTrigger(repo string, number int, id int64) *Trigger {
+	p := map[string]any{"action": "created", "repository": e.raw("repos/" + repo),
+		"issue":   e.raw(fmt.Sprintf("repos/%s/issues/%d", repo, number)),
+		"comment": e.raw(fmt.Sprintf("repos/%s/issues/comments/%d", repo, id))}
+	b, err := json.Marshal(p)
+	require.NoError(e.t, err)
+	t, err := DecodeEvent("issue_comment", b)
+	require.NoError(e.t, err)
+	return t
+}

@@ -1,0 +1,354 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v62/github"
+
+	"github.com/mention-runner/mention-runner/internal/mention"
+	"github.com/mention-runner/mention-runner/internal/threadctx"
+	"github.com/mention-runner/mention-runner/internal/webhook"
+)
+
+// DefaultReadMargin looks this far before a thread's last_read_at, so a
+// mention posted while the previous cycle was marking the thread read is not
+// lost; what an earlier cycle handled is skipped by its dedupe ref.
+const DefaultReadMargin = 2 * time.Minute
+
+// Poller reads the bot's notifications and hands every new mention to the
+// dispatcher. One Poller is one process: it remembers Last-Modified.
+type Poller struct {
+	D *Dispatcher
+	// Client reads notifications: a classic token of the bot account.
+	Client *github.Client
+	// MinInterval is the least wait between cycles in Run; GitHub's
+	// X-Poll-Interval wins when longer.
+	MinInterval time.Duration
+	ReadMargin  time.Duration                                    // 0 = DefaultReadMargin
+	Sleep       func(ctx context.Context, d time.Duration) error // nil = timer honouring ctx
+
+	lastModified string
+	interval     time.Duration
+}
+
+// CycleResult summarises one poll cycle.
+type CycleResult struct {
+	NotModified bool
+	Threads     int
+	Decisions   []Decision
+	Failed      int // threads left unread to retry
+}
+
+// notification is the part of a notification thread we read; Repository
+// stays raw so the context can reuse it.
+type notification struct {
+	ID         string          `json:"id"`
+	Reason     string          `json:"reason"`
+	LastReadAt *time.Time      `json:"last_read_at"`
+	Repository json.RawMessage `json:"repository"`
+	Subject    struct {
+		URL  string `json:"url"`
+		Type string `json:"type"`
+	} `json:"subject"`
+}
+
+type repoHead struct {
+	FullName string `json:"full_name"`
+	Private  bool   `json:"private"`
+	Owner    struct {
+		Type string `json:"type"`
+	} `json:"owner"`
+}
+
+// Cycle polls once: list unread participating notifications (If-Modified-Since
+// the last Last-Modified; a 304 costs no rate limit and ends the cycle), handle
+// every mention in each mention thread, mark a thread read only when all its
+// mentions were handled, mark other threads read, then write the rate state.
+func (p *Poller) Cycle(ctx context.Context) (CycleResult, error) {
+	var res CycleResult
+	list, lastMod, notMod, err := p.list(ctx)
+	if err != nil {
+		return res, err
+	}
+	if notMod {
+		res.NotModified = true
+		return res, nil
+	}
+	p.D.Refresh()
+	var errs []error
+	for _, n := range list {
+		res.Threads++
+		decs, err := p.thread(ctx, n)
+		res.Decisions = append(res.Decisions, decs...)
+		if err != nil {
+			res.Failed++
+			errs = append(errs, fmt.Errorf("thread %s (%s): %w", n.ID, n.Subject.URL, err))
+			p.D.cfg.Logger.Error("thread left unread for a retry", "thread", n.ID, "subject", n.Subject.URL, "error", err.Error())
+			continue
+		}
+		if err := p.markRead(ctx, n.ID); err != nil {
+			res.Failed++
+			errs = append(errs, err)
+		}
+	}
+	if err := p.D.Flush(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) == 0 {
+		// Only a clean cycle may be skipped by the next 304: threads left
+		// unread must be listed again.
+		p.lastModified = lastMod
+	}
+	return res, errors.Join(errs...)
+}
+
+// Run polls until ctx ends, waiting at least MinInterval and X-Poll-Interval
+// between cycles. A failed cycle is logged and retried next time.
+func (p *Poller) Run(ctx context.Context) error {
+	sleep := p.Sleep
+	if sleep == nil {
+		sleep = sleepCtx
+	}
+	for {
+		res, err := p.Cycle(ctx)
+		log := p.D.cfg.Logger
+		if err != nil {
+			log.Error("poll cycle failed", "error", err.Error(), "threads", res.Threads, "failed", res.Failed)
+		} else {
+			log.Info("poll cycle", "not_modified", res.NotModified, "threads", res.Threads, "decisions", len(res.Decisions))
+		}
+		if err := sleep(ctx, max(p.MinInterval, p.interval)); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// list fetches every page of unread participating notifications.
+func (p *Poller) list(ctx context.Context) (_ []notification, lastMod string, notMod bool, _ error) {
+	var all []notification
+	for page := 1; page > 0; {
+		req, err := p.Client.NewRequest(http.MethodGet, fmt.Sprintf("notifications?participating=true&per_page=50&page=%d", page), nil)
+		if err != nil {
+			return nil, "", false, fmt.Errorf("build notifications request: %w", err)
+		}
+		if page == 1 && p.lastModified != "" {
+			req.Header.Set("If-Modified-Since", p.lastModified)
+		}
+		var batch []notification
+		resp, err := p.Client.Do(ctx, req, &batch)
+		if resp != nil && page == 1 {
+			if s, perr := strconv.Atoi(resp.Header.Get("X-Poll-Interval")); perr == nil && s > 0 {
+				p.interval = time.Duration(s) * time.Second
+			}
+			if resp.StatusCode == http.StatusNotModified {
+				return nil, "", true, nil
+			}
+		}
+		if err != nil {
+			return nil, "", false, fmt.Errorf("list notifications: %w", err)
+		}
+		if page == 1 {
+			lastMod = resp.Header.Get("Last-Modified")
+		}
+		all = append(all, batch...)
+		page = resp.NextPage
+	}
+	return all, lastMod, false, nil
+}
+
+func (p *Poller) markRead(ctx context.Context, id string) error {
+	if _, err := p.Client.Activity.MarkThreadRead(ctx, id); err != nil {
+		return fmt.Errorf("mark notification thread %s read: %w", id, err)
+	}
+	return nil
+}
+
+// thread handles every mention in one notification thread.
+func (p *Poller) thread(ctx context.Context, n notification) ([]Decision, error) {
+	if n.Reason != "mention" && n.Reason != "team_mention" {
+		return nil, nil
+	}
+	if n.Subject.Type != "Issue" && n.Subject.Type != "PullRequest" {
+		return nil, nil
+	}
+	repo, number, err := subjectThread(n.Subject.URL)
+	if err != nil {
+		return nil, err
+	}
+	var head repoHead
+	if err := json.Unmarshal(n.Repository, &head); err != nil || head.FullName == "" {
+		return nil, fmt.Errorf("notification %s: repository object unreadable", n.ID)
+	}
+	isPR := n.Subject.Type == "PullRequest"
+	pre, err := p.prefetch(ctx, repo, number, isPR)
+	if err != nil {
+		return nil, err
+	}
+	var since time.Time
+	if n.LastReadAt != nil {
+		since = *n.LastReadAt
+	}
+	margin := p.ReadMargin
+	if margin <= 0 {
+		margin = DefaultReadMargin
+	}
+	cands, err := candidates(pre, isPR, p.D.cfg.Bot, since, margin)
+	if err != nil {
+		return nil, fmt.Errorf("%s#%d: %w", repo, number, err)
+	}
+	var decs []Decision
+	var errs []error
+	for _, c := range cands {
+		t := &Trigger{Trigger: c.Trigger, Repository: n.Repository, pre: pre, recheck: c.recheck}
+		t.Repo, t.Number, t.IsPR = repo, number, isPR
+		t.RepoPrivate, t.RepoOwnerType = head.Private, head.Owner.Type
+		dec, err := p.D.Handle(ctx, t)
+		decs = append(decs, dec)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return decs, errors.Join(errs...)
+}
+
+// prefetch lists the thread once; the lists serve both to find mentions and
+// as the context.
+func (p *Poller) prefetch(ctx context.Context, repo string, number int, isPR bool) (prefetched, error) {
+	var pre prefetched
+	var err error
+	c := p.D.gh
+	base := fmt.Sprintf("repos/%s", repo)
+	if pre.issue, err = threadctx.GetObject(ctx, c, fmt.Sprintf("%s/issues/%d", base, number)); err != nil {
+		return pre, err
+	}
+	if pre.comments, err = threadctx.GetAll(ctx, c, fmt.Sprintf("%s/issues/%d/comments", base, number)); err != nil {
+		return pre, err
+	}
+	if !isPR {
+		return pre, nil
+	}
+	if pre.pull, err = threadctx.GetObject(ctx, c, fmt.Sprintf("%s/pulls/%d", base, number)); err != nil {
+		return pre, err
+	}
+	if pre.reviews, err = threadctx.GetAll(ctx, c, fmt.Sprintf("%s/pulls/%d/reviews", base, number)); err != nil {
+		return pre, err
+	}
+	if pre.reviewComnts, err = threadctx.GetAll(ctx, c, fmt.Sprintf("%s/pulls/%d/comments", base, number)); err != nil {
+		return pre, err
+	}
+	return pre, nil
+}
+
+type candidate struct {
+	webhook.Trigger
+	recheck bool
+}
+
+// apiItem is what a candidate needs of an issue, PR, comment or review.
+type apiItem struct {
+	ID          int64      `json:"id"`
+	NodeID      string     `json:"node_id"`
+	Body        *string    `json:"body"`
+	HTMLURL     string     `json:"html_url"`
+	CreatedAt   *time.Time `json:"created_at"`
+	SubmittedAt *time.Time `json:"submitted_at"`
+	User        *struct {
+		Login string `json:"login"`
+		Type  string `json:"type"`
+	} `json:"user"`
+}
+
+// candidates are the thread's items created at or after since-margin that
+// mention the bot, oldest first. Edited old comments never qualify: only
+// the creation time counts.
+func candidates(pre prefetched, isPR bool, bot string, since time.Time, margin time.Duration) ([]candidate, error) {
+	from := since.Add(-margin)
+	var out []candidate
+	add := func(raw json.RawMessage, event string, withID bool) error {
+		var it apiItem
+		if err := json.Unmarshal(raw, &it); err != nil {
+			return fmt.Errorf("%s object unreadable: %w", event, err)
+		}
+		at := it.CreatedAt
+		if at == nil {
+			at = it.SubmittedAt
+		}
+		if at == nil || it.User == nil || it.Body == nil || it.NodeID == "" {
+			return nil // nothing that can carry a mention (a review without a body)
+		}
+		if !since.IsZero() && at.Before(from) {
+			return nil
+		}
+		if len(mention.Find(*it.Body, bot)) == 0 {
+			return nil
+		}
+		c := candidate{Trigger: webhook.Trigger{Event: event, NodeID: it.NodeID, Author: it.User.Login, AuthorType: it.User.Type,
+			Body: *it.Body, URL: it.HTMLURL, CreatedAt: at.UTC()}, recheck: !since.IsZero() && at.Before(since)}
+		if withID {
+			c.CommentID = it.ID
+		}
+		out = append(out, c)
+		return nil
+	}
+	var errs []error
+	if isPR {
+		errs = append(errs, add(pre.pull, "pull_request", false))
+		for _, r := range pre.reviews {
+			errs = append(errs, add(r, "pull_request_review", true))
+		}
+		for _, r := range pre.reviewComnts {
+			errs = append(errs, add(r, "pull_request_review_comment", true))
+		}
+	} else {
+		errs = append(errs, add(pre.issue, "issues", false))
+	}
+	for _, r := range pre.comments {
+		errs = append(errs, add(r, "issue_comment", true))
+	}
+	sortByTime(out)
+	return out, errors.Join(errs...)
+}
+
+func sortByTime(cs []candidate) {
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].CreatedAt.Before(cs[j].CreatedAt) })
+}
+
+// subjectThread reads owner/name and number from a subject API URL
+// (".../repos/{owner}/{repo}/issues/{n}" or ".../pulls/{n}").
+func subjectThread(u string) (string, int, error) {
+	i := strings.LastIndex(u, "/repos/")
+	if i < 0 {
+		return "", 0, fmt.Errorf("notification subject URL %q is not a repository URL", u)
+	}
+	parts := strings.Split(u[i+len("/repos/"):], "/")
+	if len(parts) != 4 || (parts[2] != "issues" && parts[2] != "pulls") {
+		return "", 0, fmt.Errorf("notification subject URL %q is not an issue or pull request", u)
+	}
+	n, err := strconv.Atoi(parts[3])
+	if err != nil || n <= 0 {
+		return "", 0, fmt.Errorf("notification subject URL %q has no issue number", u)
+	}
+	return parts[0] + "/" + parts[1], n, nil
+}

@@ -1,0 +1,212 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/githubsim"
+	"github.com/mention-runner/mention-runner/internal/transport"
+)
+
+func (e *env) poller(d *Dispatcher) *Poller {
+	return &Poller{D: d, Client: e.gh, Sleep: noSleep}
+}
+
+func (e *env) jobsDispatched() map[string]int {
+	out := map[string]int{}
+	for _, d := range e.sim.Dispatches(control) {
+		var p transport.Payload
+		require.NoError(e.t, json.Unmarshal(d.ClientPayload, &p))
+		if p.Shard == nil || p.Shard.Index == 0 {
+			out[p.JobID]++
+		}
+	}
+	return out
+}
+
+func TestOnceHandlesEveryMention(t *testing.T) {
+	e := newEnv(t)
+	n := e.issue("@mrbot the body asks too")
+	c1 := e.comment(n, "alice", "@mrbot first")
+	e.comment(n, "bob", "no mention")
+	c2 := e.comment(n, "bob", "@mrbot second")
+	other := e.issue("quiet")
+	e.comment(other, "alice", "cc @mrbot `@mrbot`") // a mention thread whose mention is in code… and a real one
+	p := e.poller(e.dispatcher())
+
+	res, err := p.Cycle(e.ctx())
+	require.NoError(t, err)
+	assert.Equal(t, 2, res.Threads)
+	jobs := e.jobsDispatched()
+	assert.Len(t, jobs, 4, "issue body, two comments and the cc")
+	for _, c := range []string{c1.GetNodeID(), c2.GetNodeID()} {
+		assert.Equal(t, 1, jobs[transport.JobID(c)])
+	}
+	for _, th := range e.sim.Notifications(bot) {
+		assert.False(t, th.GetUnread(), "thread marked read")
+	}
+
+	// Idle: 304, and it costs no rate limit.
+	e.sim.ResetRequests()
+	res, err = p.Cycle(e.ctx())
+	require.NoError(t, err)
+	assert.True(t, res.NotModified)
+	reqs := e.sim.Requests()
+	require.Len(t, reqs, 1)
+	assert.Equal(t, 304, reqs[0].Status)
+	assert.False(t, reqs[0].CountedRateLimit)
+
+	// A new mention after the read wakes the thread; only it is handled.
+	c3 := e.comment(n, "alice", "@mrbot third")
+	res, err = p.Cycle(e.ctx())
+	require.NoError(t, err)
+	jobs = e.jobsDispatched()
+	assert.Len(t, jobs, 5)
+	assert.Equal(t, 1, jobs[transport.JobID(c3.GetNodeID())])
+	assert.Len(t, res.Decisions, 1+3, "the new one, plus the three in the read margin skipped by their refs")
+	for _, d := range res.Decisions[:3] {
+		assert.Equal(t, Ignore, d.Decision)
+	}
+}
+
+func TestOncePullRequestThread(t *testing.T) {
+	e := newEnv(t)
+	pr := e.pr("please @mrbot review", "")
+	c := e.comment(pr, "bob", "@mrbot also this")
+	res, err := e.poller(e.dispatcher()).Cycle(e.ctx())
+	require.NoError(t, err)
+	require.Len(t, res.Decisions, 2)
+	jobs := e.jobsDispatched()
+	assert.Equal(t, 1, jobs[transport.JobID(c.GetNodeID())])
+	ctxs := e.contexts()
+	for _, m := range ctxs {
+		assert.Contains(t, m, "pull_request")
+		assert.Contains(t, m, "diff")
+		assert.Contains(t, m, "reviews")
+	}
+}
+
+func TestPollTwoCycles(t *testing.T) {
+	e := newEnv(t)
+	n := e.issue("x")
+	e.comment(n, "alice", "@mrbot one")
+	ctx, cancel := context.WithCancel(e.ctx())
+	var waits []time.Duration
+	p := e.poller(e.dispatcher())
+	p.MinInterval = time.Millisecond
+	p.Sleep = func(ctx context.Context, d time.Duration) error {
+		waits = append(waits, d)
+		if len(waits) == 1 {
+			e.comment(n, "bob", "@mrbot two") // arrives between the cycles
+			return nil
+		}
+		cancel()
+		return ctx.Err()
+	}
+	require.NoError(t, p.Run(ctx))
+	assert.Len(t, e.jobsDispatched(), 2)
+	require.Len(t, waits, 2)
+	for _, w := range waits {
+		assert.Equal(t, 60*time.Second, w, "X-Poll-Interval is longer than MinInterval, so it wins")
+	}
+	assert.Contains(t, e.logs.String(), `"msg":"poll cycle"`)
+}
+
+// TestStopBeforeMarkReadThenRestart: the dispatcher dispatches, dies before
+// marking the thread read, and a new process picks up: no duplicate, and a
+// mention posted meanwhile is not lost.
+func TestStopBeforeMarkReadThenRestart(t *testing.T) {
+	e := newEnv(t)
+	n := e.issue("x")
+	c1 := e.comment(n, "alice", "@mrbot first")
+	fault := e.sim.AddFault(githubsim.Fault{Method: "PATCH", Path: "/notifications/threads/*", Kind: githubsim.FaultReset, Rate: 1})
+	_, err := e.poller(e.dispatcher()).Cycle(e.ctx())
+	require.Error(t, err)
+	assert.Len(t, e.jobsDispatched(), 1)
+	e.sim.RemoveFault(fault)
+	c2 := e.comment(n, "bob", "@mrbot second")
+
+	res, err := e.poller(e.dispatcher()).Cycle(e.ctx()) // the restarted process
+	require.NoError(t, err)
+	jobs := e.jobsDispatched()
+	assert.Equal(t, map[string]int{transport.JobID(c1.GetNodeID()): 1, transport.JobID(c2.GetNodeID()): 1}, jobs)
+	var reasons []string
+	for _, d := range res.Decisions {
+		reasons = append(reasons, d.Decision+": "+d.Reason)
+	}
+	assert.Contains(t, strings.Join(reasons, "\n"), "already dispatched")
+	for _, th := range e.sim.Notifications(bot) {
+		assert.False(t, th.GetUnread())
+	}
+}
+
+func TestFailedThreadRetriedNextCycle(t *testing.T) {
+	e := newEnv(t)
+	n := e.issue("x")
+	e.comment(n, "alice", "@mrbot first")
+	p := e.poller(e.dispatcher())
+	fault := e.sim.AddFault(githubsim.Fault{Method: "POST", Path: "/repos/ops/control/dispatches", Kind: githubsim.FaultStatus500, Rate: 1})
+	res, err := p.Cycle(e.ctx())
+	require.Error(t, err)
+	assert.Equal(t, 1, res.Failed)
+	e.sim.RemoveFault(fault)
+	res, err = p.Cycle(e.ctx()) // not a 304: the failed thread is listed again
+	require.NoError(t, err)
+	assert.False(t, res.NotModified)
+	assert.Len(t, e.jobsDispatched(), 1)
+}
+
+func TestSubjectThread(t *testing.T) {
+	cases := []struct {
+		in   string
+		repo string
+		n    int
+		ok   bool
+	}{
+		{"https://api.github.com/repos/o/r/issues/12", "o/r", 12, true},
+		{"http://127.0.0.1:1/repos/o/r/pulls/3", "o/r", 3, true},
+		{"https://api.github.com/repos/o/r/commits/abc", "", 0, false},
+		{"https://api.github.com/repos/o/r/issues/0", "", 0, false},
+		{"", "", 0, false},
+	}
+	for _, tc := range cases {
+		repo, n, err := subjectThread(tc.in)
+		if !tc.ok {
+			assert.Error(t, err, tc.in)
+			continue
+		}
+		require.NoError(t, err)
+		assert.Equal(t, tc.repo, repo)
+		assert.Equal(t, tc.n, n)
+	}
+}
+
+func FuzzSubjectThread(f *testing.F) {
+	for _, s := range []string{"https://api.github.com/repos/o/r/issues/12", "/repos///pulls/x", "/repos/a/b/issues/-1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		repo, n, err := subjectThread(s)
+		if err == nil && (n <= 0 || !strings.Contains(repo, "/")) {
+			t.Fatalf("%q → %q %d", s, repo, n)
+		}
+	})
+}
+
+func FuzzParseAllowList(f *testing.F) {
+	for _, s := range []string{"", "*", "a,b", " @a , *", ",,,"} {
+		f.Add(s, "a")
+	}
+	f.Fuzz(func(t *testing.T, list, login string) {
+		a := ParseAllowList(list)
+		if list == "" && a.Allows(login) {
+			t.Fatal("empty list allows someone")
+		}
+	})
+}

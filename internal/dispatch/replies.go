@@ -1,0 +1,127 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v62/github"
+
+	"github.com/mention-runner/mention-runner/internal/threadctx"
+)
+
+// Reply kinds, written into the hidden marker.
+const (
+	replyCfg      = "cfg"
+	replyRate     = "ratelimit"
+	replyGoAway   = "go-away"
+	replyComeBack = "come-back"
+)
+
+// marker is the hidden line that lets a retry find a reply it already posted.
+func marker(kind string, t *Trigger) string {
+	return fmt.Sprintf("<!-- mention-runner:reply kind=%s comment=%d node=%s -->", kind, t.CommentID, t.NodeID)
+}
+
+// replyOnce posts body (plus the marker) on the trigger's thread unless a
+// comment by the bot with the same marker is already there.
+func (d *Dispatcher) replyOnce(ctx context.Context, t *Trigger, kind, body string) error {
+	mark := marker(kind, t)
+	comments := t.pre.comments
+	if comments == nil {
+		var err error
+		comments, err = threadctx.GetAll(ctx, d.gh, fmt.Sprintf("repos/%s/issues/%d/comments", t.Repo, t.Number))
+		if err != nil {
+			return fmt.Errorf("look for an earlier reply: %w", err)
+		}
+	}
+	for _, raw := range comments {
+		var c struct {
+			Body string `json:"body"`
+			User struct {
+				Login string `json:"login"`
+			} `json:"user"`
+		}
+		if json.Unmarshal(raw, &c) == nil && strings.EqualFold(c.User.Login, d.cfg.Bot) && strings.Contains(c.Body, mark) {
+			return nil
+		}
+	}
+	owner, name := split(t.Repo)
+	_, _, err := d.gh.Issues.CreateComment(ctx, owner, name, t.Number, &github.IssueComment{Body: github.String(body + "\n\n" + mark)})
+	if err != nil {
+		return fmt.Errorf("reply on %s#%d: %w", t.Repo, t.Number, err)
+	}
+	return nil
+}
+
+// react adds 👀 to the trigger. Reviews have no reactions on GitHub, so a
+// review (like an issue or PR body) is acknowledged on the issue itself.
+func (d *Dispatcher) react(ctx context.Context, t *Trigger) error {
+	var u string
+	switch {
+	case t.Event == "issue_comment" && t.CommentID > 0:
+		u = fmt.Sprintf("repos/%s/issues/comments/%d/reactions", t.Repo, t.CommentID)
+	case t.Event == "pull_request_review_comment" && t.CommentID > 0:
+		u = fmt.Sprintf("repos/%s/pulls/comments/%d/reactions", t.Repo, t.CommentID)
+	default:
+		u = fmt.Sprintf("repos/%s/issues/%d/reactions", t.Repo, t.Number)
+	}
+	req, err := d.gh.NewRequest(http.MethodPost, u, nil)
+	if err != nil {
+		return fmt.Errorf("build reaction request: %w", err)
+	}
+	setBody(req, []byte(`{"content":"eyes"}`))
+	if _, err := d.gh.Do(ctx, req, nil); err != nil {
+		return fmt.Errorf("react on %s: %w", t.URL, err)
+	}
+	return nil
+}
+
+// fenced quotes untrusted text (an error naming the user's word) in a code
+// fence longer than any backtick run inside it.
+func fenced(s string) string {
+	run, longest := 0, 0
+	for _, c := range s {
+		if c == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	f := strings.Repeat("`", max(3, longest+1))
+	return f + "text\n" + s + "\n" + f
+}
+
+func cfgReply(t *Trigger, bot string, err error, help string) string {
+	return fmt.Sprintf("@%s I did not start a run: the `!cfg` flags could not be read.\n\n%s\n\n%s\n\nMention `@%s` again with valid flags (or without `!cfg`) to start a run.",
+		t.Author, fenced(err.Error()), strings.TrimSpace(help), bot)
+}
+
+func rateReply(t *Trigger, limit int, retry time.Time) string {
+	return fmt.Sprintf("@%s you have reached the limit of %d runs per hour, so I did not start a run for this mention. Please mention me again after %s.",
+		t.Author, limit, retry.UTC().Format("15:04 UTC"))
+}
+
+func goAwayReply(t *Trigger, bot string, patterns []string) string {
+	return fmt.Sprintf("@%s done: I will no longer act here. Blocked: %s.\n\nSay `@%s come back` to undo this.",
+		t.Author, codeList(patterns), bot)
+}
+
+func comeBackReply(t *Trigger, removed int, patterns []string) string {
+	if removed == 0 {
+		return fmt.Sprintf("@%s nothing to undo: none of %s was blocked.", t.Author, codeList(patterns))
+	}
+	return fmt.Sprintf("@%s welcome back: I removed the block on %s.", t.Author, codeList(patterns))
+}
+
+func codeList(ps []string) string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = "`" + p + "`"
+	}
+	return strings.Join(out, ", ")
+}

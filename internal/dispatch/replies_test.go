@@ -1,0 +1,52 @@
+package dispatch
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/policy"
+	"github.com/mention-runner/mention-runner/internal/webhook"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func TestReplyGolden(t *testing.T) {
+	tr := &Trigger{Trigger: webhook.Trigger{Author: "alice", CommentID: 42, NodeID: "IC_42"}}
+	_, ferr := policy.ParseFlags([]string{"comment-onyl```"})
+	require.Error(t, ferr)
+	cases := map[string]string{
+		"cfg.md":       cfgReply(tr, "mrbot", ferr, policy.ValidFlagsHelp()),
+		"ratelimit.md": rateReply(tr, 10, time.Date(2024, 5, 1, 13, 5, 0, 0, time.UTC)),
+		"goaway.md":    goAwayReply(tr, "mrbot", []string{"alice/*", "acme/tool"}),
+		"comeback.md":  comeBackReply(tr, 2, []string{"alice/*", "acme/tool"}),
+		"comeback0.md": comeBackReply(tr, 0, []string{"alice/*"}),
+	}
+	for name, got := range cases {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join("testdata", name)
+			if *update {
+				require.NoError(t, os.MkdirAll("testdata", 0o755))
+				require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+			}
+			want, err := os.ReadFile(path)
+			require.NoError(t, err, "run with -update to create")
+			assert.Equal(t, string(want), got)
+			assert.NotContains(t, strings.ReplaceAll(got, "`@mrbot", ""), "@mrbot", "the bot never mentions itself outside code")
+		})
+	}
+}
+
+func TestFencedQuotesAnyBackticks(t *testing.T) {
+	for _, s := range []string{"plain", "a ``` b", "````"} {
+		f := fenced(s)
+		fence := f[:strings.Index(f, "text")]
+		assert.NotContains(t, s, fence)
+	}
+}

@@ -1,0 +1,100 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/mention-runner/mention-runner/internal/webhook"
+)
+
+// MaxWebhookBytes caps a delivery's body; GitHub caps payloads at 25 MB.
+const MaxWebhookBytes = 25 << 20
+
+// DecodeEvent turns one webhook delivery into a trigger, keeping the
+// payload's repository object for the context. Unsupported events and
+// actions wrap webhook.ErrUnsupported; malformed ones are *webhook.DecodeError.
+func DecodeEvent(event string, body []byte) (*Trigger, error) {
+	wt, err := webhook.Decode(event, body)
+	if err != nil {
+		return nil, err
+	}
+	var p struct {
+		Repository json.RawMessage `json:"repository"`
+	}
+	if err := json.Unmarshal(body, &p); err != nil {
+		return nil, fmt.Errorf("read repository of %s delivery: %w", event, err)
+	}
+	return &Trigger{Trigger: *wt, Repository: p.Repository}, nil
+}
+
+// WebhookHandler serves GitHub webhook deliveries on POST / and POST
+// /webhook, and GET /healthz. It answers 401 for a bad signature, 400 for a
+// malformed body, 204 for events that cannot carry a mention, 202 with the
+// decision JSON when handled, 500 when handling failed (GitHub shows the
+// delivery as failed and it can be redelivered). Handling is synchronous,
+// bounded by timeout, and not cut short when GitHub stops waiting (10 s).
+func (d *Dispatcher) WebhookHandler(secret []byte, timeout time.Duration) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	h := func(w http.ResponseWriter, r *http.Request) { d.serveDelivery(w, r, secret, timeout) }
+	mux.HandleFunc("POST /webhook", h)
+	mux.HandleFunc("POST /{$}", h)
+	return mux
+}
+
+func (d *Dispatcher) serveDelivery(w http.ResponseWriter, r *http.Request, secret []byte, timeout time.Duration) {
+	log := d.cfg.Logger
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxWebhookBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", MaxWebhookBytes))
+			return
+		}
+		httpError(w, http.StatusBadRequest, "could not read body")
+		return
+	}
+	if err := webhook.Verify(secret, body, r.Header.Get("X-Hub-Signature-256")); err != nil {
+		log.Warn("webhook rejected", "delivery", r.Header.Get("X-GitHub-Delivery"), "error", err.Error())
+		httpError(w, http.StatusUnauthorized, "bad signature")
+		return
+	}
+	event := r.Header.Get("X-GitHub-Event")
+	t, err := DecodeEvent(event, body)
+	if errors.Is(err, webhook.ErrUnsupported) {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if err != nil {
+		log.Warn("webhook malformed", "delivery", r.Header.Get("X-GitHub-Delivery"), "event", event, "error", err.Error())
+		httpError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), timeout)
+	defer cancel()
+	dec, err := d.Handle(ctx, t)
+	if ferr := d.Flush(ctx); ferr != nil {
+		log.Error("write rate-limit state", "error", ferr.Error())
+	}
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, "handling failed: "+err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusAccepted)
+	_ = json.NewEncoder(w).Encode(dec)
+}
+
+func httpError(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}

@@ -1,0 +1,124 @@
+package threadctx
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/google/go-github/v62/github"
+)
+
+// Defaults for Options fields left zero.
+const (
+	DefaultMaxBytes     = 512 << 10
+	DefaultMaxDiffBytes = 1 << 20
+)
+
+// Options bound the context.
+type Options struct {
+	// MaxBytes is the budget for the whole context except the diff (which
+	// has its own cap). The trigger is kept even when it alone is larger.
+	MaxBytes     int
+	MaxDiffBytes int
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.MaxDiffBytes <= 0 {
+		o.MaxDiffBytes = DefaultMaxDiffBytes
+	}
+	return o
+}
+
+// Request names the thread and the trigger. Fields holding API responses are
+// optional: a caller that already fetched one (the webhook's repository, the
+// comments the poller listed) passes it and saves a request. A nil list means
+// "fetch it"; pass an empty, non-nil slice for "none".
+type Request struct {
+	Repo          string // owner/name
+	Number        int
+	IsPR          bool
+	TriggerNodeID string // node_id of the comment, review, issue or PR carrying the mention
+
+	Repository     json.RawMessage
+	Issue          json.RawMessage
+	PullRequest    json.RawMessage
+	Comments       []json.RawMessage
+	Reviews        []json.RawMessage
+	ReviewComments []json.RawMessage
+}
+
+// Result is the built context.
+type Result struct {
+	JSON       []byte
+	Trigger    Trigger
+	Truncation Truncation
+	// Requests is how many API requests Build made.
+	Requests int
+}
+
+// ErrTriggerNotFound means the trigger is not in the thread any more (deleted,
+// or the node id does not belong to this thread).
+var ErrTriggerNotFound = errors.New("trigger not found in the thread")
+
+// Build fetches what the request lacks, concurrently, and assembles the context.
+func Build(ctx context.Context, c *github.Client, req Request, o Options) (*Result, error) {
+	o = o.withDefaults()
+	if req.Repo == "" || req.Number <= 0 || req.TriggerNodeID == "" {
+		return nil, fmt.Errorf("threadctx: request needs repo, number and trigger node id (got %q, %d, %q)", req.Repo, req.Number, req.TriggerNodeID)
+	}
+	var (
+		diff     *cappedWriter
+		requests counter
+	)
+	g, gctx := newGroup(ctx)
+	obj := func(dst *json.RawMessage, path string) {
+		if *dst != nil {
+			return
+		}
+		g.Go(func() error {
+			raw, err := GetObject(gctx, c, path)
+			requests.add(1)
+			*dst = raw
+			return err
+		})
+	}
+	list := func(dst *[]json.RawMessage, path string) {
+		if *dst != nil {
+			return
+		}
+		g.Go(func() error {
+			items, n, err := getAllCounted(gctx, c, path)
+			requests.add(n)
+			*dst = items
+			return err
+		})
+	}
+	thread := fmt.Sprintf("repos/%s", req.Repo)
+	obj(&req.Repository, thread)
+	obj(&req.Issue, fmt.Sprintf("%s/issues/%d", thread, req.Number))
+	list(&req.Comments, fmt.Sprintf("%s/issues/%d/comments", thread, req.Number))
+	if req.IsPR {
+		obj(&req.PullRequest, fmt.Sprintf("%s/pulls/%d", thread, req.Number))
+		list(&req.Reviews, fmt.Sprintf("%s/pulls/%d/reviews", thread, req.Number))
+		list(&req.ReviewComments, fmt.Sprintf("%s/pulls/%d/comments", thread, req.Number))
+		g.Go(func() error {
+			w, err := getDiff(gctx, c, req.Repo, req.Number, o.MaxDiffBytes)
+			requests.add(1)
+			diff = w
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, fmt.Errorf("threadctx: fetch %s#%d: %w", req.Repo, req.Number, err)
+	}
+	res, err := assemble(req, diff, o)
+	if err != nil {
+		return nil, fmt.Errorf("threadctx: %s#%d: %w", req.Repo, req.Number, err)
+	}
+	res.Requests = requests.get()
+	return res, nil
+}
