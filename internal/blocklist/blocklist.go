@@ -5,15 +5,15 @@ package blocklist
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/google/go-github/v62/github"
+
+	"github.com/mention-runner/mention-runner/internal/repofile"
 )
 
 // DefaultPath is where the list lives in the control repo.
@@ -131,41 +131,19 @@ func (s *Store) path() string {
 	return s.Path
 }
 
-func (s *Store) split() (string, string, error) {
-	owner, name, ok := strings.Cut(s.Repo, "/")
-	if !ok || owner == "" || name == "" {
-		return "", "", fmt.Errorf("blocklist: control repo %q is not owner/name", s.Repo)
-	}
-	return owner, name, nil
+func (s *Store) file() repofile.File {
+	return repofile.File{Client: s.Client, Repo: s.Repo, Path: s.path()}
 }
 
-// Load reads the list; a missing file is an empty list.
+// Load reads the list; a missing file is an empty list, a corrupt one an
+// error (a corrupt list must not silently unblock everyone).
 func (s *Store) Load(ctx context.Context) (*List, error) {
-	owner, name, err := s.split()
+	l := &List{}
+	sha, err := s.file().Read(ctx, l)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("blocklist: %w", err)
 	}
-	fc, _, resp, err := s.Client.Repositories.GetContents(ctx, owner, name, s.path(), nil)
-	if err != nil {
-		if resp != nil && resp.StatusCode == http.StatusNotFound {
-			return &List{}, nil
-		}
-		return nil, fmt.Errorf("blocklist: read %s from %s: %w", s.path(), s.Repo, err)
-	}
-	if fc == nil {
-		return nil, fmt.Errorf("blocklist: %s in %s is a directory", s.path(), s.Repo)
-	}
-	raw, err := fc.GetContent()
-	if err != nil {
-		return nil, fmt.Errorf("blocklist: decode %s: %w", s.path(), err)
-	}
-	l := &List{SHA: fc.GetSHA()}
-	if strings.TrimSpace(raw) != "" {
-		if err := json.Unmarshal([]byte(raw), l); err != nil {
-			// A corrupt list must not silently unblock everyone: fail.
-			return nil, fmt.Errorf("blocklist: %s in %s is not valid JSON: %w", s.path(), s.Repo, err)
-		}
-	}
+	l.SHA = sha
 	return l, nil
 }
 
@@ -173,10 +151,6 @@ func (s *Store) Load(ctx context.Context) (*List, error) {
 // was read at, retrying from a fresh read when another writer got there
 // first. mutate returns false when nothing changed (no write is made).
 func (s *Store) Update(ctx context.Context, message string, mutate func(*List) bool) (*List, error) {
-	owner, name, err := s.split()
-	if err != nil {
-		return nil, err
-	}
 	attempts := s.Attempts
 	if attempts <= 0 {
 		attempts = 5
@@ -189,22 +163,14 @@ func (s *Store) Update(ctx context.Context, message string, mutate func(*List) b
 		if !mutate(l) {
 			return l, nil
 		}
-		body, err := json.MarshalIndent(l, "", "  ")
+		sha, err := s.file().Write(ctx, message, l, l.SHA)
+		if errors.Is(err, repofile.ErrConflict) {
+			continue // someone else wrote first: read again
+		}
 		if err != nil {
-			return nil, fmt.Errorf("blocklist: encode: %w", err)
+			return nil, fmt.Errorf("blocklist: %w", err)
 		}
-		opts := &github.RepositoryContentFileOptions{Message: github.String(message), Content: append(body, '\n')}
-		if l.SHA != "" {
-			opts.SHA = github.String(l.SHA)
-		}
-		res, resp, err := s.Client.Repositories.UpdateFile(ctx, owner, name, s.path(), opts)
-		if err != nil {
-			if resp != nil && (resp.StatusCode == http.StatusConflict || resp.StatusCode == http.StatusUnprocessableEntity) {
-				continue // someone else wrote first: read again
-			}
-			return nil, fmt.Errorf("blocklist: write %s to %s: %w", s.path(), s.Repo, err)
-		}
-		l.SHA = res.GetContent().GetSHA()
+		l.SHA = sha
 		return l, nil
 	}
 	return nil, ErrConflict

@@ -2,15 +2,13 @@ package dispatch
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/google/go-github/v62/github"
+	"github.com/mention-runner/mention-runner/internal/repofile"
 )
 
 // The per-user rate limit counts runs in a JSON file in CONTROL (DefaultStatePath):
@@ -77,30 +75,18 @@ func (d *Dispatcher) rate(ctx context.Context) (*rateState, error) {
 	return ns, nil
 }
 
+func (d *Dispatcher) rateFile() repofile.File {
+	return repofile.File{Client: d.ctl, Repo: d.cfg.Control, Path: d.cfg.StatePath}
+}
+
+// loadRate reads the state; a corrupt file must not lift the limit silently.
 func (d *Dispatcher) loadRate(ctx context.Context) ([]RateEntry, string, error) {
-	owner, name := split(d.cfg.Control)
-	fc, _, resp, err := d.ctl.Repositories.GetContents(ctx, owner, name, d.cfg.StatePath, nil)
-	if err != nil {
-		if resp != nil && resp.StatusCode == http.StatusNotFound {
-			return nil, "", nil
-		}
-		return nil, "", fmt.Errorf("read rate-limit state %s from %s: %w", d.cfg.StatePath, d.cfg.Control, err)
-	}
-	if fc == nil {
-		return nil, "", fmt.Errorf("rate-limit state %s in %s is a directory", d.cfg.StatePath, d.cfg.Control)
-	}
-	raw, err := fc.GetContent()
-	if err != nil {
-		return nil, "", fmt.Errorf("decode rate-limit state %s: %w", d.cfg.StatePath, err)
-	}
 	var f rateFile
-	if strings.TrimSpace(raw) != "" {
-		if err := json.Unmarshal([]byte(raw), &f); err != nil {
-			// A corrupt file must not lift the limit silently.
-			return nil, "", fmt.Errorf("rate-limit state %s in %s is not valid JSON (fix or delete it): %w", d.cfg.StatePath, d.cfg.Control, err)
-		}
+	sha, err := d.rateFile().Read(ctx, &f)
+	if err != nil {
+		return nil, "", fmt.Errorf("rate-limit state: %w", err)
 	}
-	return f.Runs, fc.GetSHA(), nil
+	return f.Runs, sha, nil
 }
 
 // recordRun counts a dispatched run; Flush writes it.
@@ -132,7 +118,6 @@ func (d *Dispatcher) Flush(ctx context.Context) error {
 	if len(pending) == 0 {
 		return nil
 	}
-	owner, name := split(d.cfg.Control)
 	d.mu.Lock()
 	cached := d.rateSt != nil && !d.rateSt.loaded.IsZero()
 	var runs []RateEntry
@@ -150,28 +135,17 @@ func (d *Dispatcher) Flush(ctx context.Context) error {
 			}
 		}
 		merged := mergeRuns(runs, pending, d.cfg.Now().Add(-rateWindow))
-		body, err := json.MarshalIndent(rateFile{Runs: merged}, "", "  ")
+		newSHA, err := d.rateFile().Write(ctx, "mention-runner: record runs for the rate limit", rateFile{Runs: merged}, sha)
+		if errors.Is(err, repofile.ErrConflict) {
+			continue // another writer got there first: merge again
+		}
 		if err != nil {
-			return fmt.Errorf("encode rate-limit state: %w", err)
-		}
-		opts := &github.RepositoryContentFileOptions{
-			Message: github.String("mention-runner: record runs for the rate limit"),
-			Content: append(body, '\n'),
-		}
-		if sha != "" {
-			opts.SHA = github.String(sha)
-		}
-		res, resp, err := d.ctl.Repositories.UpdateFile(ctx, owner, name, d.cfg.StatePath, opts)
-		if err != nil {
-			if resp != nil && (resp.StatusCode == http.StatusConflict || resp.StatusCode == http.StatusUnprocessableEntity) {
-				continue // another writer got there first: merge again
-			}
-			return fmt.Errorf("write rate-limit state %s to %s: %w", d.cfg.StatePath, d.cfg.Control, err)
+			return fmt.Errorf("rate-limit state: %w", err)
 		}
 		d.mu.Lock()
 		if d.rateSt != nil {
 			d.rateSt.pending = dropWritten(d.rateSt.pending, pending)
-			d.rateSt.runs, d.rateSt.sha = merged, res.GetContent().GetSHA()
+			d.rateSt.runs, d.rateSt.sha = merged, newSHA
 		}
 		d.mu.Unlock()
 		return nil

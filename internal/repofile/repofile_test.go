@@ -1,0 +1,74 @@
+package repofile
+
+import (
+	"context"
+	"net/url"
+	"testing"
+
+	"github.com/google/go-github/v62/github"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/githubsim"
+)
+
+func newFile(t *testing.T) File {
+	t.Helper()
+	sim, err := githubsim.New(githubsim.Options{Seed: 1})
+	require.NoError(t, err)
+	base, err := sim.Start()
+	require.NoError(t, err)
+	t.Cleanup(func() { sim.Close() })
+	sim.AddUser("acme")
+	sim.AddUser("bot")
+	sim.AddToken("tok", "bot")
+	_, err = sim.AddRepo("acme/control", true)
+	require.NoError(t, err)
+	sim.SetPermission("acme/control", "bot", "write")
+	gh := github.NewClient(nil).WithAuthToken("tok")
+	gh.BaseURL, _ = url.Parse(base)
+	return File{Client: gh, Repo: "acme/control", Path: "state/x.json"}
+}
+
+func TestReadWrite(t *testing.T) {
+	f := newFile(t)
+	ctx := context.Background()
+	var v map[string]int
+	sha, err := f.Read(ctx, &v)
+	require.NoError(t, err)
+	assert.Empty(t, sha, "missing file")
+	assert.Nil(t, v)
+
+	sha1, err := f.Write(ctx, "create", map[string]int{"a": 1}, "")
+	require.NoError(t, err)
+	require.NotEmpty(t, sha1)
+
+	_, err = f.Write(ctx, "create again", map[string]int{"a": 2}, "")
+	assert.ErrorIs(t, err, ErrConflict, "creating over an existing file conflicts")
+
+	sha2, err := f.Write(ctx, "update", map[string]int{"a": 3}, sha1)
+	require.NoError(t, err)
+	_, err = f.Write(ctx, "stale", map[string]int{"a": 4}, sha1)
+	assert.ErrorIs(t, err, ErrConflict, "a stale sha conflicts")
+
+	got, err := f.Read(ctx, &v)
+	require.NoError(t, err)
+	assert.Equal(t, sha2, got)
+	assert.Equal(t, map[string]int{"a": 3}, v)
+}
+
+func TestBadInput(t *testing.T) {
+	f := newFile(t)
+	ctx := context.Background()
+	_, err := f.Client.Repositories.CreateFile(ctx, "acme", "control", f.Path, &github.RepositoryContentFileOptions{Message: github.String("x"), Content: []byte("{oops")})
+	require.NoError(t, err)
+	var v map[string]any
+	_, err = f.Read(ctx, &v)
+	assert.ErrorContains(t, err, "not valid JSON")
+
+	bad := File{Client: f.Client, Repo: "nope", Path: "x"}
+	_, err = bad.Read(ctx, &v)
+	assert.ErrorContains(t, err, "not owner/name")
+	_, err = bad.Write(ctx, "m", v, "")
+	assert.ErrorContains(t, err, "not owner/name")
+}
