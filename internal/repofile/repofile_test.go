@@ -60,7 +60,7 @@ func TestReadWrite(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	f := newFile(t)
 	ctx := context.Background()
-	_, err := f.Client.Repositories.CreateFile(ctx, "acme", "control", f.Path, &github.RepositoryContentFileOptions{Message: github.String("x"), Content: []byte("{oops")})
+	_, _, err := f.Client.Repositories.CreateFile(ctx, "acme", "control", f.Path, &github.RepositoryContentFileOptions{Message: github.String("x"), Content: []byte("{oops")})
 	require.NoError(t, err)
 	var v map[string]any
 	_, err = f.Read(ctx, &v)
