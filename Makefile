@@ -52,5 +52,12 @@ fuzz:
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 
+# demo runs one mention end to end on a simulated GitHub (cmd/demo).
+# Options: COMMENT='…' (the trigger comment; \n is a line break), SHARD=1
+# (a thread big enough to be sent as agent_shard events), ENGINE=claude
+# (the real Claude Code against the real model API; needs ANTHROPIC_API_KEY).
+demo: $(if $(filter claude,$(ENGINE)),claude-code)
+	$(GO) run ./cmd/demo --claude-bin "$(CLAUDE_BIN)"
+
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) demo-out

@@ -1,0 +1,191 @@
+// Command demo runs one mention end to end on a simulated GitHub: the
+// dispatcher and the three runner jobs as separate processes with separate
+// environments, then prints what happened. `make demo` runs it.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mention-runner/mention-runner/internal/cli"
+	"github.com/mention-runner/mention-runner/internal/demo"
+)
+
+// demoTimeout bounds the whole demo; the replay engine needs a few seconds.
+const demoTimeout = 10 * time.Minute
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, cli.OSEnv(), os.Args[1:])
+	stop()
+	os.Exit(exitCode(err))
+}
+
+func exitCode(err error) int {
+	var ue *cli.UsageError
+	var ee *cli.ExitError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(os.Stderr, "demo: %s\nRun 'go run ./cmd/demo --help' for usage.\n", ue.Msg)
+		return 2
+	case errors.As(err, &ee):
+		if ee.Err != nil {
+			fmt.Fprintf(os.Stderr, "demo: %v\n", ee.Err)
+		}
+		return ee.Code
+	}
+	fmt.Fprintf(os.Stderr, "demo: %v\n", err)
+	return 1
+}
+
+func run(ctx context.Context, env *cli.Env, args []string) error {
+	fs := cli.FlagSet(env, "demo", "", "[--comment TEXT] [--shard] [--engine replay|claude] [--out DIR]")
+	comment := fs.String("comment", env.Env("COMMENT"), "the trigger comment (env COMMENT); \\n is a line break; default: "+strings.ReplaceAll(demo.DefaultComment, "\n", `\n`))
+	shard := fs.Bool("shard", env.Env("SHARD") == "1", "pad the thread so the context is sent as agent_shard events (env SHARD=1)")
+	engine := fs.String("engine", envOr(env, "ENGINE", demo.EngineReplay), "agent engine: replay (scripted, offline) or claude (real Claude Code and model API; needs ANTHROPIC_API_KEY) (env ENGINE)")
+	script := fs.String("script", "demo/replay.jsonl", "replay engine: the scripted session")
+	claudeBin := fs.String("claude-bin", envOr(env, "CLAUDE_BIN", "tools/claude-code/node_modules/.bin/claude"), "claude engine: the Claude Code executable (env CLAUDE_BIN)")
+	out := fs.String("out", "demo-out", "where the jobs' directories and artifacts go (emptied first)")
+	if err := cli.ParseFlags(fs, args, false); err != nil {
+		return err
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	root, err := demo.ModuleRoot(wd)
+	if err != nil {
+		return err
+	}
+	o := demo.Options{Engine: *engine, Log: env.Stderr}
+	switch *engine {
+	case demo.EngineReplay:
+		o.ReplayScript = inRoot(root, *script)
+	case demo.EngineClaude:
+		key := env.Env("ANTHROPIC_API_KEY")
+		if key == "" {
+			return cli.Usagef("--engine claude talks to the real model API: set ANTHROPIC_API_KEY (or use the default replay engine)")
+		}
+		o.ClaudeBin = inRoot(root, *claudeBin)
+		if _, err := os.Stat(o.ClaudeBin); err != nil {
+			return cli.Usagef("Claude Code not found at %s: run `make claude-code` or set CLAUDE_BIN", o.ClaudeBin)
+		}
+		o.EngineEnv = []string{"ANTHROPIC_API_KEY=" + key}
+		for _, k := range []string{"ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL"} {
+			if v := env.Env(k); v != "" {
+				o.EngineEnv = append(o.EngineEnv, k+"="+v)
+			}
+		}
+		o.StageTimeout = 10 * time.Minute
+	default:
+		return cli.Usagef("--engine %q: want replay or claude", *engine)
+	}
+	o.OutDir = inRoot(root, *out)
+	if err := resetOut(o.OutDir); err != nil {
+		return err
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, demoTimeout)
+	defer cancel()
+	start := time.Now()
+	binDir, err := os.MkdirTemp("", "mention-runner-demo-bin-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(binDir)
+	fmt.Fprintln(env.Stderr, "building cmd/dispatcher and cmd/runner …")
+	if o.Bins, err = demo.Build(ctx, root, binDir); err != nil {
+		return err
+	}
+	text := strings.ReplaceAll(*comment, `\n`, "\n")
+	if strings.TrimSpace(text) == "" {
+		text = demo.DefaultComment
+	}
+	world, err := demo.Seed(demo.SeedOptions{Comment: text, Shard: *shard})
+	if err != nil {
+		return err
+	}
+	defer world.Sim.Close()
+	o.World = world
+	fmt.Fprintf(env.Stderr, "simulated GitHub at %s; %s commented on %s:\n%s\n\n", world.BaseURL, demo.Author, world.ThreadURL(), indent(text))
+
+	flow, err := demo.New(o)
+	if err != nil {
+		return err
+	}
+	runErr := flow.Run(ctx)
+	if errors.Is(runErr, demo.ErrNoDispatch) && printReplies(env, world) > 0 {
+		runErr = nil // the bot answered instead of running: the demo showed what happens
+	}
+	if len(flow.Dispatches()) > 0 {
+		sum, err := flow.Summarize()
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "demo: reading the run record: %v\n", err)
+		}
+		sum.Write(env.Stdout)
+	}
+	fmt.Fprintf(env.Stdout, "\njobs and artifacts: %s (took %s)\n", o.OutDir, time.Since(start).Round(100*time.Millisecond))
+	return runErr
+}
+
+// printReplies shows what the bot answered on the thread instead of
+// running, and returns how many replies there were.
+func printReplies(env *cli.Env, w *demo.World) int {
+	fmt.Fprintln(env.Stdout, "\n== No run: the dispatcher's answer on the thread ==")
+	n := 0
+	for _, c := range w.Sim.Comments(demo.TargetRepo, w.Issue) {
+		if strings.EqualFold(c.GetUser().GetLogin(), demo.BotLogin) {
+			fmt.Fprintf(env.Stdout, "%s\n%s\n", c.GetHTMLURL(), strings.TrimSpace(c.GetBody()))
+			n++
+		}
+	}
+	if n == 0 {
+		fmt.Fprintln(env.Stdout, "(none: the mention was ignored; see demo-out/jobs/dispatcher/stderr.log)")
+	}
+	return n
+}
+
+// outMarker marks a directory the demo made, so only such a one is emptied.
+const outMarker = ".mention-runner-demo"
+
+func resetOut(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err == nil && len(ents) > 0 {
+		if _, err := os.Stat(filepath.Join(dir, outMarker)); err != nil {
+			return cli.Usagef("--out %s is not empty and was not made by the demo; choose another directory", dir)
+		}
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("empty %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, outMarker), nil, 0o644)
+}
+
+func envOr(env *cli.Env, key, def string) string {
+	if v := env.Env(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func inRoot(root, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(root, p)
+}
+
+func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ") }

@@ -1,0 +1,245 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/demo"
+	"github.com/mention-runner/mention-runner/internal/record"
+	"github.com/mention-runner/mention-runner/internal/transport"
+)
+
+// replayComment is the body the replay script (testdata/replay.jsonl) asks
+// the gate to post.
+const replayComment = "The build fails on Windows because git checks the sources out with CRLF line endings.\n\nFix: add a `.gitattributes` with `* text=auto eol=lf`."
+
+// flowTimeout bounds one whole flow in a test.
+const flowTimeout = 4 * time.Minute
+
+type flowCase struct {
+	shard    bool
+	parallel bool
+	engine   string
+	script   string
+	claude   string   // claude engine: the executable (a wrapper)
+	extraEnv []string // agent job
+}
+
+// runFlow seeds a fresh simulator and runs the whole flow.
+func runFlow(t *testing.T, c flowCase) (*demo.World, *demo.Flow) {
+	t.Helper()
+	w, err := demo.Seed(demo.SeedOptions{Shard: c.shard, Logf: t.Logf})
+	require.NoError(t, err)
+	t.Cleanup(func() { w.Sim.Close() })
+	f, err := demo.New(demo.Options{
+		World: w, Bins: bins, OutDir: t.TempDir(),
+		Engine: c.engine, ReplayScript: c.script, ClaudeBin: c.claude, EngineEnv: c.extraEnv,
+		ParallelShards: c.parallel,
+	})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), flowTimeout)
+	defer cancel()
+	err = f.Run(ctx)
+	for _, st := range f.Stages() {
+		t.Logf("%s: exit %d in %s", st.Name, st.ExitCode, st.Duration.Round(time.Millisecond))
+	}
+	require.NoError(t, err, "the flow")
+	return w, f
+}
+
+func TestFlowSmall(t *testing.T) {
+	w, f := runFlow(t, flowCase{engine: demo.EngineReplay, script: "testdata/replay.jsonl"})
+
+	ds := f.Dispatches()
+	require.Len(t, ds, 1)
+	assert.Equal(t, transport.EventSmall, ds[0].EventType)
+	assert.Less(t, len(ds[0].Body), transport.MaxBodyBytes)
+	require.Len(t, f.Assembles, 1)
+
+	assertFinalState(t, w, f, replayComment)
+	assertAgentHasNoToken(t, f)
+	assertRerunPublishWritesNothing(t, w, f)
+}
+
+func TestFlowSharded(t *testing.T) {
+	w, f := runFlow(t, flowCase{shard: true, parallel: true, engine: demo.EngineReplay, script: "testdata/replay.jsonl"})
+
+	ds := f.Dispatches()
+	require.Greater(t, len(ds), 1, "a padded thread must not fit one dispatch")
+	for i, d := range ds {
+		assert.Equal(t, transport.EventShard, d.EventType, "dispatch %d", i)
+		assert.Less(t, len(d.Body), transport.MaxBodyBytes, "dispatch %d", i)
+	}
+	// one workflow run per shard; exactly one proceeds (AssembleAll checks)
+	require.Len(t, f.Assembles, len(ds))
+	ready := 0
+	for _, st := range f.Assembles {
+		if st.Outputs["ready"] == "true" {
+			ready++
+		}
+		assert.Equal(t, f.JobID, st.Outputs["jobid"], st.Name)
+	}
+	assert.Equal(t, 1, ready)
+
+	// the whole padded thread reached the agent
+	raw, err := os.ReadFile(filepath.Join(f.ContextDir, "context.json"))
+	require.NoError(t, err)
+	var c struct {
+		Comments []json.RawMessage `json:"comments"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &c))
+	assert.Len(t, c.Comments, w.Padding+1, "the padding and the trigger comment")
+
+	assertFinalState(t, w, f, replayComment)
+	assertAgentHasNoToken(t, f)
+	assertRerunPublishWritesNothing(t, w, f)
+	// SPEC §4: the job's shard refs and lock are deleted when the job ends
+	assert.Empty(t, w.Sim.Refs(demo.ControlRepo, "refs/mention-runner/jobs/"+f.JobID+"/"))
+}
+
+// assertFinalState checks the simulator after a completed run: one bot
+// comment with the exact NOTE block and marker, the log issue's exact
+// tracking lists, closed as completed, the 🚀 reaction, no issue created.
+func assertFinalState(t *testing.T, w *demo.World, f *demo.Flow, wantBody string) {
+	t.Helper()
+	require.NotZero(t, f.LogIssue)
+	sum, err := f.Summarize()
+	require.NoError(t, err)
+
+	require.Len(t, sum.BotComments, 1, "exactly one comment by the bot on the thread")
+	c := sum.BotComments[0]
+	note := fmt.Sprintf("> [!NOTE]\n> Created from %s#%d  \n> Type `@%s go away` to block %s from this repository and all repositories under your account.",
+		demo.ControlRepo, f.LogIssue, demo.BotLogin, demo.BotLogin)
+	marker := fmt.Sprintf("<!-- mention-runner:job=%s;output=0 -->", f.JobID)
+	assert.Equal(t, wantBody+"\n\n"+note+"\n"+marker, c.GetBody())
+
+	// only the seeded issue: the denied create_issue never reached GitHub
+	assert.Len(t, w.Sim.Issues(demo.TargetRepo), 1)
+
+	li := sum.LogIssue
+	require.NotNil(t, li)
+	assert.Equal(t, "closed", li.GetState())
+	assert.Equal(t, "completed", li.GetStateReason())
+	lists := "Created Comments:\n- " + c.GetHTMLURL() + "\n\n" +
+		"Created Issues:\n- (none)\n\n" +
+		"Created PRs:\n- (none)\n\n" +
+		"Affected Repositories:\n" + demo.TargetRepo + "\n"
+	assert.Contains(t, li.GetBody(), lists)
+	assert.Contains(t, li.GetBody(), "here-only")
+
+	assert.Contains(t, sum.Reactions, "eyes", "the dispatcher saw the mention")
+	assert.Contains(t, sum.Reactions, "rocket", "publish finished the job")
+
+	require.Len(t, sum.Denials, 1, "the create_issue call")
+	assert.Equal(t, "create_issue", sum.Denials[0].Tool)
+	assert.Contains(t, sum.Denials[0].Reason, "here-only")
+	assert.Contains(t, sum.Policy, "only on "+demo.TargetRepo+"#1")
+	assert.Contains(t, sum.Policy, "At most 2 comments")
+	assert.FileExists(t, sum.Events)
+	assert.FileExists(t, sum.Transcript)
+}
+
+// assertAgentHasNoToken checks the agent job's process environment (built
+// by the flow) and the engine's environment the runner recorded.
+func assertAgentHasNoToken(t *testing.T, f *demo.Flow) {
+	t.Helper()
+	require.NotNil(t, f.Agent)
+	assertNoToken(t, "agent job", f.Agent.Env)
+
+	evs, err := record.ReadEvents(filepath.Join(f.RecordDir, "events.jsonl"))
+	require.NoError(t, err)
+	var names []string
+	for _, e := range evs {
+		if e.Type == "config.loaded" {
+			var d struct {
+				EngineEnv []string `json:"engine_env"`
+			}
+			require.NoError(t, json.Unmarshal(e.Data, &d))
+			names = d.EngineEnv
+		}
+	}
+	require.NotEmpty(t, names, "config.loaded lists the engine's environment")
+	for _, n := range names {
+		assert.False(t, strings.HasPrefix(n, "GITHUB_") || strings.HasPrefix(n, "BOT_") || strings.HasPrefix(n, "MR_"),
+			"engine environment has %s", n)
+	}
+}
+
+func assertNoToken(t *testing.T, what string, env []string) {
+	t.Helper()
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		assert.NotContains(t, []string{"GITHUB_TOKEN", "BOT_TOKEN", "GH_TOKEN"}, k, "%s environment has %s", what, k)
+		for _, tok := range []string{demo.BotToken, demo.ControlToken} {
+			assert.NotContains(t, v, tok, "%s environment: %s holds a GitHub token", what, k)
+		}
+		for _, prefix := range []string{"ghp_", "ghs_", "gho_", "github_pat_"} {
+			assert.NotContains(t, v, prefix, "%s environment: %s looks like a GitHub token", what, k)
+		}
+	}
+}
+
+// assertRerunPublishWritesNothing re-runs the publish job: the markers
+// find what was written, so nothing is written twice.
+func assertRerunPublishWritesNothing(t *testing.T, w *demo.World, f *demo.Flow) {
+	t.Helper()
+	threadBefore := len(w.Sim.Comments(demo.TargetRepo, w.Issue))
+	logBefore := w.Sim.Comments(demo.ControlRepo, f.LogIssue)
+	issuesBefore := len(w.Sim.Issues(demo.ControlRepo))
+	reactionsBefore := w.Sim.Reactions(demo.TargetRepo, w.TriggerID)
+	bodyBefore := logIssueBody(t, w, f)
+
+	ctx, cancel := context.WithTimeout(context.Background(), flowTimeout)
+	defer cancel()
+	st, err := f.Publish(ctx)
+	require.NoError(t, err, "publish re-run")
+	assert.Equal(t, 0, st.ExitCode)
+
+	assert.Len(t, w.Sim.Comments(demo.TargetRepo, w.Issue), threadBefore, "no comment written twice")
+	assert.Len(t, w.Sim.Comments(demo.ControlRepo, f.LogIssue), len(logBefore), "no session comment written twice")
+	assert.Len(t, w.Sim.Issues(demo.ControlRepo), issuesBefore, "no second log issue")
+	assert.Equal(t, reactionsBefore, w.Sim.Reactions(demo.TargetRepo, w.TriggerID))
+	assert.Equal(t, bodyBefore, logIssueBody(t, w, f), "the log issue says the same")
+}
+
+func logIssueBody(t *testing.T, w *demo.World, f *demo.Flow) string {
+	is, ok := w.Sim.Issue(demo.ControlRepo, f.LogIssue)
+	require.True(t, ok)
+	return is.GetBody()
+}
+
+// TestFlowBadFlagsDoesNotRun: a typo in !cfg never starts a run; the bot
+// replies once on the thread, and a second dispatcher cycle stays quiet.
+func TestFlowBadFlagsDoesNotRun(t *testing.T) {
+	w, err := demo.Seed(demo.SeedOptions{Comment: "@" + demo.BotLogin + " !cfg here-onyl\nexplain the failure", Logf: t.Logf})
+	require.NoError(t, err)
+	t.Cleanup(func() { w.Sim.Close() })
+	f, err := demo.New(demo.Options{World: w, Bins: bins, OutDir: t.TempDir(), ReplayScript: "testdata/replay.jsonl"})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), flowTimeout)
+	defer cancel()
+
+	for cycle := 1; cycle <= 2; cycle++ {
+		require.ErrorIs(t, f.Dispatch(ctx), demo.ErrNoDispatch, "cycle %d", cycle)
+	}
+	assert.Empty(t, w.Sim.Dispatches(demo.ControlRepo))
+	var replies []string
+	for _, c := range w.Sim.Comments(demo.TargetRepo, w.Issue) {
+		if c.GetUser().GetLogin() == demo.BotLogin {
+			replies = append(replies, c.GetBody())
+		}
+	}
+	require.Len(t, replies, 1, "one reply, never two")
+	assert.Contains(t, replies[0], `"here-onyl"`)
+	assert.Contains(t, replies[0], "here-only")
+	assert.Len(t, w.Sim.Issues(demo.ControlRepo), 0, "no run, so no log issue")
+}
