@@ -49,7 +49,11 @@ func runPublish(ctx context.Context, env *cli.Env, args []string) error {
 	} else {
 		runDir = dir
 	}
-	pacer := ghclient.NewPacer(0, 0, 0, nil, nil)
+	gap := cfg.WriteGap
+	if gap == 0 {
+		gap = -1 // the pacer reads 0 as "default"; the operator asked for none
+	}
+	pacer := ghclient.NewPacer(0, 0, gap, nil, nil)
 	ua := "mention-runner/" + cli.Version
 	bot, err := ghclient.New(ghclient.Options{BaseURL: cfg.APIURL, Token: token, UserAgent: ua, Pacer: pacer})
 	if err != nil {

@@ -140,6 +140,7 @@ var Settings = []Setting{
 	{Env: "MR_ALLOWED_TOOLS", Input: "allowed-tools", Doc: "Extra engine tools the agent may use, comma-separated Claude Code permission rules (e.g. `Edit,Write,Bash(git add:*),Bash(git commit:*)`); needed for pull requests. Reading stays limited to the checkout; GitHub writes still only go through the gate.", Modes: "agent", check: toolList},
 	{Env: "MR_SYSTEM_PROMPT_FILE", Input: "system-prompt-file", Doc: "Operator system prompt file, prepended to the agent's prompt.", Modes: "agent"},
 	{Env: "MR_ALLOW_PUSH_TO_TARGET", Input: "allow-push-to-target", Default: "false", Doc: "Push PR branches to the target repo instead of the bot's fork.", Modes: "publish", check: boolean},
+	{Env: "MR_WRITE_GAP", Input: "write-gap", Default: "1s", Doc: "Least time between two content-creating requests of the publish job (GitHub's secondary limits also cap it at 80/min and 500/h); 0s turns the gap off, the caps stay.", Modes: "publish", check: durRange(0, time.Minute)},
 	{Env: "MR_ALLOW_WORKFLOW_CHANGES", Input: "allow-workflow-changes", Default: "false", Doc: "Allow PRs whose commits touch .github/workflows/.", check: boolean},
 	{Env: "MR_MAX_CONTEXT_BYTES", Input: "max-context-bytes", Default: "8388608", Doc: "Largest reassembled context accepted.", Modes: "assemble", check: intRange(1024, 256<<20)},
 	{Env: "MR_MAX_BUNDLE_BYTES", Input: "max-bundle-bytes", Default: "52428800", Doc: "Largest PR bundle accepted.", check: intRange(1024, 1<<30)},
@@ -169,6 +170,7 @@ type Config struct {
 	ContextFile, ContextSHA256                       string
 	LogIssue                                         int // 0 = unknown
 	AllowedTools                                     []string
+	WriteGap                                         time.Duration
 }
 
 // Load reads and checks every setting; the error lists every bad variable.
@@ -200,6 +202,7 @@ func Load(getenv func(string) string) (*Config, error) {
 	atoi := func(k string) int { n, _ := strconv.Atoi(v[k]); return n }
 	dur, _ := time.ParseDuration(v["MR_TIMEOUT"])
 	bud, _ := strconv.ParseFloat(v["MR_MAX_BUDGET_USD"], 64)
+	gap, _ := time.ParseDuration(v["MR_WRITE_GAP"])
 	return &Config{
 		BotLogin: strings.TrimPrefix(v["BOT_LOGIN"], "@"), ControlRepo: v["CONTROL_REPO"],
 		APIURL: v["GITHUB_API_URL"], ServerURL: strings.TrimSuffix(v["GITHUB_SERVER_URL"], "/"), RunDir: v["MR_RUN_DIR"],
@@ -211,6 +214,7 @@ func Load(getenv func(string) string) (*Config, error) {
 		BlocklistPath: v["MR_BLOCKLIST_PATH"], ReplayScript: v["MR_REPLAY_SCRIPT"], ClaudeBin: v["MR_CLAUDE_BIN"],
 		Workspace: v["MR_WORKSPACE"], ContextFile: v["MR_CONTEXT_FILE"], ContextSHA256: v["MR_CONTEXT_SHA256"],
 		LogIssue: atoi("MR_LOG_ISSUE"), AllowedTools: splitList(v["MR_ALLOWED_TOOLS"]),
+		WriteGap: gap,
 	}, nil
 }
 

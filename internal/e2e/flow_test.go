@@ -44,6 +44,8 @@ func runFlow(t *testing.T, c flowCase) (*demo.World, *demo.Flow) {
 		World: w, Bins: bins, OutDir: t.TempDir(),
 		Engine: c.engine, ReplayScript: c.script, ClaudeBin: c.claude, EngineEnv: c.extraEnv,
 		ParallelShards: c.parallel,
+		// pacing is tested in ghclient; here it would only make the suite slow
+		Settings: []string{"MR_WRITE_GAP=0s"},
 	})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), flowTimeout)
