@@ -15,6 +15,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/cli"
 	"github.com/mention-runner/mention-runner/internal/dispatch"
 	"github.com/mention-runner/mention-runner/internal/ghclient"
+	"github.com/mention-runner/mention-runner/internal/policy"
 	"github.com/mention-runner/mention-runner/internal/threadctx"
 )
 
@@ -36,6 +37,9 @@ var settings = []setting{
 	{"MAX_DIFF_BYTES", "max-diff-bytes", strconv.Itoa(threadctx.DefaultMaxDiffBytes), "cap on a pull request's diff in bytes"},
 	{"RATE_LIMIT_PER_HOUR", "rate-limit", strconv.Itoa(dispatch.DefaultRatePerHour), "runs per user per rolling hour"},
 	{"POLL_INTERVAL", "poll-interval", "60s", "least wait between poll cycles (GitHub's X-Poll-Interval wins when longer)"},
+	{"COMMENT_LIMIT", "comment-limit", "3", "operator ceiling: comments per issue/PR per run (0…1000; keep equal to the runner's)"},
+	{"ISSUE_LIMIT", "issue-limit", "1", "operator ceiling: issues created per run (0…1000; keep equal to the runner's)"},
+	{"PR_LIMIT", "pr-limit", "1", "operator ceiling: pull requests created per run (0…1000; keep equal to the runner's)"},
 }
 
 // flags holds a subcommand's setting flags until they are resolved.
@@ -62,6 +66,7 @@ type conf struct {
 	allowed                                           dispatch.AllowList
 	maxContext, maxDiff, rate                         int
 	pollInterval                                      time.Duration
+	ceilings                                          policy.Ceilings
 }
 
 // resolve picks flag, then environment, then default for each setting and
@@ -120,10 +125,28 @@ func (f *flags) resolve(env *cli.Env, mode string, dryRun bool) (*conf, error) {
 		errs = append(errs, fmt.Sprintf("POLL_INTERVAL=%q: want a duration of at least 1s, like 60s", val["POLL_INTERVAL"]))
 	}
 	c.pollInterval = d
+	c.ceilings, errs = resolveCeilings(val, errs)
 	if len(errs) > 0 {
 		return nil, cli.Usagef("%s", strings.Join(errs, "; "))
 	}
 	return c, nil
+}
+
+// ceilingKeys are the settings holding the operator ceilings.
+var ceilingKeys = [3]string{"COMMENT_LIMIT", "ISSUE_LIMIT", "PR_LIMIT"}
+
+// resolveCeilings reads the operator ceilings from resolved settings,
+// appending a message per bad value to errs.
+func resolveCeilings(val map[string]string, errs []string) (policy.Ceilings, []string) {
+	var n [3]int
+	for i, k := range ceilingKeys {
+		v, err := strconv.Atoi(strings.TrimSpace(val[k]))
+		if err != nil || v < 0 || v > policy.MaxLimit {
+			errs = append(errs, fmt.Sprintf("%s=%q: want a whole number 0…%d", k, val[k], policy.MaxLimit))
+		}
+		n[i] = v
+	}
+	return policy.Ceilings{CommentLimit: n[0], IssueLimit: n[1], PRLimit: n[2]}, errs
 }
 
 func flagOf(env string) string {
@@ -152,7 +175,8 @@ func logger(env *cli.Env) *slog.Logger {
 // build makes the dispatcher (and the bot's client, for the poller).
 func (c *conf) build(env *cli.Env, dryRun bool) (*dispatch.Dispatcher, *github.Client, error) {
 	log := logger(env)
-	cfg := dispatch.Config{Bot: c.bot, Control: c.control, Allowed: c.allowed, RatePerHour: c.rate,
+	ceil := c.ceilings
+	cfg := dispatch.Config{Bot: c.bot, Control: c.control, Allowed: c.allowed, RatePerHour: c.rate, Ceilings: &ceil,
 		Context: threadctx.Options{MaxBytes: c.maxContext, MaxDiffBytes: c.maxDiff}, DryRun: dryRun, Logger: log}
 	if dryRun {
 		d, err := dispatch.New(cfg, dispatch.Clients{})

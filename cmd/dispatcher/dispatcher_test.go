@@ -40,6 +40,9 @@ func TestConfigErrors(t *testing.T) {
 		{"unknown flag", nil, []string{"once", "--frob"}, []string{"flag provided but not defined: -frob"}},
 		{"bad number", map[string]string{"BOT_LOGIN": "b", "BOT_TOKEN": "t", "CONTROL_REPO": "o/c", "ALLOWED_USERS": "*", "RATE_LIMIT_PER_HOUR": "ten"}, []string{"once"}, []string{`RATE_LIMIT_PER_HOUR="ten"`}},
 		{"event needs name", nil, []string{"event"}, []string{"--name and --payload are required"}},
+		{"bad ceilings", map[string]string{"BOT_LOGIN": "b", "BOT_TOKEN": "t", "CONTROL_REPO": "o/c", "ALLOWED_USERS": "*", "COMMENT_LIMIT": "-1", "ISSUE_LIMIT": "one", "PR_LIMIT": "1001"}, []string{"once"},
+			[]string{`COMMENT_LIMIT="-1": want a whole number 0…1000`, `ISSUE_LIMIT="one"`, `PR_LIMIT="1001"`}},
+		{"bad ceiling flag", map[string]string{"BOT_LOGIN": "b", "BOT_TOKEN": "t", "CONTROL_REPO": "o/c", "ALLOWED_USERS": "*"}, []string{"once", "--pr-limit", "2000"}, []string{`PR_LIMIT="2000"`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -81,6 +84,50 @@ func TestEventDryRun(t *testing.T) {
 	code, out, _ = run(t, map[string]string{"BOT_LOGIN": "mrbot", "ALLOWED_USERS": "*"}, "event", "--name", "ping", "--payload", path, "--dry-run")
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, `"decision":"ignore"`)
+}
+
+// TestCeilingsInDecision: the operator ceilings from the environment or
+// flags bound the policy the dispatcher reports, defaults 3/1/1.
+func TestCeilingsInDecision(t *testing.T) {
+	raw, err := os.ReadFile("../../internal/webhook/testdata/examples/issue_comment.created.json")
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(raw, &m))
+	m["comment"].(map[string]any)["body"] = "@mrbot !cfg issue-limit=4\nplease"
+	raw, err = json.Marshal(m)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "event.json")
+	require.NoError(t, os.WriteFile(path, raw, 0o600))
+
+	cases := []struct {
+		name                    string
+		vars                    map[string]string
+		args                    []string
+		comments, issues, pulls int
+	}{
+		{"defaults", nil, nil, 3, 1, 1},
+		{"environment", map[string]string{"COMMENT_LIMIT": "7", "ISSUE_LIMIT": "10", "PR_LIMIT": "0"}, nil, 7, 4, 0},
+		{"flags win", map[string]string{"COMMENT_LIMIT": "7"}, []string{"--comment-limit", "2", "--issue-limit=0"}, 2, 0, 1},
+		{"zero is zero", map[string]string{"COMMENT_LIMIT": "0", "ISSUE_LIMIT": "0", "PR_LIMIT": "0"}, nil, 0, 0, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			vars := map[string]string{"BOT_LOGIN": "mrbot", "ALLOWED_USERS": "*"}
+			for k, v := range tc.vars {
+				vars[k] = v
+			}
+			args := append([]string{"event", "--name", "issue_comment", "--payload", path, "--dry-run"}, tc.args...)
+			code, out, errs := run(t, vars, args...)
+			require.Equal(t, 0, code, errs)
+			var d dispatch.Decision
+			require.NoError(t, json.Unmarshal([]byte(out), &d))
+			require.Equal(t, dispatch.Dispatch, d.Decision, d.Reason)
+			require.NotNil(t, d.Policy)
+			assert.Equal(t, tc.comments, d.Policy.CommentLimit)
+			assert.Equal(t, tc.issues, d.Policy.IssueLimit)
+			assert.Equal(t, tc.pulls, d.Policy.PRLimit)
+		})
+	}
 }
 
 // TestOnceAgainstSimulator runs the real command against the simulator.

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/mention-runner/mention-runner/internal/cli"
@@ -18,6 +20,30 @@ func init() {
 		Summary: "show how a comment body (stdin) is read: mentions, commands, effective policy",
 		Run:     runExplain,
 	})
+}
+
+// ceilingsFromEnv fills the ceilings not given as flags from the
+// environment the dispatcher reads, so explain shows the policy it would.
+func ceilingsFromEnv(env *cli.Env, fs *flag.FlagSet, ceil *policy.Ceilings) error {
+	given := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	targets := []*int{&ceil.CommentLimit, &ceil.IssueLimit, &ceil.PRLimit}
+	var errs []string
+	for i, k := range ceilingKeys {
+		if given[flagOf(k)] || !isSet(env, k) {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(env.Env(k)))
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("%s=%q: want a whole number 0…%d", k, env.Env(k), policy.MaxLimit))
+			continue
+		}
+		*targets[i] = n
+	}
+	if len(errs) > 0 {
+		return cli.Usagef("%s", strings.Join(errs, "; "))
+	}
+	return nil
 }
 
 type explainMention struct {
@@ -36,10 +62,13 @@ func runExplain(_ context.Context, env *cli.Env, args []string) error {
 	fs := cli.FlagSet(env, "dispatcher", "explain", "--bot LOGIN [--comment-limit N --issue-limit N --pr-limit N] < comment.md")
 	bot := fs.String("bot", env.Env("BOT_LOGIN"), "the bot's login (default $BOT_LOGIN)")
 	ceil := policy.DefaultCeilings()
-	fs.IntVar(&ceil.CommentLimit, "comment-limit", ceil.CommentLimit, "operator ceiling: comments per issue/PR")
-	fs.IntVar(&ceil.IssueLimit, "issue-limit", ceil.IssueLimit, "operator ceiling: issues per run")
-	fs.IntVar(&ceil.PRLimit, "pr-limit", ceil.PRLimit, "operator ceiling: pull requests per run")
+	fs.IntVar(&ceil.CommentLimit, "comment-limit", ceil.CommentLimit, "operator ceiling: comments per issue/PR (env COMMENT_LIMIT)")
+	fs.IntVar(&ceil.IssueLimit, "issue-limit", ceil.IssueLimit, "operator ceiling: issues per run (env ISSUE_LIMIT)")
+	fs.IntVar(&ceil.PRLimit, "pr-limit", ceil.PRLimit, "operator ceiling: pull requests per run (env PR_LIMIT)")
 	if err := cli.ParseFlags(fs, args, false); err != nil {
+		return err
+	}
+	if err := ceilingsFromEnv(env, fs, &ceil); err != nil {
 		return err
 	}
 	login := strings.TrimPrefix(strings.TrimSpace(*bot), "@")

@@ -68,6 +68,44 @@ func TestExplain(t *testing.T) {
 	}
 }
 
+// TestExplainCeilingsFromEnv: explain reads the dispatcher's ceiling
+// settings, so it shows the policy the dispatcher would report.
+func TestExplainCeilingsFromEnv(t *testing.T) {
+	cases := []struct {
+		name string
+		vars map[string]string
+		args []string
+		code int
+		want map[string]float64
+		err  string
+	}{
+		{"environment", map[string]string{"COMMENT_LIMIT": "1", "ISSUE_LIMIT": "0", "PR_LIMIT": "5"}, nil, 0,
+			map[string]float64{"comment_limit": 1, "issue_limit": 0, "pr_limit": 5}, ""},
+		{"flag beats environment", map[string]string{"COMMENT_LIMIT": "1"}, []string{"--comment-limit", "4"}, 0,
+			map[string]float64{"comment_limit": 4, "issue_limit": 1, "pr_limit": 1}, ""},
+		{"bad environment", map[string]string{"ISSUE_LIMIT": "many"}, nil, 2, nil, `ISSUE_LIMIT="many": want a whole number 0…1000`},
+		{"bad flag ignores environment", map[string]string{"PR_LIMIT": "x"}, []string{"--pr-limit", "1001"}, 2, nil, "pr-limit=1001"},
+		{"out of range environment", map[string]string{"COMMENT_LIMIT": "-2"}, nil, 2, nil, "comment-limit=-2"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			env := &cli.Env{Stdin: strings.NewReader("@bot do it"), Stdout: &stdout, Stderr: &stderr, Getenv: func(k string) string { return c.vars[k] }}
+			code := app.Main(context.Background(), env, append([]string{"explain", "--bot", "bot"}, c.args...))
+			require.Equal(t, c.code, code, stderr.String())
+			if c.err != "" {
+				assert.Contains(t, stderr.String(), c.err)
+				return
+			}
+			var out struct{ Policy map[string]any }
+			require.NoError(t, json.Unmarshal(stdout.Bytes(), &out))
+			for k, v := range c.want {
+				assert.Equal(t, v, out.Policy[k], k)
+			}
+		})
+	}
+}
+
 func TestExplainNeedsBot(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	env := &cli.Env{Stdin: strings.NewReader("x"), Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }}

@@ -53,7 +53,10 @@ type Config struct {
 	Control string // owner/name of the control repo
 	Allowed AllowList
 
-	Ceilings policy.Ceilings   // operator ceilings for the policy shown in decisions
+	// Ceilings are the operator's limits for the policy shown in decisions;
+	// they should equal the runner's. nil = policy.DefaultCeilings(). A
+	// pointer so that all-zero ceilings (no writes) stay zero.
+	Ceilings *policy.Ceilings
 	Context  threadctx.Options // context budget and diff cap
 
 	RatePerHour   int    // runs per user per rolling hour; 0 = DefaultRatePerHour
@@ -84,9 +87,11 @@ func (c Config) withDefaults() Config {
 	if c.CacheTTL <= 0 {
 		c.CacheTTL = DefaultCacheTTL
 	}
-	if c.Ceilings == (policy.Ceilings{}) {
-		c.Ceilings = policy.DefaultCeilings()
+	ceil := policy.DefaultCeilings()
+	if c.Ceilings != nil {
+		ceil = *c.Ceilings // a copy: the caller's value may change later
 	}
+	c.Ceilings = &ceil
 	if c.Now == nil {
 		c.Now = time.Now
 	}

@@ -159,7 +159,7 @@ func (d *Dispatcher) Handle(ctx context.Context, t *Trigger) (dec Decision, err 
 		}
 		return d.replyClaimed(ctx, t, dec, replyCfg, cfgReply(t, bot, flagErr, policy.ValidFlagsHelp()))
 	}
-	pol := policy.Effective(flags, d.cfg.Ceilings, policy.Thread{Repo: t.Repo, Number: t.Number}, blocked)
+	pol := policy.Effective(flags, *d.cfg.Ceilings, policy.Thread{Repo: t.Repo, Number: t.Number}, blocked)
 	dec.Policy = &pol
 	if d.cfg.DryRun {
 		dec.Decision, dec.Reason = Dispatch, "dry run: blocklist, rate limit and dedupe not checked"

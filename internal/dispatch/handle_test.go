@@ -13,6 +13,7 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/blocklist"
 	"github.com/mention-runner/mention-runner/internal/githubsim"
+	"github.com/mention-runner/mention-runner/internal/policy"
 	"github.com/mention-runner/mention-runner/internal/transport"
 )
 
@@ -380,4 +381,105 @@ func (e *env) repoTrigger(repo string, number int, id int64) *Trigger {
 	t, err := DecodeEvent("issue_comment", b)
 	require.NoError(e.t, err)
 	return t
+}
+
+// TestReactsWithEyesOnTrigger: 👀 lands on what carried the mention; a
+// review (which takes no reactions) and a body mention land on the issue.
+func TestReactsWithEyesOnTrigger(t *testing.T) {
+	e := newEnv(t)
+	d := e.dispatcher()
+	n := e.issue("plain issue")
+	c := e.comment(n, "alice", "@mrbot look at this")
+	body := e.issue("@mrbot fix this issue")
+	pr := e.pr("a change", "")
+	rc, err := e.sim.AddReviewComment(proj, pr, 0, "alice", "README.md", 1, "@mrbot explain this line")
+	require.NoError(t, err)
+	rvPR := e.pr("another change", "")
+	rv, err := e.sim.AddReview(proj, rvPR, "bob", "COMMENTED", "@mrbot what about this review?")
+	require.NoError(t, err)
+
+	issueReactions := func(number int) []string {
+		rs, _, err := e.gh.Reactions.ListIssueReactions(e.ctx(), "alice", "proj", number, nil)
+		require.NoError(t, err)
+		var out []string
+		for _, r := range rs {
+			out = append(out, r.GetContent())
+		}
+		return out
+	}
+	cases := []struct {
+		event  string
+		number int
+		id     int64
+		got    func() []string
+	}{
+		{"issue_comment", n, c.GetID(), func() []string { return e.sim.Reactions(proj, c.GetID()) }},
+		{"pull_request_review_comment", pr, rc, func() []string { return e.sim.ReviewCommentReactions(proj, rc) }},
+		{"issues", body, 0, func() []string { return issueReactions(body) }},
+		{"pull_request_review", rvPR, rv, func() []string { return issueReactions(rvPR) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.event, func(t *testing.T) {
+			dec, err := d.Handle(e.ctx(), e.trigger(tc.event, tc.number, tc.id))
+			require.NoError(t, err)
+			require.Equal(t, Dispatch, dec.Decision, dec.Reason)
+			assert.Equal(t, []string{"eyes"}, tc.got())
+		})
+	}
+	assert.Empty(t, e.sim.Reactions(proj, rc), "a review comment id is not an issue comment")
+	assert.NotContains(t, e.logs.String(), "reaction failed")
+}
+
+// TestOperatorCeilingsInDecision: the policy a decision reports is bounded
+// by the operator's ceilings, as the runner's will be; zero ceilings stay
+// zero rather than falling back to the defaults.
+func TestOperatorCeilingsInDecision(t *testing.T) {
+	e := newEnv(t)
+	n := e.issue("x")
+	cases := []struct {
+		name     string
+		ceilings *policy.Ceilings
+		cfg      string // the user's !cfg flags, "" = none
+		want     policy.Ceilings
+	}{
+		{"unset means defaults", nil, "", policy.DefaultCeilings()},
+		{"operator ceilings", &policy.Ceilings{CommentLimit: 5, IssueLimit: 2, PRLimit: 0}, "", policy.Ceilings{CommentLimit: 5, IssueLimit: 2, PRLimit: 0}},
+		{"all zero stays zero", &policy.Ceilings{}, "", policy.Ceilings{}},
+		{"flags only tighten", &policy.Ceilings{CommentLimit: 5, IssueLimit: 2, PRLimit: 1}, "comment-limit=9 issue-limit=1", policy.Ceilings{CommentLimit: 5, IssueLimit: 1, PRLimit: 1}},
+		{"maximum", &policy.Ceilings{CommentLimit: 1000, IssueLimit: 1000, PRLimit: 1000}, "", policy.Ceilings{CommentLimit: 1000, IssueLimit: 1000, PRLimit: 1000}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			body := "@mrbot do it"
+			if tc.cfg != "" {
+				body = "@mrbot !cfg " + tc.cfg + "\ndo it"
+			}
+			c := e.comment(n, "alice", body)
+			d := e.dispatcher(func(cfg *Config) { cfg.Ceilings, cfg.DryRun = tc.ceilings, true })
+			dec, err := d.Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
+			require.NoError(t, err)
+			require.Equal(t, Dispatch, dec.Decision, dec.Reason)
+			require.NotNil(t, dec.Policy)
+			assert.Equal(t, tc.want, policy.Ceilings{CommentLimit: dec.Policy.CommentLimit, IssueLimit: dec.Policy.IssueLimit, PRLimit: dec.Policy.PRLimit})
+		})
+	}
+
+	// The caller's value is copied: changing it later changes nothing.
+	ceil := policy.Ceilings{CommentLimit: 2, IssueLimit: 1, PRLimit: 1}
+	d := e.dispatcher(func(cfg *Config) { cfg.Ceilings, cfg.DryRun = &ceil, true })
+	ceil.CommentLimit = 1000
+	c := e.comment(n, "alice", "@mrbot do it")
+	dec, err := d.Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
+	require.NoError(t, err)
+	assert.Equal(t, 2, dec.Policy.CommentLimit)
+}
+
+func TestOperatorCeilingsValidated(t *testing.T) {
+	e := newEnv(t)
+	for _, bad := range []policy.Ceilings{{CommentLimit: -1}, {IssueLimit: 1001}, {PRLimit: -5}} {
+		_, err := New(Config{Bot: bot, Control: control, Ceilings: &bad}, Clients{GitHub: e.gh, Dispatch: e.dsp})
+		require.Error(t, err, "%+v", bad)
+		assert.Contains(t, err.Error(), "ceilings")
+		assert.Contains(t, err.Error(), "0…1000")
+	}
 }

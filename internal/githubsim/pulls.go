@@ -206,7 +206,8 @@ func (c *call) listReviewComments() {
 				"created_at": ts(rc.created), "updated_at": ts(rc.created), "html_url": html, "pull_request_url": papi,
 				"author_association": c.s.associationLocked(r, rc.author), "line": rc.line, "original_line": rc.line,
 				"side": "RIGHT", "start_line": nil, "original_start_line": nil, "start_side": nil, "subject_type": "line",
-				"_links": obj{"self": obj{"href": api}, "html": obj{"href": html}, "pull_request": obj{"href": papi}},
+				"reactions": c.s.reactionRollup(api+"/reactions", rc.reactions),
+				"_links":    obj{"self": obj{"href": api}, "html": obj{"href": html}, "pull_request": obj{"href": papi}},
 			})
 		}
 		return c.jsonF(http.StatusOK, out)

@@ -56,6 +56,8 @@ func buildRoutes() {
 	add("POST", r+"/labels", (*call).createLabel)
 	add("GET", r+"/labels/{name...}", (*call).getLabel)
 
+	add("GET", r+"/pulls/comments/{id}/reactions", (*call).listReviewCommentReactions)
+	add("POST", r+"/pulls/comments/{id}/reactions", (*call).createReviewCommentReaction)
 	add("GET", r+"/pulls/{number}", (*call).getPull)
 	add("POST", r+"/pulls", (*call).createPull)
 	add("GET", r+"/pulls/{number}/reviews", (*call).listReviews)

@@ -69,15 +69,16 @@ type review struct {
 }
 
 type reviewComment struct {
-	id       int64
-	reviewID int64
-	author   string
-	path     string
-	line     int
-	body     string
-	diffHunk string
-	commitID string
-	created  time.Time
+	id        int64
+	reviewID  int64
+	author    string
+	path      string
+	line      int
+	body      string
+	diffHunk  string
+	commitID  string
+	created   time.Time
+	reactions []*reaction
 }
 
 type comment struct {

@@ -15,6 +15,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/githubsim"
 	"github.com/mention-runner/mention-runner/internal/outputs"
 	"github.com/mention-runner/mention-runner/internal/policy"
+	"github.com/mention-runner/mention-runner/internal/render"
 	"github.com/stretchr/testify/require"
 )
 
@@ -187,6 +188,14 @@ func (f *fixture) log() *github.Issue {
 	is, ok := f.sim.Issue(testControl, f.logIssue)
 	require.True(f.t, ok)
 	return is
+}
+
+// tracking is the log issue's tracking lists, parsed strictly.
+func (f *fixture) tracking() render.Tracking {
+	f.t.Helper()
+	tr, err := render.ParseTrackingLists(f.log().GetBody())
+	require.NoError(f.t, err, f.log().GetBody())
+	return tr
 }
 
 func labelNames(is *github.Issue) []string {

@@ -32,10 +32,11 @@ func TestPublishCommentAndIssue(t *testing.T) {
 	log := f.log()
 	assert.Equal(t, "closed", log.GetState())
 	assert.Equal(t, "completed", log.GetStateReason())
-	// the simulator's links are http://, which the strict parser refuses
-	assert.Contains(t, log.GetBody(), "Created Comments:\n- "+cs[0].GetHTMLURL()+"\n")
-	assert.Contains(t, log.GetBody(), "Created Issues:\n- "+testOther+"#1\n")
-	assert.Contains(t, log.GetBody(), "Affected Repositories:\n"+testTarget+", "+testOther+"\n")
+	assert.Equal(t, render.Tracking{
+		Comments: []string{cs[0].GetHTMLURL()},
+		Issues:   []string{testOther + "#1"},
+		Repos:    []string{testTarget, testOther},
+	}, f.tracking())
 	assert.Equal(t, []string{"rocket"}, f.sim.Reactions(testTarget, f.trigger.GetID()))
 	// the session went to the log issue as a comment
 	logComments := f.botComments(testControl, f.logIssue)

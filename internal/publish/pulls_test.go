@@ -11,6 +11,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/outputs"
 	"github.com/mention-runner/mention-runner/internal/policy"
 	"github.com/mention-runner/mention-runner/internal/prbundle"
+	"github.com/mention-runner/mention-runner/internal/render"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -71,8 +72,7 @@ func TestPullRequestThroughFork(t *testing.T) {
 	assert.Equal(t, b.HeadSHA, pr.GetHead().GetSHA())
 	assert.Equal(t, "main", pr.GetBase().GetRef())
 	assert.Contains(t, pr.GetBody(), "> [!NOTE]")
-	assert.Contains(t, f.log().GetBody(), "Created PRs:\n- upstream/lib#"+itoa(w.Number))
-	assert.Contains(t, f.log().GetBody(), "upstream/lib, "+testBot+"/lib")
+	assert.Equal(t, render.Tracking{PRs: []string{"upstream/lib#" + itoa(w.Number)}, Repos: []string{"upstream/lib", testBot + "/lib"}}, f.tracking())
 
 	// a re-run reuses the PR
 	res = f.run(f.options())

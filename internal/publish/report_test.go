@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/go-github/v62/github"
 	"github.com/mention-runner/mention-runner/internal/githubsim"
 	"github.com/mention-runner/mention-runner/internal/outputs"
+	"github.com/mention-runner/mention-runner/internal/render"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -58,7 +60,8 @@ func TestNoWriteNotice(t *testing.T) {
 	assert.Contains(t, cs[0].GetBody(), fmt.Sprintf("https://github.com/%s/issues/%d", testControl, f.logIssue))
 	assert.Equal(t, []string{"confused"}, f.sim.Reactions(testTarget, f.trigger.GetID()))
 	assert.Equal(t, []string{CauseFailed}, labelNames(f.log()))
-	assert.Contains(t, f.log().GetBody(), "Created Comments:\n- "+cs[0].GetHTMLURL())
+	assert.Equal(t, render.Tracking{Comments: []string{cs[0].GetHTMLURL()}, Repos: []string{testTarget}}, f.tracking(),
+		"the notice is a write like any other")
 
 	// a re-run does not post the notice again
 	f.run(f.options())
@@ -162,4 +165,45 @@ func TestIssueBodyTriggerAndRefs(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rs, 1)
 	assert.Equal(t, "rocket", rs[0].GetContent())
+}
+
+// TestReviewCommentTriggerReaction: a mention in a pull request review
+// comment gets 🚀 (or 😕) on that review comment, not on an issue comment.
+func TestReviewCommentTriggerReaction(t *testing.T) {
+	tests := []struct {
+		name   string
+		write  bool
+		status string
+		want   string
+	}{
+		{"completed", true, "completed", "rocket"},
+		{"nothing written", false, "failed", "confused"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, "")
+			pr, err := f.sim.CreatePR(testTarget, "alice", "Change", "", "feature", "main", "")
+			require.NoError(t, err)
+			rcID, err := f.sim.AddReviewComment(testTarget, pr, 0, "alice", "README.md", 1, "@"+testBot+" explain this line")
+			require.NoError(t, err)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			rcs, _, err := f.bot.PullRequests.ListComments(ctx, owner2(testTarget), name2(testTarget), pr, nil)
+			require.NoError(t, err)
+			require.Len(t, rcs, 1)
+			require.Equal(t, rcID, rcs[0].GetID())
+			f.context = f.contextFor(testTarget, pr, rcs[0])
+			if tc.write {
+				f.add(f.comment(testTarget, pr, "It parses the header."))
+			}
+
+			res := f.run(f.options())
+			assert.Equal(t, tc.status, res.Status)
+			assert.Equal(t, []string{tc.want}, f.sim.ReviewCommentReactions(testTarget, rcID))
+			assert.Empty(t, f.sim.Reactions(testTarget, rcID), "not sent as an issue comment reaction")
+			rs, _, err := f.bot.Reactions.ListIssueReactions(ctx, owner2(testTarget), name2(testTarget), pr, nil)
+			require.NoError(t, err)
+			assert.Empty(t, rs, "not sent to the pull request itself")
+		})
+	}
 }

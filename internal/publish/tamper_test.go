@@ -10,6 +10,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/blocklist"
 	"github.com/mention-runner/mention-runner/internal/outputs"
 	"github.com/mention-runner/mention-runner/internal/policy"
+	"github.com/mention-runner/mention-runner/internal/render"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -43,7 +44,13 @@ func TestTamperedOutputs(t *testing.T) {
 	body := f.log().GetBody()
 	assert.Contains(t, body, "Refused Writes:")
 	assert.Contains(t, body, "- output 4: comment (#1) on blocked/repo refused by `repo-blocked`")
-	assert.Len(t, f.botComments(testTarget, f.issue), 1, "the forged entry was not posted")
+	cs := f.botComments(testTarget, f.issue)
+	require.Len(t, cs, 1, "the forged entry was not posted")
+	assert.Equal(t, render.Tracking{
+		Comments: []string{cs[0].GetHTMLURL()},
+		Issues:   []string{testOther + "#1"},
+		Repos:    []string{testTarget, testOther},
+	}, f.tracking(), "refused writes are not in the lists")
 }
 
 // TestTornOutputs: a file that fails strict parsing refuses every write,
@@ -101,7 +108,14 @@ func TestRerunAfterCrash(t *testing.T) {
 	assert.False(t, res.Written[2].Existing)
 	assert.Len(t, f.botComments(testTarget, f.issue), 2)
 	assert.Len(t, f.botIssues(testOther), 1)
-	assert.Len(t, f.botIssues(testTarget), 1)
+	mine := f.botIssues(testTarget)
+	require.Len(t, mine, 1)
+	cs := f.botComments(testTarget, f.issue)
+	assert.Equal(t, render.Tracking{
+		Comments: []string{cs[0].GetHTMLURL(), cs[1].GetHTMLURL()},
+		Issues:   []string{testOther + "#1", testTarget + "#" + itoa(mine[0].GetNumber())},
+		Repos:    []string{testTarget, testOther},
+	}, f.tracking(), "each write listed once after the resume")
 
 	// and a third run writes nothing new at all, on the log issue neither
 	before := len(f.botComments(testControl, f.logIssue))

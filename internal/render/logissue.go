@@ -189,9 +189,14 @@ func (e *TrackingFormatError) Error() string {
 }
 
 var (
-	commentURLRE = regexp.MustCompile(`^https://\S+$`)
-	threadRefRE  = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}#[1-9][0-9]{0,9}$`)
-	repoRE       = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$`)
+	// commentURLRE is an issue or PR comment link on any GitHub host. http
+	// is accepted because GitHub Enterprise and the test simulator may serve
+	// it; the path must still be exactly owner/name/(issues|pull)/n#anchor.
+	commentURLRE = regexp.MustCompile(`^https?://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})(?::[0-9]{1,5})?/` +
+		`[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}/(?:issues|pull)/[1-9][0-9]{0,9}` +
+		`#(?:issuecomment-|discussion_r)[1-9][0-9]{0,18}$`)
+	threadRefRE = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}#[1-9][0-9]{0,9}$`)
+	repoRE      = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$`)
 )
 
 // ParseTrackingLists reads the lists back from a log issue body, so a

@@ -117,8 +117,47 @@ func TestParseTrackingListsErrors(t *testing.T) {
 	assert.ErrorIs(t, err, ErrNoTrackingLists)
 }
 
+func TestParseTrackingCommentURLs(t *testing.T) {
+	cases := []struct {
+		url string
+		ok  bool
+	}{
+		{"https://github.com/o/n/issues/1#issuecomment-2", true},
+		{"https://github.com/o/n.go/pull/12#issuecomment-9007199254740993", true},
+		{"https://github.com/o/n/pull/3#discussion_r45", true},
+		{"http://127.0.0.1:41234/alice/app/issues/1#issuecomment-7", true},
+		{"https://ghe.example.com/Org-1/re_po/issues/5#issuecomment-6", true},
+		{"ftp://github.com/o/n/issues/1#issuecomment-2", false},
+		{"https://github.com/o/n/issues/1", false},
+		{"https://github.com/o/n/issues/1#issuecomment-", false},
+		{"https://github.com/o/n/issues/0#issuecomment-2", false},
+		{"https://github.com/o/n/commits/1#issuecomment-2", false},
+		{"https://github.com/o/issues/1#issuecomment-2", false},
+		{"https://github.com/o/n/issues/1#issuecomment-2x", false},
+		{"https://github.com/o/n/issues/1#pullrequestreview-2", false},
+		{"https://user@github.com/o/n/issues/1#issuecomment-2", false},
+		{"https:///o/n/issues/1#issuecomment-2", false},
+		{"javascript:alert(1)//o/n/issues/1#issuecomment-2", false},
+	}
+	for _, c := range cases {
+		t.Run(c.url, func(t *testing.T) {
+			body := TrackingLists(Tracking{Comments: []string{c.url}})
+			got, err := ParseTrackingLists(body)
+			if !c.ok {
+				var fe *TrackingFormatError
+				require.ErrorAs(t, err, &fe)
+				assert.Equal(t, 2, fe.Line)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, []string{c.url}, got.Comments)
+		})
+	}
+}
+
 func FuzzParseTrackingLists(f *testing.F) {
 	f.Add(LogIssueBody(sampleReport()))
+	f.Add(TrackingLists(Tracking{Comments: []string{"http://127.0.0.1:8080/o/n/pull/2#issuecomment-3"}}))
 	f.Add(TrackingLists(Tracking{}))
 	f.Add("Created Comments:\n- (none)\n\nCreated Issues:\n")
 	f.Fuzz(func(t *testing.T, body string) {

@@ -129,6 +129,7 @@ func TestMatch(t *testing.T) {
 		{"DELETE", "/repos/o/r/git/refs/mention-runner/jobs/j/lock", "DELETE /repos/{owner}/{repo}/git/refs/{ref}", map[string]string{"owner": "o", "repo": "r", "ref": "mention-runner/jobs/j/lock"}},
 		{"PUT", "/repos/o/r/contents/docs/a.json", "PUT /repos/{owner}/{repo}/contents/{path}", map[string]string{"owner": "o", "repo": "r", "path": "docs/a.json"}},
 		{"POST", "/repos/o/r/git/refs", "POST /repos/{owner}/{repo}/git/refs", map[string]string{"owner": "o", "repo": "r"}},
+		{"POST", "/repos/o/r/pulls/comments/9/reactions", "POST /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions", map[string]string{"owner": "o", "repo": "r", "comment_id": "9"}},
 		{"DELETE", "/user", "", nil},
 		{"GET", "/repos/o/r/git/ref", "", nil},
 		{"GET", "/nope", "", nil},

@@ -136,8 +136,14 @@ func (w *simWorld) drive(t *testing.T) {
 	assert.Contains(t, diff, "hello.txt")
 	_, _, err = bot.PullRequests.ListReviews(ctx, "alice", "app", pr, &github.ListOptions{PerPage: 100})
 	assert.NoError(t, err, "GET reviews")
+	reviewComment, err := w.sim.AddReviewComment("alice/app", pr, 0, "alice", "hello.txt", 1, "@bot rename this")
+	require.NoError(t, err)
 	_, _, err = bot.PullRequests.ListComments(ctx, "alice", "app", pr, &github.PullRequestListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}})
 	assert.NoError(t, err, "GET review comments")
+	for i := range 2 { // 201 new, 200 existing, as for issue comments
+		_, _, err = bot.Reactions.CreatePullRequestCommentReaction(ctx, "alice", "app", reviewComment, "eyes")
+		assert.NoError(t, err, "POST review comment reaction %d", i)
+	}
 
 	// Notifications: the mentions above reach the bot.
 	threads, _, err := bot.Activity.ListNotifications(ctx, &github.NotificationListOptions{All: true, ListOptions: github.ListOptions{PerPage: 50}})

@@ -42,6 +42,7 @@ var usedOperations = []string{
 	"POST /repos/{owner}/{repo}/issues/{issue_number}/comments",
 	"POST /repos/{owner}/{repo}/issues/{issue_number}/labels",
 	"POST /repos/{owner}/{repo}/pulls",
+	"POST /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions",
 	"PUT /repos/{owner}/{repo}/contents/{path}",
 }
 
