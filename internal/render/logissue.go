@@ -124,7 +124,7 @@ func LogIssueBody(r Report) string {
 	item("Triggered by", author)
 	item("Workflow run", link(r.WorkflowRunURL, r.WorkflowRunURL))
 	engine := value(r.Engine)
-	if r.Model != "" {
+	if r.Model != "" && r.Model != r.Engine { // the replay engine names itself as its model
 		engine += " (" + value(r.Model) + ")"
 	}
 	item("Engine", engine)
