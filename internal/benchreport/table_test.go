@@ -1,0 +1,40 @@
+package benchreport
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func TestMarkdownGolden(t *testing.T) {
+	rows := []Row{
+		{Name: "transport: encode + assemble", Figure: Num(30.71), Unit: "MB/s", Command: "go test -bench '^X$' ./internal/transport"},
+		{Name: "peak | pipes", Figure: Num(19.7), Unit: "MiB", Command: "go run `x`"},
+		Failed("dispatcher", "go test ./internal/loadtest", errors.New("line one\nline | two")),
+		{Name: "big", Figure: Num(1234.5), Unit: "ms"},
+	}
+	got := Markdown(rows)
+	path := filepath.Join("testdata", "table.golden.md")
+	if *update {
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), got)
+}
+
+func TestNum(t *testing.T) {
+	for _, tc := range []struct {
+		in   float64
+		want string
+	}{{0.123, "0.12"}, {9.999, "10.00"}, {12.34, "12.3"}, {123.4, "123"}} {
+		assert.Equal(t, tc.want, Num(tc.in))
+	}
+}

@@ -1,0 +1,125 @@
+package loadtest
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/mention-runner/mention-runner/internal/dispatch"
+	"github.com/mention-runner/mention-runner/internal/githubsim"
+	"github.com/mention-runner/mention-runner/internal/transport"
+)
+
+// NewDispatcher builds a dispatcher as one dispatcher process would: a
+// client per token, and one pacer per token shared by its clients, since
+// GitHub counts content creation per account.
+func (w *World) NewDispatcher() (*dispatch.Dispatcher, error) {
+	botPacer, ctlPacer := w.Pacer(), w.Pacer()
+	gh, err := w.Client(BotToken, false, botPacer)
+	if err != nil {
+		return nil, err
+	}
+	ctl, err := w.Client(ControlToken, false, ctlPacer)
+	if err != nil {
+		return nil, err
+	}
+	dsp, err := w.Client(ControlToken, true, ctlPacer)
+	if err != nil {
+		return nil, err
+	}
+	return dispatch.New(dispatch.Config{Bot: Bot, Control: Control, Allowed: dispatch.ParseAllowList("*"), Now: w.Clock.Now},
+		dispatch.Clients{GitHub: gh, Control: ctl, Dispatch: dsp})
+}
+
+// DispatchStats says how a DispatchAll went.
+type DispatchStats struct {
+	Cycles   int
+	Failures int // Handle errors, retried in a later cycle
+	Restarts int // dispatcher processes replaced mid-cycle
+	Decided  map[string]string
+}
+
+// DispatchAll handles every mention, as poll cycles would: a mention whose
+// handling failed is tried again next cycle. When restart is non-nil it is
+// asked before each mention whether to "kill" the process: the current
+// context is cancelled during that mention's handling (after the returned
+// delay, real time) and a fresh dispatcher takes over, from
+// the first mention again, as a restarted poller re-reads its notifications.
+func (w *World) DispatchAll(ctx context.Context, ms []Mention, maxCycles int, restart func() (bool, time.Duration)) (*DispatchStats, error) {
+	st := &DispatchStats{Decided: map[string]string{}}
+	d, err := w.NewDispatcher()
+	if err != nil {
+		return nil, err
+	}
+	for st.Cycles = 1; st.Cycles <= maxCycles; st.Cycles++ {
+		pending := 0
+		for _, m := range ms {
+			if _, done := st.Decided[m.JobID]; done {
+				continue
+			}
+			hctx, cancel := context.WithCancel(ctx)
+			killed := false
+			var stop func()
+			if restart != nil {
+				if kill, after := restart(); kill {
+					killed = true
+					timer := time.AfterFunc(after, cancel)
+					stop = func() { timer.Stop() }
+				}
+			}
+			dec, err := d.Handle(hctx, m.DispatchTrigger())
+			_ = d.Flush(hctx)
+			if stop != nil {
+				stop()
+			}
+			cancel()
+			if killed {
+				st.Restarts++
+				if d, err = w.NewDispatcher(); err != nil {
+					return st, err
+				}
+			}
+			if ctx.Err() != nil {
+				return st, ctx.Err()
+			}
+			if err != nil || killed {
+				st.Failures++
+				pending++
+				continue
+			}
+			st.Decided[m.JobID] = dec.Decision
+		}
+		if pending == 0 {
+			return st, nil
+		}
+	}
+	return st, fmt.Errorf("loadtest: %d mentions still failing after %d cycles", len(ms)-len(st.Decided), maxCycles)
+}
+
+// Jobs groups the dispatches CONTROL received by jobid.
+func (w *World) Jobs() (map[string][]githubsim.Dispatch, error) {
+	out := map[string][]githubsim.Dispatch{}
+	for _, d := range w.Sim.Dispatches(Control) {
+		_, p, err := transport.ParseLine(d.Body)
+		if err != nil {
+			return nil, fmt.Errorf("dispatch %q: %w", d.EventType, err)
+		}
+		out[p.JobID] = append(out[p.JobID], d)
+	}
+	return out, nil
+}
+
+// JobContext reassembles a job's context from its dispatches.
+func JobContext(ds []githubsim.Dispatch) ([]byte, error) {
+	a := transport.NewAssembler(transport.Options{})
+	for _, d := range ds {
+		et, p, err := transport.ParseLine(d.Body)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := a.Add(et, p); err != nil {
+			return nil, err
+		}
+	}
+	return a.Context()
+}

@@ -1,0 +1,168 @@
+package loadtest
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/dispatch"
+	"github.com/mention-runner/mention-runner/internal/githubsim"
+	"github.com/mention-runner/mention-runner/internal/render"
+)
+
+const (
+	mentions  = 200
+	repos     = 20
+	faultRate = 0.20
+)
+
+func newWorld(t *testing.T, seed int64) *World {
+	t.Helper()
+	w, err := NewWorld(WorldOptions{Repos: repos, Seed: seed})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = w.Close() })
+	return w
+}
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// TestFaults200Mentions: 200 mentions over 20 repos while 20% of all
+// requests fail (5xx, resets, hangs, secondary limits). Exactly 200 jobs
+// are dispatched, each once; every queued write is published exactly once.
+func TestFaults200Mentions(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, 8)
+	ms, err := w.SeedMentions(mentions, 5)
+	require.NoError(t, err)
+	w.InjectFaults(faultRate, 5*time.Millisecond)
+
+	st, err := w.DispatchAll(testCtx(t), ms, 30, nil)
+	require.NoError(t, err)
+	t.Logf("dispatch: %d cycles, %d failed handlings retried", st.Cycles, st.Failures)
+	assertDispatchedOnce(t, w, ms, st)
+	assert.Positive(t, st.Failures, "the faults must have bitten")
+
+	publishAll(t, w, ms)
+	assertFaultsSeen(t, w)
+}
+
+// TestRestarts200Mentions: the same, with the dispatcher process killed
+// (its context cancelled mid-handling) at random points and restarted.
+func TestRestarts200Mentions(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, 9)
+	ms, err := w.SeedMentions(mentions, 5)
+	require.NoError(t, err)
+	w.InjectFaults(faultRate, 5*time.Millisecond)
+	rng := rand.New(rand.NewPCG(9, 9))
+	restart := func() (bool, time.Duration) {
+		if rng.IntN(8) != 0 {
+			return false, 0
+		}
+		return true, time.Duration(rng.IntN(4000)) * time.Microsecond
+	}
+	st, err := w.DispatchAll(testCtx(t), ms, 40, restart)
+	require.NoError(t, err)
+	t.Logf("dispatch: %d cycles, %d failed handlings, %d restarts", st.Cycles, st.Failures, st.Restarts)
+	assert.Positive(t, st.Restarts)
+	assertDispatchedOnce(t, w, ms, st)
+	// publish is the same as in TestFaults200Mentions: the restarts are
+	// the dispatcher's, so its invariants are what this test checks.
+}
+
+// assertDispatchedOnce: one job per mention, no job twice, nothing lost.
+func assertDispatchedOnce(t *testing.T, w *World, ms []Mention, st *DispatchStats) {
+	t.Helper()
+	jobs, err := w.Jobs()
+	require.NoError(t, err)
+	var lost []string
+	for _, m := range ms {
+		ds, ok := jobs[m.JobID]
+		if !ok {
+			lost = append(lost, fmt.Sprintf("%s#%d (%s: %s)", m.Repo, m.Number, m.JobID, st.Decided[m.JobID]))
+			continue
+		}
+		assert.Len(t, ds, 1, "job %s dispatched %d times", m.JobID, len(ds))
+	}
+	assert.Empty(t, lost, "mentions never dispatched")
+	assert.Len(t, jobs, len(ms), "jobs dispatched")
+	for _, m := range ms {
+		if st.Decided[m.JobID] != dispatch.Dispatch && st.Decided[m.JobID] != dispatch.Ignore {
+			t.Errorf("mention %s decided %q", m.JobID, st.Decided[m.JobID])
+		}
+		assert.Contains(t, w.Sim.Refs(Control, dispatch.RefPrefix), dispatch.DedupeRef(m.JobID))
+	}
+}
+
+// publishAll publishes every dispatched job (re-running failed publish
+// runs) and checks each queued write landed exactly once.
+func publishAll(t *testing.T, w *World, ms []Mention) {
+	t.Helper()
+	jobs, err := w.Jobs()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	var st PublishStats
+	for i, m := range ms {
+		ds, ok := jobs[m.JobID]
+		if !ok {
+			continue // already reported lost
+		}
+		ctxJSON, err := JobContext(ds)
+		require.NoError(t, err)
+		runDir := filepath.Join(dir, fmt.Sprintf("run-%d", i))
+		require.NoError(t, WriteRun(runDir, m, w.Clock.Now()))
+		_, err = w.PublishJob(testCtx(t), ctxJSON, runDir, 8, &st)
+		require.NoError(t, err, "job %s", m.JobID)
+	}
+	t.Logf("publish: %d runs, %d re-runs", st.Attempts, st.Reruns)
+	for _, m := range ms {
+		seen := map[int]int{}
+		for _, c := range w.Sim.Comments(m.Repo, m.Number) {
+			if !strings.EqualFold(c.GetUser().GetLogin(), Bot) {
+				continue
+			}
+			if job, idx, ok := render.ParseMarker(c.GetBody()); ok && job == m.JobID {
+				seen[idx]++
+			}
+		}
+		for i := 0; i < QueuedComments; i++ {
+			assert.Equal(t, 1, seen[i], "%s#%d output %d published %d times", m.Repo, m.Number, i, seen[i])
+		}
+	}
+	logIssues := map[string]int{}
+	for _, is := range w.Sim.Issues(Control) {
+		for _, m := range ms {
+			if strings.Contains(is.GetBody(), m.JobID) {
+				logIssues[m.JobID]++
+			}
+		}
+	}
+	for _, m := range ms {
+		assert.Equal(t, 1, logIssues[m.JobID], "log issues for job %s", m.JobID)
+	}
+}
+
+func assertFaultsSeen(t *testing.T, w *World) {
+	t.Helper()
+	kinds := map[string]int{}
+	for _, r := range w.Sim.Requests() {
+		if r.Fault != "" {
+			kinds[r.Fault]++
+		}
+	}
+	t.Logf("faults injected: %v", kinds)
+	for _, k := range []githubsim.FaultKind{githubsim.FaultStatus502, githubsim.FaultReset, githubsim.FaultHang, githubsim.FaultSecondaryLimit} {
+		assert.Positive(t, kinds[string(k)], "no %s fault fired", k)
+	}
+}

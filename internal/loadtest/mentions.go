@@ -1,0 +1,62 @@
+package loadtest
+
+import (
+	"fmt"
+
+	"github.com/mention-runner/mention-runner/internal/dispatch"
+	"github.com/mention-runner/mention-runner/internal/transport"
+	"github.com/mention-runner/mention-runner/internal/webhook"
+)
+
+// Mention is one seeded mention and the trigger a webhook would carry.
+type Mention struct {
+	Repo    string
+	Number  int
+	IsPR    bool
+	Trigger webhook.Trigger
+	JobID   string
+}
+
+// SeedMentions opens n threads round-robin over the repos (every prEvery-th
+// one a pull request; 0 = none) and posts one mention on each, by a user
+// of its own so no per-user limit applies.
+func (w *World) SeedMentions(n, prEvery int) ([]Mention, error) {
+	var out []Mention
+	first := w.seeded
+	w.seeded += n
+	for i := first; i < first+n; i++ {
+		repo := w.Repos[i%len(w.Repos)]
+		user := fmt.Sprintf("user%04d", i)
+		w.Sim.AddUser(user)
+		isPR := prEvery > 0 && i%prEvery == prEvery-1
+		var num int
+		var err error
+		if isPR {
+			diff := fmt.Sprintf("diff --git a/f%d b/f%d\n--- a/f%d\n+++ b/f%d\n@@ -1 +1 @@\n-old\n+new\n", i, i, i, i)
+			num, err = w.Sim.CreatePR(repo, user, fmt.Sprintf("change %d", i), "a change", fmt.Sprintf("feature-%d", i), "main", diff)
+		} else {
+			num, err = w.Sim.CreateIssue(repo, user, fmt.Sprintf("bug %d", i), "it breaks")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("seed thread %d: %w", i, err)
+		}
+		_, _ = w.Sim.Comment(repo, num, "ops", "I can reproduce this.")
+		c, err := w.Sim.Comment(repo, num, user, fmt.Sprintf("@%s !cfg here-only comment-limit=2\nplease look at this (%d)", Bot, i))
+		if err != nil {
+			return nil, fmt.Errorf("seed mention %d: %w", i, err)
+		}
+		w.Clock.Advance(100 * 1e6) // 100 ms between mentions
+		out = append(out, Mention{Repo: repo, Number: num, IsPR: isPR, JobID: transport.JobID(c.GetNodeID()), Trigger: webhook.Trigger{
+			Event: "issue_comment", Action: "created", Repo: repo, RepoOwnerType: "User", Number: num, IsPR: isPR,
+			CommentID: c.GetID(), NodeID: c.GetNodeID(), Author: user, AuthorType: "User", Body: c.GetBody(),
+			URL: c.GetHTMLURL(), CreatedAt: c.GetCreatedAt().Time,
+		}})
+	}
+	return out, nil
+}
+
+// DispatchTrigger is the dispatcher's trigger for m (as the webhook mode
+// builds it, without the payload's repository object).
+func (m Mention) DispatchTrigger() *dispatch.Trigger {
+	return &dispatch.Trigger{Trigger: m.Trigger}
+}

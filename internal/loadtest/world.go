@@ -1,0 +1,115 @@
+package loadtest
+
+import (
+	"fmt"
+	"net/http/httptest"
+	"time"
+
+	"github.com/google/go-github/v62/github"
+
+	"github.com/mention-runner/mention-runner/internal/ghclient"
+	"github.com/mention-runner/mention-runner/internal/githubsim"
+)
+
+// Names used by the world.
+const (
+	Bot          = "mrbot"
+	Control      = "ops/control"
+	BotToken     = "bot-token"     // the bot: threads, reactions, replies, publish writes
+	ControlToken = "control-token" // the dispatcher's CONTROL token: refs, dispatches
+)
+
+// WorldOptions size a world.
+type WorldOptions struct {
+	Repos int   // target repositories owner%02d/repo
+	Seed  int64 // fault injection
+	// Latency, when set, delays every request by this much (a slow fault
+	// on every route), as a far-away GitHub would.
+	Latency time.Duration
+}
+
+// World is a started simulator with target repos, the control repo and
+// the bot's accounts.
+type World struct {
+	Sim   *githubsim.Sim
+	Base  string
+	Clock *Clock
+	Repos []string
+
+	srv    *httptest.Server
+	spans  spanLog
+	seeded int // mentions seeded so far, for unique names
+}
+
+// NewWorld starts a simulator. Close it with Close.
+func NewWorld(o WorldOptions) (*World, error) {
+	clk := NewClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
+	sim, err := githubsim.New(githubsim.Options{Seed: o.Seed, Now: clk.Now})
+	if err != nil {
+		return nil, fmt.Errorf("loadtest world: %w", err)
+	}
+	w := &World{Sim: sim, Clock: clk}
+	w.srv = httptest.NewServer(w.spans.wrap(sim.Handler()))
+	w.Base = w.srv.URL + "/"
+	sim.SetRequestLogLimit(0)
+	sim.AddUser(Bot)
+	sim.AddUser("ops")
+	sim.AddToken(BotToken, Bot)
+	sim.AddToken(ControlToken, Bot)
+	if _, err := sim.AddRepo(Control, true); err != nil {
+		return nil, w.fail(err)
+	}
+	sim.SetPermission(Control, Bot, "write")
+	for i := 0; i < o.Repos; i++ {
+		owner := fmt.Sprintf("owner%02d", i)
+		sim.AddUser(owner)
+		repo := owner + "/repo"
+		if _, err := sim.AddRepo(repo, false); err != nil {
+			return nil, w.fail(err)
+		}
+		w.Repos = append(w.Repos, repo)
+	}
+	if o.Latency > 0 {
+		sim.AddFault(githubsim.Fault{Kind: githubsim.FaultSlow, Rate: 1, Delay: o.Latency})
+	}
+	return w, nil
+}
+
+func (w *World) fail(err error) error {
+	_ = w.Close()
+	return fmt.Errorf("loadtest world: %w", err)
+}
+
+// Close stops the simulator.
+func (w *World) Close() error {
+	err := w.Sim.Close() // first: it releases hanging requests
+	w.srv.Close()
+	return err
+}
+
+// InjectFaults makes each request fail with probability rate, split evenly
+// over 5xx, connection resets, hangs (released after hang) and secondary
+// rate limits. It returns the fault ids.
+func (w *World) InjectFaults(rate float64, hang time.Duration) []int {
+	kinds := []githubsim.FaultKind{githubsim.FaultStatus502, githubsim.FaultReset, githubsim.FaultHang, githubsim.FaultSecondaryLimit}
+	var ids []int
+	for i, k := range kinds {
+		// Each fault draws on its own, so later ones see only what earlier
+		// ones let through: raise their odds to keep the shares equal.
+		p := rate / float64(len(kinds)) / (1 - rate*float64(i)/float64(len(kinds)))
+		ids = append(ids, w.Sim.AddFault(githubsim.Fault{Kind: k, Rate: p, Delay: hang}))
+	}
+	return ids
+}
+
+// Client builds a client for token the way the stages do (ghclient), with
+// the fake clock for every wait and pacer for content-creating requests.
+func (w *World) Client(token string, retryUnsafe bool, pacer *ghclient.Pacer) (*github.Client, error) {
+	return ghclient.New(ghclient.Options{BaseURL: w.Base, Token: token, RetryUnsafe: retryUnsafe, Pacer: pacer,
+		Sleep: w.Clock.Sleep, Now: w.Clock.Now, RequestTimeout: 20 * time.Second})
+}
+
+// Pacer is a default pacer (GitHub's content-creation limits) on the fake clock.
+func (w *World) Pacer() *ghclient.Pacer {
+	return ghclient.NewPacer(0, 0, 0, w.Clock.Now, w.Clock.Sleep)
+}
