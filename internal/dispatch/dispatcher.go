@@ -43,6 +43,11 @@ type Dispatcher struct {
 }
 
 // New checks cfg and returns a dispatcher. In a dry run the clients may be nil.
+
+// sendTimeout bounds the claim → dispatch → (release) step of one mention,
+// which runs to its end even while the dispatcher shuts down.
+const sendTimeout = 2 * time.Minute
+
 func New(cfg Config, c Clients) (*Dispatcher, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
@@ -210,7 +215,12 @@ func (d *Dispatcher) Handle(ctx context.Context, t *Trigger) (dec Decision, err 
 		return dec, fmt.Errorf("encode context of %s: %w", t.URL, err)
 	}
 
-	// 6. Claim, then send.
+	// 6. Claim, then send. Once claimed, a shutdown (ctx cancelled) must not
+	// cut the sends short: that would leave a claimed mention never
+	// dispatched. So the claim-send-release step runs to its end on a
+	// context of its own, bounded by sendTimeout.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sendTimeout)
+	defer cancel()
 	ok, err := d.claim(ctx, dec.JobID)
 	if err != nil {
 		return dec, err
@@ -222,7 +232,7 @@ func (d *Dispatcher) Handle(ctx context.Context, t *Trigger) (dec Decision, err 
 	dec.Dispatches = n
 	if err != nil {
 		if ctx.Err() != nil {
-			// Interrupted mid-send: the last request may have landed, so keep
+			// Out of time mid-send: the last request may have landed, so keep
 			// the claim (no duplicate run); an operator can delete the ref.
 			d.cfg.Logger.Error("dispatch interrupted; ref kept", "jobid", dec.JobID, "ref", DedupeRef(dec.JobID), "sent", n, "total", len(reqs))
 			return dec, err

@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -482,4 +483,30 @@ func TestOperatorCeilingsValidated(t *testing.T) {
 		assert.Contains(t, err.Error(), "ceilings")
 		assert.Contains(t, err.Error(), "0…1000")
 	}
+}
+
+// A shutdown that arrives while a claimed mention is being sent must not
+// leave it claimed but never dispatched: the send runs to its end.
+func TestShutdownDuringSendStillDispatches(t *testing.T) {
+	e := newEnv(t)
+	n := e.issue("x")
+	c := e.comment(n, "alice", "@mrbot do it")
+	e.sim.AddFault(githubsim.Fault{Method: "POST", Path: "/repos/ops/control/dispatches", Kind: githubsim.FaultSlow, Delay: 300 * time.Millisecond, Rate: 1})
+	e.sim.OnDispatch(func(string, githubsim.Dispatch) {})
+	ctx, cancel := context.WithCancel(e.ctx())
+	// cancel once the claim exists, i.e. while the dispatch is in flight
+	go func() {
+		for ctx.Err() == nil {
+			if len(e.sim.Refs(control, "refs/mention-runner/dispatched/")) > 0 {
+				cancel()
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	dec, err := e.dispatcher().Handle(ctx, e.trigger("issue_comment", n, c.GetID()))
+	cancel()
+	require.NoError(t, err)
+	assert.Equal(t, Dispatch, dec.Decision)
+	assert.Len(t, e.sim.Dispatches(control), 1, "the claimed mention was dispatched")
 }
