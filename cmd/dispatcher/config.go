@@ -182,9 +182,18 @@ func (c *conf) build(env *cli.Env, dryRun bool) (*dispatch.Dispatcher, *github.C
 		d, err := dispatch.New(cfg, dispatch.Clients{})
 		return d, nil, err
 	}
+	// GitHub's content-creation limits count per token: every client of one
+	// token shares one pacer (the control and dispatch clients may share the
+	// bot's token too).
+	pacers := map[string]*ghclient.Pacer{}
 	mk := func(token string, unsafe bool) (*github.Client, error) {
+		p, ok := pacers[token]
+		if !ok {
+			p = ghclient.NewPacer(0, 0, 0, nil, nil)
+			pacers[token] = p
+		}
 		return ghclient.New(ghclient.Options{BaseURL: c.apiURL, Token: token, UserAgent: "mention-runner-dispatcher/" + cli.Version,
-			RetryUnsafe: unsafe, Logger: log})
+			RetryUnsafe: unsafe, Logger: log, Pacer: p})
 	}
 	gh, err := mk(c.token, false)
 	if err != nil {

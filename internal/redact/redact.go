@@ -27,8 +27,40 @@ var rules = []rule{
 	{"bearer-token", regexp.MustCompile(`(?i)(authorization:\s*(?:bearer|token)\s+)[A-Za-z0-9_\-\.=]{20,}`), []string{"uthorization", "UTHORIZATION"}},
 }
 
-// String returns s with every secret replaced by [REDACTED:<kind>].
+// String returns s with every secret replaced by [REDACTED:<kind>]. A
+// secret split by invisible characters (zero-width space, word joiner, soft
+// hyphen, bidi controls…) still reads as the secret on GitHub, so when s has
+// any, they are dropped before matching wherever that uncovers a secret.
 func String(s string) string {
+	out := redact(s)
+	if strings.IndexFunc(s, invisible) < 0 {
+		return out
+	}
+	if vis := redact(strings.Map(dropInvisible, s)); vis != strings.Map(dropInvisible, s) {
+		return vis
+	}
+	return out
+}
+
+// invisible reports characters that render as nothing.
+func invisible(r rune) bool {
+	switch {
+	case r == 0x00AD, r == 0x034F, r == 0x061C, r == 0x115F, r == 0x1160, r == 0x17B4, r == 0x17B5, r == 0x180E,
+		r >= 0x200B && r <= 0x200F, r >= 0x202A && r <= 0x202E, r >= 0x2060 && r <= 0x206F,
+		r == 0x3164, r >= 0xFE00 && r <= 0xFE0F, r == 0xFEFF, r == 0xFFA0, r >= 0xE0000 && r <= 0xE0FFF:
+		return true
+	}
+	return false
+}
+
+func dropInvisible(r rune) rune {
+	if invisible(r) {
+		return -1
+	}
+	return r
+}
+
+func redact(s string) string {
 	for _, r := range rules {
 		if !containsAny(s, r.hint) {
 			continue

@@ -49,3 +49,14 @@ func BenchmarkStringClean(b *testing.B) {
 		String(s)
 	}
 }
+
+func TestStringSeesThroughInvisibleCharacters(t *testing.T) {
+	tok := "ghp_" + strings.Repeat("a1B2", 9)
+	for _, c := range []string{"\u200b", "\u2060", "\u00ad", "\u202e", "\ufeff"} {
+		split := "x " + tok[:10] + c + tok[10:] + " y"
+		out := String(split)
+		assert.Equal(t, "x [REDACTED:github-token] y", out, "split by %U", []rune(c)[0])
+	}
+	// invisible characters with no secret behind them are left alone
+	assert.Equal(t, "a\u200bb", String("a\u200bb"))
+}
