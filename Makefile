@@ -7,7 +7,7 @@ ACTIONLINT := $(GO) run github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 FUZZTIME ?= 10s
 BIN := bin
 
-.PHONY: all build test fmt-check vet unit lint-actions fuzz bench demo clean tools
+.PHONY: all build test fmt-check vet unit lint-actions fuzz bench bench-all demo clean tools
 
 all: build
 
@@ -49,7 +49,11 @@ fuzz:
 	  done; \
 	done
 
+# bench prints one table of the figures README's Performance section keeps.
 bench:
+	$(GO) run ./cmd/benchreport table
+
+bench-all:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 
 # demo runs one mention end to end on a simulated GitHub (cmd/demo).
