@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/mention-runner/mention-runner/internal/loopdetect"
-	"github.com/mention-runner/mention-runner/internal/render/redactjson"
+	"github.com/mention-runner/mention-runner/internal/record"
 )
 
 // Failure kinds: why a run failed ("" when it completed).
@@ -58,21 +58,7 @@ func (o *Outcome) Failed() bool { return o.Status != StatusCompleted }
 
 // WriteOutcome writes dir/outcome.json, redacted, replacing it whole.
 func WriteOutcome(dir string, o Outcome) error {
-	raw, err := redactjson.Marshal(o)
-	if err != nil {
-		return fmt.Errorf("outcome: encode: %w", err)
-	}
-	var out bytes.Buffer
-	if err := json.Indent(&out, raw, "", "  "); err != nil {
-		return fmt.Errorf("outcome: indent: %w", err)
-	}
-	out.WriteByte('\n')
-	path := filepath.Join(dir, OutcomeFile)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, out.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("outcome: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := record.WriteJSON(filepath.Join(dir, OutcomeFile), o); err != nil {
 		return fmt.Errorf("outcome: %w", err)
 	}
 	return nil

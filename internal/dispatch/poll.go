@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/mention-runner/mention-runner/internal/clock"
 	"github.com/mention-runner/mention-runner/internal/mention"
 	"github.com/mention-runner/mention-runner/internal/threadctx"
 	"github.com/mention-runner/mention-runner/internal/webhook"
@@ -115,7 +116,7 @@ func (p *Poller) Cycle(ctx context.Context) (CycleResult, error) {
 func (p *Poller) Run(ctx context.Context) error {
 	sleep := p.Sleep
 	if sleep == nil {
-		sleep = sleepCtx
+		sleep = clock.Sleep
 	}
 	for {
 		res, err := p.Cycle(ctx)
@@ -131,17 +132,6 @@ func (p *Poller) Run(ctx context.Context) error {
 			}
 			return err
 		}
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }
 

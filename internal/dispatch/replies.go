@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/mention-runner/mention-runner/internal/sanitize"
 	"github.com/mention-runner/mention-runner/internal/threadctx"
 )
 
@@ -83,16 +84,7 @@ func (d *Dispatcher) react(ctx context.Context, t *Trigger) error {
 // fenced quotes untrusted text (an error naming the user's word) in a code
 // fence longer than any backtick run inside it.
 func fenced(s string) string {
-	run, longest := 0, 0
-	for _, c := range s {
-		if c == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	f := strings.Repeat("`", max(3, longest+1))
+	f := sanitize.Fence(s)
 	return f + "text\n" + s + "\n" + f
 }
 

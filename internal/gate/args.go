@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mention-runner/mention-runner/internal/policy"
 )
 
 // Input limits. GitHub caps bodies at 65,536 characters; the publish job
@@ -104,6 +106,21 @@ func (a *args) repo(valid func(string) bool) (string, error) {
 		return "", a.errf(`"repo" must be a GitHub repository as owner/name (e.g. octo-org/hello-world), got %q`, s)
 	}
 	return s, nil
+}
+
+// titled reads what every new issue and pull request has: the repo, a
+// one-line title and a body.
+func (a *args) titled() (repo, title, body string, err error) {
+	if repo, err = a.repo(policy.ValidRepo); err != nil {
+		return "", "", "", err
+	}
+	if title, err = a.text("title", MaxTitleChars, true); err != nil {
+		return "", "", "", err
+	}
+	if body, err = a.text("body", MaxBodyChars, false); err != nil {
+		return "", "", "", err
+	}
+	return repo, title, body, nil
 }
 
 // number reads a positive issue/PR number; "12" is accepted as 12, since

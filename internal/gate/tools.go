@@ -116,15 +116,7 @@ func parseCreateIssue(raw json.RawMessage) (request, error) {
 	if err != nil {
 		return request{}, err
 	}
-	repo, err := a.repo(policy.ValidRepo)
-	if err != nil {
-		return request{}, err
-	}
-	title, err := a.text("title", MaxTitleChars, true)
-	if err != nil {
-		return request{}, err
-	}
-	body, err := a.text("body", MaxBodyChars, false)
+	repo, title, body, err := a.titled()
 	if err != nil {
 		return request{}, err
 	}
@@ -145,15 +137,7 @@ func parseCreatePullRequest(raw json.RawMessage) (request, error) {
 	if err != nil {
 		return request{}, err
 	}
-	repo, err := a.repo(policy.ValidRepo)
-	if err != nil {
-		return request{}, err
-	}
-	title, err := a.text("title", MaxTitleChars, true)
-	if err != nil {
-		return request{}, err
-	}
-	body, err := a.text("body", MaxBodyChars, false)
+	repo, title, body, err := a.titled()
 	if err != nil {
 		return request{}, err
 	}

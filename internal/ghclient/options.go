@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/mention-runner/mention-runner/internal/clock"
 )
 
 // Defaults for Options fields left zero.
@@ -71,7 +73,7 @@ func (o Options) withDefaults() Options {
 		o.MaxWait = DefaultMaxWait
 	}
 	if o.Sleep == nil {
-		o.Sleep = sleepCtx
+		o.Sleep = clock.Sleep
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -105,18 +107,4 @@ func (o Options) urls() (base, upload *url.URL, err error) {
 		upload.Path = strings.TrimSuffix(base.Path, "v3/") + "uploads/"
 	}
 	return base, upload, nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/mention-runner/mention-runner/internal/clock"
 )
 
 // GitHub's documented secondary limits for content-creating requests, and
@@ -49,7 +51,7 @@ func NewPacer(perMinute, perHour int, minGap time.Duration, now func() time.Time
 		now = time.Now
 	}
 	if sleep == nil {
-		sleep = sleepCtx
+		sleep = clock.Sleep
 	}
 	return &Pacer{
 		perMinute: perMinute, perHour: perHour, minGap: max(minGap, 0),

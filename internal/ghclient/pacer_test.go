@@ -11,6 +11,8 @@ import (
 	"github.com/google/go-github/v62/github"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/clock"
 )
 
 // fakeClock advances only when the pacer sleeps.
@@ -115,7 +117,7 @@ func TestPacerConcurrent(t *testing.T) {
 
 func TestPacerCancelled(t *testing.T) {
 	clk := &fakeClock{now: epoch}
-	p := NewPacer(1, -1, -1, clk.Now, sleepCtx)
+	p := NewPacer(1, -1, -1, clk.Now, clock.Sleep)
 	require.NoError(t, p.Wait(context.Background()))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -15,6 +15,8 @@ import (
 	"github.com/google/go-github/v62/github"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/clock"
 )
 
 func TestRetries(t *testing.T) {
@@ -186,7 +188,7 @@ func TestContextCancelDuringWait(t *testing.T) {
 		status(403, "Retry-After", "30")(w, r)
 	}
 	// the real sleep, so cancellation is what ends the wait
-	f := newFixture(t, Options{Sleep: sleepCtx}, limited, ok)
+	f := newFixture(t, Options{Sleep: clock.Sleep}, limited, ok)
 	err := f.get(ctx)
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, 1, f.script.count())

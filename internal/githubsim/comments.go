@@ -38,12 +38,8 @@ type commentRequest struct {
 }
 
 func (c *call) createComment() {
-	if c.login == "" {
-		c.err(http.StatusUnauthorized, "Requires authentication", nil)
-		return
-	}
 	var req commentRequest
-	if !c.decode(&req) {
+	if !c.requireLogin() || !c.decode(&req) {
 		return
 	}
 	c.locked(func() func() {
@@ -177,51 +173,52 @@ func (c *call) listReactions(list []*reaction) func() {
 	return c.jsonF(http.StatusOK, out)
 }
 
-func (c *call) createCommentReaction() {
+func (c *call) createCommentReaction() { c.createReaction(c.commentReactionsLocked) }
+func (c *call) listCommentReactions()  { c.listReactionsOf(c.commentReactionsLocked) }
+func (c *call) createIssueReaction()   { c.createReaction(c.issueReactionsLocked) }
+func (c *call) listIssueReactions()    { c.listReactionsOf(c.issueReactionsLocked) }
+
+// reactionsLocked finds the reaction list a route names, or the failure
+// response; the caller holds the lock.
+type reactionsLocked func() (*[]*reaction, func())
+
+func (c *call) commentReactionsLocked() (*[]*reaction, func()) {
+	_, cm, fail := c.commentLocked("read")
+	if fail != nil {
+		return nil, fail
+	}
+	return &cm.reactions, nil
+}
+
+func (c *call) issueReactionsLocked() (*[]*reaction, func()) {
+	_, is, fail := c.issueLocked("read")
+	if fail != nil {
+		return nil, fail
+	}
+	return &is.reactions, nil
+}
+
+func (c *call) createReaction(find reactionsLocked) {
 	var req reactionRequest
 	if !c.requireLogin() || !c.decode(&req) {
 		return
 	}
 	c.locked(func() func() {
-		_, cm, fail := c.commentLocked("read")
+		list, fail := find()
 		if fail != nil {
 			return fail
 		}
-		return c.react(&cm.reactions, req.Content)
+		return c.react(list, req.Content)
 	})
 }
 
-func (c *call) listCommentReactions() {
+func (c *call) listReactionsOf(find reactionsLocked) {
 	c.locked(func() func() {
-		_, cm, fail := c.commentLocked("read")
+		list, fail := find()
 		if fail != nil {
 			return fail
 		}
-		return c.listReactions(cm.reactions)
-	})
-}
-
-func (c *call) createIssueReaction() {
-	var req reactionRequest
-	if !c.requireLogin() || !c.decode(&req) {
-		return
-	}
-	c.locked(func() func() {
-		_, is, fail := c.issueLocked("read")
-		if fail != nil {
-			return fail
-		}
-		return c.react(&is.reactions, req.Content)
-	})
-}
-
-func (c *call) listIssueReactions() {
-	c.locked(func() func() {
-		_, is, fail := c.issueLocked("read")
-		if fail != nil {
-			return fail
-		}
-		return c.listReactions(is.reactions)
+		return c.listReactions(*list)
 	})
 }
 

@@ -109,10 +109,7 @@ type contentPut struct {
 // file needs its current blob sha: missing → 422, stale → 409, as GitHub.
 func (c *call) putContents() {
 	var req contentPut
-	if !c.decode(&req) {
-		return
-	}
-	dir, full, refMu, ok := c.gitRepo("write")
+	dir, full, refMu, ok := c.gitWrite(&req)
 	if !ok {
 		return
 	}

@@ -41,6 +41,26 @@ func (c *call) gitRepo(need string) (dir, full string, refMu *sync.Mutex, ok boo
 	return dir, full, refMu, true
 }
 
+// gitWrite decodes a write request's body into req, then checks write
+// access like gitRepo; on failure the response has been sent.
+func (c *call) gitWrite(req any) (dir, full string, refMu *sync.Mutex, ok bool) {
+	if !c.decode(req) {
+		return "", "", nil, false
+	}
+	return c.gitRepo("write")
+}
+
+// existingObject is the type of the object sha names; when there is none it
+// answers 422 as GitHub does and ok is false.
+func (c *call) existingObject(ctx context.Context, dir, sha string) (typ string, ok bool) {
+	typ = c.s.objectType(ctx, dir, sha)
+	if typ == "" {
+		c.err(http.StatusUnprocessableEntity, "Object does not exist", nil)
+		return "", false
+	}
+	return typ, true
+}
+
 func (c *call) gitFailed(err error) {
 	c.s.logf("githubsim: %s %s: %v", c.r.Method, c.r.URL.Path, err)
 	c.err(http.StatusInternalServerError, "githubsim: git error: "+err.Error(), nil)
@@ -67,10 +87,7 @@ func (c *call) createBlob() {
 		Content  *string `json:"content"`
 		Encoding string  `json:"encoding"`
 	}
-	if !c.decode(&req) {
-		return
-	}
-	dir, full, _, ok := c.gitRepo("write")
+	dir, full, _, ok := c.gitWrite(&req)
 	if !ok {
 		return
 	}
@@ -137,10 +154,7 @@ func (c *call) createTree() {
 		BaseTree string      `json:"base_tree"`
 		Tree     []treeEntry `json:"tree"`
 	}
-	if !c.decode(&req) {
-		return
-	}
-	dir, full, _, ok := c.gitRepo("write")
+	dir, full, _, ok := c.gitWrite(&req)
 	if !ok {
 		return
 	}
@@ -355,10 +369,7 @@ func (c *call) createCommit() {
 		Author    *sigRequest `json:"author"`
 		Committer *sigRequest `json:"committer"`
 	}
-	if !c.decode(&req) {
-		return
-	}
-	dir, full, _, ok := c.gitRepo("write")
+	dir, full, _, ok := c.gitWrite(&req)
 	if !ok {
 		return
 	}

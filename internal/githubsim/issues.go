@@ -139,12 +139,8 @@ func labelNames(in []any) []string {
 }
 
 func (c *call) createIssue() {
-	if c.login == "" {
-		c.err(http.StatusUnauthorized, "Requires authentication", nil)
-		return
-	}
 	var req issueRequest
-	if !c.decode(&req) {
+	if !c.requireLogin() || !c.decode(&req) {
 		return
 	}
 	c.locked(func() func() {

@@ -99,10 +99,7 @@ func (c *call) createRef() {
 		Ref string `json:"ref"`
 		SHA string `json:"sha"`
 	}
-	if !c.decode(&req) {
-		return
-	}
-	dir, full, refMu, ok := c.gitRepo("write")
+	dir, full, refMu, ok := c.gitWrite(&req)
 	if !ok {
 		return
 	}
@@ -111,9 +108,8 @@ func (c *call) createRef() {
 		c.err(http.StatusUnprocessableEntity, "Reference name must start with 'refs/', contain at least two slashes and be a valid git ref name", nil)
 		return
 	}
-	typ := c.s.objectType(ctx, dir, req.SHA)
-	if typ == "" {
-		c.err(http.StatusUnprocessableEntity, "Object does not exist", nil)
+	typ, ok := c.existingObject(ctx, dir, req.SHA)
+	if !ok {
 		return
 	}
 	// Check and create under the repo's ref lock; the empty old value makes
@@ -151,18 +147,14 @@ func (c *call) updateRef() {
 		SHA   string `json:"sha"`
 		Force bool   `json:"force"`
 	}
-	if !c.decode(&req) {
-		return
-	}
-	dir, full, refMu, ok := c.gitRepo("write")
+	dir, full, refMu, ok := c.gitWrite(&req)
 	if !ok {
 		return
 	}
 	ctx := c.r.Context()
 	name := "refs/" + c.params["ref"]
-	typ := c.s.objectType(ctx, dir, req.SHA)
-	if typ == "" {
-		c.err(http.StatusUnprocessableEntity, "Object does not exist", nil)
+	typ, ok := c.existingObject(ctx, dir, req.SHA)
+	if !ok {
 		return
 	}
 	refMu.Lock()

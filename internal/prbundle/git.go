@@ -3,11 +3,11 @@ package prbundle
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/mention-runner/mention-runner/internal/gitexec"
 )
 
 // gitTimeout bounds one git command; local operations on a checkout never
@@ -23,39 +23,10 @@ var hardening = []string{
 	"-c", "protocol.file.allow=always",
 }
 
-// GitError is a git command that failed; Stderr is its own explanation.
-type GitError struct {
-	Args   []string
-	Stderr string
-	Err    error
-}
-
-func (e *GitError) Error() string {
-	msg := strings.TrimSpace(e.Stderr)
-	if msg == "" {
-		msg = e.Err.Error()
-	}
-	return fmt.Sprintf("git %s: %s", strings.Join(e.Args, " "), msg)
-}
-
-func (e *GitError) Unwrap() error { return e.Err }
-
 // git runs one git command in dir and returns its stdout.
 func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", append(append([]string{}, hardening...), args...)...)
-	cmd.Dir = dir
-	cmd.Env = gitEnv()
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
-		}
-		return nil, &GitError{Args: args, Stderr: stderr.String(), Err: err}
-	}
-	return stdout.Bytes(), nil
+	c := gitexec.Command{Dir: dir, Config: hardening, Env: gitEnv(), Timeout: gitTimeout}
+	return c.Run(ctx, args...)
 }
 
 // gitEnv is the process environment without GIT_* variables, which could

@@ -76,19 +76,6 @@ func engineText(s string) string {
 	return " The engine said:\n\n" + fence(string(r)) + cut
 }
 
-// fence puts text in a text code fence longer than any backtick run in it,
-// so nothing inside can end the fence or render as markdown.
-func fence(s string) string {
-	s = redact.String(strings.TrimRight(s, "\n"))
-	longest, run := 0, 0
-	for _, c := range s {
-		if c == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	f := strings.Repeat("`", max(3, longest+1))
-	return f + "text\n" + s + "\n" + f + "\n"
-}
+// fence puts text, redacted and without trailing newlines, in a text code
+// fence nothing inside can end.
+func fence(s string) string { return render.Fenced("text", strings.TrimRight(s, "\n")) }

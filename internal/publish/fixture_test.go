@@ -27,27 +27,27 @@ const (
 	testOther   = "acme/other"
 )
 
-// clock is a fake clock shared by the simulator and the clients, so rate
+// fakeClock is a fake clock shared by the simulator and the clients, so rate
 // limit waits pass instantly and deterministically.
-type clock struct {
+type fakeClock struct {
 	mu sync.Mutex
 	t  time.Time
 }
 
-func (c *clock) Now() time.Time {
+func (c *fakeClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.t
 }
 
-func (c *clock) Sleep(ctx context.Context, d time.Duration) error {
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
 	c.mu.Lock()
 	c.t = c.t.Add(d)
 	c.mu.Unlock()
 	return ctx.Err()
 }
 
-func (c *clock) Advance(d time.Duration) { _ = c.Sleep(context.Background(), d) }
+func (c *fakeClock) Advance(d time.Duration) { _ = c.Sleep(context.Background(), d) }
 
 // fixture is a simulated GitHub with a target thread, a trigger comment, a
 // control repo with a log issue, and an agent run directory.
@@ -55,7 +55,7 @@ type fixture struct {
 	t        *testing.T
 	sim      *githubsim.Sim
 	base     string
-	clock    *clock
+	clock    *fakeClock
 	bot      *github.Client
 	issue    int // the target thread
 	trigger  *github.IssueComment
@@ -67,7 +67,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, cfg string) *fixture {
 	t.Helper()
-	clk := &clock{t: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
+	clk := &fakeClock{t: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
 	sim, err := githubsim.New(githubsim.Options{Seed: 1, Now: clk.Now})
 	require.NoError(t, err)
 	base, err := sim.Start()

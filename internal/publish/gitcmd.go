@@ -1,15 +1,13 @@
 package publish
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
-	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"time"
 
+	"github.com/mention-runner/mention-runner/internal/gitexec"
 	"github.com/mention-runner/mention-runner/internal/redact"
 )
 
@@ -38,23 +36,6 @@ var hardening = []string{
 	"-c", "protocol.file.allow=always", // the local bundle file
 }
 
-// GitError is a git command that failed, with its (redacted) stderr.
-type GitError struct {
-	Args   []string
-	Stderr string
-	Err    error
-}
-
-func (e *GitError) Error() string {
-	msg := strings.TrimSpace(e.Stderr)
-	if msg == "" {
-		msg = e.Err.Error()
-	}
-	return fmt.Sprintf("git %s: %s", strings.Join(e.Args, " "), msg)
-}
-
-func (e *GitError) Unwrap() error { return e.Err }
-
 func (g git) env(auth bool) []string {
 	env := []string{
 		"PATH=" + os.Getenv("PATH"),
@@ -76,22 +57,16 @@ func (g git) env(auth bool) []string {
 // run runs git in dir; auth adds the token header (only for commands that
 // talk to the GitHub host).
 func (g git) run(ctx context.Context, dir string, auth bool, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", append(append([]string{}, hardening...), args...)...)
-	cmd.Dir = dir
-	cmd.Env = g.env(auth)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
-		}
-		msg := stderr.String()
-		if g.token != "" {
-			msg = strings.ReplaceAll(msg, g.token, "[REDACTED]")
-		}
-		return "", &GitError{Args: args, Stderr: redact.String(msg), Err: err}
+	c := gitexec.Command{Dir: dir, Config: hardening, Env: g.env(auth), Timeout: gitTimeout, Scrub: g.scrub}
+	out, err := c.Run(ctx, args...)
+	return string(out), err
+}
+
+// scrub keeps the token and any other secret out of git's stderr, which
+// ends up in the run report.
+func (g git) scrub(stderr string) string {
+	if g.token != "" {
+		stderr = strings.ReplaceAll(stderr, g.token, "[REDACTED]")
 	}
-	return stdout.String(), nil
+	return redact.String(stderr)
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/go-github/v62/github"
+	"github.com/mention-runner/mention-runner/internal/clock"
 	"github.com/mention-runner/mention-runner/internal/policy"
 	"github.com/mention-runner/mention-runner/internal/render"
 )
@@ -88,7 +89,7 @@ func (o *Options) withDefaults() {
 		o.RetryDelay = 2 * time.Second
 	}
 	if o.Sleep == nil {
-		o.Sleep = sleepCtx
+		o.Sleep = clock.Sleep
 	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
@@ -108,14 +109,3 @@ func (o *Options) withDefaults() {
 }
 
 func (o Options) sleep(ctx context.Context, d time.Duration) error { return o.Sleep(ctx, d) }
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}

@@ -1,14 +1,10 @@
 package record
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 
-	"github.com/mention-runner/mention-runner/internal/render/redactjson"
 	"github.com/mention-runner/mention-runner/internal/render/turns"
 	"github.com/mention-runner/mention-runner/internal/session"
 )
@@ -218,39 +214,7 @@ func WriteSessionJSON(path string, s session.Session) error {
 	if s.Turns == nil {
 		s.Turns = []session.TurnProjection{}
 	}
-	raw, err := redactjson.Marshal(s)
-	if err != nil {
-		return fmt.Errorf("record: encode session: %w", err)
-	}
-	var out bytes.Buffer
-	if err := json.Indent(&out, raw, "", "  "); err != nil {
-		return fmt.Errorf("record: indent session: %w", err)
-	}
-	out.WriteByte('\n')
-	return writeFileAtomic(path, out.Bytes())
-}
-
-// writeFileAtomic replaces path with data so readers never see half a file.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("record: write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("record: write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("record: write %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("record: write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("record: write %s: %w", path, err)
-	}
-	return nil
+	return WriteJSON(path, s)
 }
 
 func toolRecord(c session.ToolCallProjection) ToolRecord {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/mention-runner/mention-runner/internal/render"
-	"github.com/mention-runner/mention-runner/internal/render/redactjson"
 )
 
 // RunMeta is run.json: what the transcript says about the run that no
@@ -37,16 +36,7 @@ type RunMeta struct {
 
 // WriteMeta writes dir/run.json (redacted), replacing it whole.
 func WriteMeta(dir string, m RunMeta) error {
-	raw, err := redactjson.Marshal(m)
-	if err != nil {
-		return fmt.Errorf("record: encode run meta: %w", err)
-	}
-	var out bytes.Buffer
-	if err := json.Indent(&out, raw, "", "  "); err != nil {
-		return fmt.Errorf("record: indent run meta: %w", err)
-	}
-	out.WriteByte('\n')
-	return writeFileAtomic(filepath.Join(dir, MetaFile), out.Bytes())
+	return WriteJSON(filepath.Join(dir, MetaFile), m)
 }
 
 // ReadMeta reads dir/run.json; ok is false when there is none.

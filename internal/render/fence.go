@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mention-runner/mention-runner/internal/redact"
+	"github.com/mention-runner/mention-runner/internal/sanitize"
 )
 
 // Fenced is content in a code fence nothing inside can close, redacted.
@@ -16,7 +17,7 @@ func Inline(s string) string { return escapeHTML(oneLine(redact.String(s))) }
 // fenced wraps content in a code fence longer than any backtick run inside
 // it, so nothing in the content can close the block early.
 func fenced(lang, content string) string {
-	f := strings.Repeat("`", max(3, longestRun(content, '`')+1))
+	f := sanitize.Fence(content)
 	var b strings.Builder
 	b.Grow(len(content) + 2*len(f) + len(lang) + 3)
 	b.WriteString(f)
@@ -29,19 +30,6 @@ func fenced(lang, content string) string {
 	b.WriteString(f)
 	b.WriteByte('\n')
 	return b.String()
-}
-
-func longestRun(s string, c byte) int {
-	best, run := 0, 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			run++
-			best = max(best, run)
-		} else {
-			run = 0
-		}
-	}
-	return best
 }
 
 // balance closes what free markdown (an agent's reply, a prompt, a body

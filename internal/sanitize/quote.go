@@ -21,7 +21,7 @@ func QuoteUntrusted(s string) string {
 
 	var b strings.Builder
 	b.Grow(len(s) + 32)
-	fence := strings.Repeat("`", max(3, longestRun(s, '`')+1))
+	fence := Fence(s)
 	b.WriteString(fence)
 	b.WriteString("text\n")
 	for line := range strings.Lines(s) {
@@ -55,6 +55,10 @@ func impostor(line string) bool {
 	}
 	return false
 }
+
+// Fence is the backtick fence to quote s in: three backticks, or one more
+// than the longest backtick run in s, so nothing inside can close it.
+func Fence(s string) string { return strings.Repeat("`", max(3, longestRun(s, '`')+1)) }
 
 func longestRun(s string, c byte) int {
 	best, cur := 0, 0

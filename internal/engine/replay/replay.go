@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/mention-runner/mention-runner/internal/clock"
 	"github.com/mention-runner/mention-runner/internal/engine"
 	"github.com/mention-runner/mention-runner/internal/gate"
 	"github.com/mention-runner/mention-runner/internal/session"
@@ -126,12 +127,8 @@ func (e *Engine) Run(ctx context.Context, spec engine.Spec, sink engine.Sink) (*
 			input, _ := json.Marshal(map[string]string{"command": s.Text})
 			r.toolCall(ctx, msgID, "Bash", input, func() (string, bool) { return r.bash(ctx, s.Text) })
 		case StepSleep:
-			t := time.NewTimer(time.Duration(s.SleepMS) * time.Millisecond)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return nil, fmt.Errorf("replay: stopped: %w", ctx.Err())
-			case <-t.C:
+			if err := clock.Sleep(ctx, time.Duration(s.SleepMS)*time.Millisecond); err != nil {
+				return nil, fmt.Errorf("replay: stopped: %w", err)
 			}
 		case StepCrash:
 			return nil, &CrashError{Msg: s.Text}

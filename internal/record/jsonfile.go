@@ -1,0 +1,50 @@
+package record
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/mention-runner/mention-runner/internal/render/redactjson"
+)
+
+// WriteJSON writes v to path as redacted, indented JSON ending in a
+// newline, replacing the file whole: a reader (or the next job) never sees
+// half a record file, nor a secret the engine echoed.
+func WriteJSON(path string, v any) error {
+	raw, err := redactjson.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("record: encode %s: %w", filepath.Base(path), err)
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, raw, "", "  "); err != nil {
+		return fmt.Errorf("record: indent %s: %w", filepath.Base(path), err)
+	}
+	out.WriteByte('\n')
+	return writeFileAtomic(path, out.Bytes())
+}
+
+// writeFileAtomic replaces path with data so readers never see half a file.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("record: write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("record: write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("record: write %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("record: write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("record: write %s: %w", path, err)
+	}
+	return nil
+}
