@@ -150,6 +150,10 @@ func (r *run) execute(ctx context.Context) (*Outcome, string, error) {
 	r.logf("run %s, record in %s", r.out.RunID, r.dir)
 	r.emit("run.created", record.SeverityInfo, "run "+r.out.RunID+" created",
 		map[string]any{"run_id": r.out.RunID, "jobid": taskID, "engine": r.cfg.Engine, "context_file": r.cfg.ContextFile})
+	if ctxErr == nil {
+		r.emit("file.read", record.SeverityInfo, "context file read and verified",
+			map[string]any{"path": r.cfg.ContextFile, "bytes": len(raw), "sha256": r.cfg.ContextSHA256})
+	}
 
 	home, err := os.MkdirTemp("", "mr-agent-home-")
 	if err != nil {
@@ -164,6 +168,8 @@ func (r *run) execute(ctx context.Context) (*Outcome, string, error) {
 
 	switch {
 	case ctxErr != nil:
+		r.emit("file.rejected", record.SeverityError, "context file refused: "+ctxErr.Error(),
+			map[string]any{"path": r.cfg.ContextFile, "reason": ctxErr.Error()})
 		return r.finish(FailureFailed, ctxErr)
 	case errors.Is(jobErr, job.ErrNoMention):
 		return r.finish(FailureFailed, fmt.Errorf("the trigger comment does not mention @%s, so there is no task: %w", r.cfg.BotLogin, jobErr))
@@ -221,6 +227,8 @@ func (r *run) prepare(raw []byte, env []string) (engine.Spec, error) {
 	if err := os.WriteFile(ctxPath, clean, 0o644); err != nil {
 		return engine.Spec{}, fmt.Errorf("write the sanitized context: %w", err)
 	}
+	r.emit("file.written", record.SeverityInfo, "sanitized context written for the agent",
+		map[string]any{"path": AgentContextFile, "bytes": len(clean)})
 	r.emit("context.sanitized", record.SeverityInfo, "sanitized context written for the agent",
 		map[string]any{"path": AgentContextFile, "bytes": len(clean), "dropped": rep.Dropped, "withheld_edited": rep.WithheldEdited,
 			"trigger_edited": rep.TriggerEdited, "blocklist_snapshot": list != nil, "blocklist_patterns": len(patterns)})
@@ -250,6 +258,7 @@ func (r *run) prepare(raw []byte, env []string) (engine.Spec, error) {
 		return engine.Spec{}, fmt.Errorf("write the prompt: %w", err)
 	}
 	r.meta.Prompt = text
+	r.emit("file.written", record.SeverityInfo, "prompt written", map[string]any{"path": PromptFile, "bytes": len(text)})
 	sum := sha256.Sum256([]byte(text))
 	r.emit("prompt.rendered", record.SeverityInfo, fmt.Sprintf("prompt rendered (%d bytes)", len(text)),
 		map[string]any{"path": PromptFile, "bytes": len(text), "sha256": hex.EncodeToString(sum[:]),

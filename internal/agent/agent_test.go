@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,8 @@ import (
 	"github.com/mention-runner/mention-runner/internal/engine/claude"
 	"github.com/mention-runner/mention-runner/internal/gate"
 	"github.com/mention-runner/mention-runner/internal/prompt"
+	"github.com/mention-runner/mention-runner/internal/record"
+	"github.com/mention-runner/mention-runner/internal/session"
 )
 
 // scriptEngine is the claude engine running a shell script standing in
@@ -186,6 +189,52 @@ func TestPrepared(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(clean), "hidden")
 	assert.NotContains(t, string(clean), "posted after")
+
+	// the timeline says which files the stage read and wrote
+	evs := f.events(t)
+	require.Len(t, eventsOf(evs, "file.read"), 1)
+	assert.Contains(t, string(eventsOf(evs, "file.read")[0].Data), f.env["MR_CONTEXT_SHA256"])
+	var written []string
+	for _, e := range eventsOf(evs, "file.written") {
+		var d struct{ Path string }
+		require.NoError(t, json.Unmarshal(e.Data, &d))
+		written = append(written, d.Path)
+	}
+	assert.Equal(t, []string{AgentContextFile, PromptFile}, written)
+}
+
+// The engine's file-reading tool calls show in the timeline as file.read;
+// other tools do not.
+func TestFileReadEventsFromToolCalls(t *testing.T) {
+	dir := t.TempDir()
+	rec, err := record.Open(dir, record.Meta{RunID: "r", SessionID: "s", TaskID: "t"}, nil)
+	require.NoError(t, err)
+	r := &run{rec: rec}
+	r.emitFileRead(session.Event{Kind: session.EventToolUse, ToolCallID: "c1", ToolName: "Read", Input: json.RawMessage(`{"file_path":"/w/README.md"}`)})
+	r.emitFileRead(session.Event{Kind: session.EventToolUse, ToolCallID: "c2", ToolName: "Grep", Input: json.RawMessage(`{"pattern":"TODO"}`)})
+	r.emitFileRead(session.Event{Kind: session.EventToolUse, ToolCallID: "c3", ToolName: "mcp__gate__noop", Input: json.RawMessage(`{}`)})
+	r.emitFileRead(session.Event{Kind: session.EventToolUse, ToolCallID: "c4", ToolName: "Read", Input: json.RawMessage(`not json`)})
+	require.NoError(t, rec.Close())
+	evs, err := record.ReadEvents(filepath.Join(dir, record.EventsFile))
+	require.NoError(t, err)
+	reads := eventsOf(evs, "file.read")
+	require.Len(t, reads, 2)
+	assert.Equal(t, "Read /w/README.md", reads[0].Summary)
+	assert.Equal(t, "c1", reads[0].CorrelationID)
+	assert.Equal(t, "Grep TODO", reads[1].Summary)
+}
+
+// A context file whose sha differs is refused and says so in the timeline.
+func TestContextMismatchRecorded(t *testing.T) {
+	f := newFixture(t, "@helperbot hi")
+	f.env["MR_CONTEXT_SHA256"] = strings.Repeat("0", 64)
+	f.exe = "/bin/true"
+	_, err := f.run(t, scriptEngine(t, resultOK))
+	require.Error(t, err)
+	rej := eventsOf(f.events(t), "file.rejected")
+	require.Len(t, rej, 1)
+	assert.Contains(t, rej[0].Summary, "context file refused")
+	assert.Empty(t, eventsOf(f.events(t), "file.read"))
 }
 
 // The three places that name the gate's tools agree.

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/mention-runner/mention-runner/internal/gate"
@@ -21,6 +22,7 @@ func (r *run) sink(ev session.Event) {
 			r.out.Model, r.meta.Model = ev.Init.Model, ev.Init.Model
 		}
 	case session.EventToolUse:
+		r.emitFileRead(ev)
 		already := r.loop.Loop() != nil
 		if r.loop.Observe(ev.ToolCallID, ev.ToolName, ev.Input) && !already {
 			l := r.loop.Loop()
@@ -89,4 +91,24 @@ func (r *run) recordError(kind, msg string, recoverable bool) {
 	if err := r.rec.Error(record.ErrorRecord{Kind: kind, Message: msg, Recoverable: recoverable}); err != nil {
 		r.problems = append(r.problems, err)
 	}
+}
+
+// fileReadTools are the engine's tools that read files, with the argument
+// naming what they read.
+var fileReadTools = map[string]string{"Read": "file_path", "Glob": "pattern", "Grep": "pattern"}
+
+// emitFileRead records a file.read event for an engine tool call that reads
+// files, so the timeline shows what the agent looked at.
+func (r *run) emitFileRead(ev session.Event) {
+	key, ok := fileReadTools[ev.ToolName]
+	if !ok {
+		return
+	}
+	var args map[string]any
+	if err := json.Unmarshal(ev.Input, &args); err != nil {
+		return
+	}
+	target, _ := args[key].(string)
+	r.emit("file.read", record.SeverityInfo, ev.ToolName+" "+target,
+		map[string]any{"tool": ev.ToolName, key: target}, record.Correlation(ev.ToolCallID))
 }
