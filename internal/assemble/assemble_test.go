@@ -1,16 +1,23 @@
 package assemble
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-github/v62/github"
+
+	"github.com/mention-runner/mention-runner/internal/blocklist"
 	"github.com/mention-runner/mention-runner/internal/shardstore"
 	"github.com/mention-runner/mention-runner/internal/transport"
 	"github.com/stretchr/testify/assert"
@@ -382,4 +389,30 @@ func TestSettingsErrors(t *testing.T) {
 			assert.False(t, strings.Contains(o.outputs["ready"], "true"))
 		})
 	}
+}
+
+// The proceeding run writes the opt-out list as it stands next to the
+// context, for the agent's gate; a corrupt list stops the job.
+func TestBlocklistSnapshot(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	h.sim.AddToken("tok-admin", "mr-runner")
+	gh := github.NewClient(nil).WithAuthToken("tok-admin")
+	base, err := url.Parse(h.sim.URL())
+	require.NoError(t, err)
+	gh.BaseURL = base
+	store := &blocklist.Store{Client: gh, Repo: control}
+	_, err = store.Update(ctx, "block", func(l *blocklist.List) bool {
+		return l.Add([]string{"evil/*"}, "evil", "https://x", time.Unix(0, 0)) > 0
+	})
+	require.NoError(t, err)
+	c := contextFor("IC_snap", 100)
+	o := h.run(t, events(t, transport.JobID("IC_snap"), c)[0])
+	require.NoError(t, o.err, o.log)
+	raw, err := os.ReadFile(filepath.Join(filepath.Dir(o.res.ContextFile), BlocklistSnapshotFile))
+	require.NoError(t, err)
+	var l blocklist.List
+	require.NoError(t, json.Unmarshal(raw, &l))
+	require.Len(t, l.Entries, 1)
+	assert.Equal(t, "evil/*", l.Entries[0].Pattern)
 }

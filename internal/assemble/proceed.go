@@ -12,6 +12,7 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/job"
 	"github.com/mention-runner/mention-runner/internal/policy"
+	"github.com/mention-runner/mention-runner/internal/record"
 	"github.com/mention-runner/mention-runner/internal/render"
 )
 
@@ -36,6 +37,9 @@ func (r *run) proceed(ctx context.Context, res *Result, context []byte) error {
 	}
 	res.ContextFile, res.ContextSHA256 = r.cfg.ContextFile, sum
 	r.log.Infof("job %s: wrote %s (%d bytes, sha256 %s) for %s#%d", res.JobID, r.cfg.ContextFile, len(context), sum, j.Repo, j.Number)
+	if err := r.snapshotBlocklist(ctx); err != nil {
+		return err
+	}
 
 	is, err := r.issues.find(ctx, res.JobID, r.since())
 	if err != nil {
@@ -174,4 +178,22 @@ func failureBody(rep render.Report, section, jobID string) string {
 		body += "\n" + LogMarker(jobID) + "\n"
 	}
 	return body
+}
+
+// BlocklistSnapshotFile is the opt-out list as it stood when the job
+// started, written next to the context file so the agent's gate can deny
+// writes to opted-out repos at once. Publish reads a fresh copy anyway.
+const BlocklistSnapshotFile = "blocklist.json"
+
+func (r *run) snapshotBlocklist(ctx context.Context) error {
+	l, err := r.blocks.Load(ctx)
+	if err != nil {
+		return fmt.Errorf("snapshot the opt-out list: %w", err)
+	}
+	path := filepath.Join(filepath.Dir(r.cfg.ContextFile), BlocklistSnapshotFile)
+	if err := record.WriteJSON(path, l); err != nil {
+		return fmt.Errorf("snapshot the opt-out list: %w", err)
+	}
+	r.log.Infof("opt-out list: %d entries, snapshot in %s", len(l.Entries), path)
+	return nil
 }

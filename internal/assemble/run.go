@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/mention-runner/mention-runner/internal/actions"
+	"github.com/mention-runner/mention-runner/internal/blocklist"
 	"github.com/mention-runner/mention-runner/internal/config"
 	"github.com/mention-runner/mention-runner/internal/ghclient"
 	"github.com/mention-runner/mention-runner/internal/shardstore"
@@ -64,6 +65,7 @@ type run struct {
 	log     *actions.Toolkit
 	store   *shardstore.Store
 	issues  *logIssues
+	blocks  *blocklist.Store // read for the agent's snapshot
 	now     func() time.Time
 	holder  shardstore.Holder // this run, as written in a lock
 	runURL  string
@@ -143,6 +145,7 @@ func setup(o Options) (*run, error) {
 		o: o, cfg: cfg, now: now, store: store,
 		log:    actions.New(o.Getenv, o.Stdout),
 		issues: &logIssues{gh: issuesClient, owner: owner, name: name},
+		blocks: &blocklist.Store{Client: issuesClient, Repo: cfg.ControlRepo, Path: cfg.BlocklistPath},
 	}
 	r.holder, r.runURL = identity(o.Getenv, cfg.ServerURL)
 	return r, nil
