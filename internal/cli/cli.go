@@ -11,6 +11,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Version is stamped at build time with -ldflags "-X .../internal/cli.Version=…".
@@ -49,8 +50,12 @@ type Command struct {
 	Run func(ctx context.Context, env *Env, args []string) error
 }
 
-// UsageError means the command line itself was wrong.
-type UsageError struct{ Msg string }
+// UsageError means the command line itself was wrong. Usage, when set,
+// writes the command's usage (App.Main prints it to stderr).
+type UsageError struct {
+	Msg   string
+	Usage func(w io.Writer)
+}
 
 func (e *UsageError) Error() string { return e.Msg }
 
@@ -131,7 +136,13 @@ func (a *App) Main(ctx context.Context, env *Env, args []string) int {
 	}
 	var ue *UsageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(env.Stderr, "%s %s: %s\nRun '%s %s --help' for usage.\n", a.Name, cmd.Name, ue.Msg, a.Name, cmd.Name)
+		fmt.Fprintf(env.Stderr, "%s %s: %s\n", a.Name, cmd.Name, ue.Msg)
+		if ue.Usage != nil {
+			fmt.Fprintln(env.Stderr)
+			ue.Usage(env.Stderr)
+		} else {
+			fmt.Fprintf(env.Stderr, "Run '%s %s --help' for usage.\n", a.Name, cmd.Name)
+		}
 		return 2
 	}
 	var ee *ExitError
@@ -150,14 +161,19 @@ func (a *App) Main(ctx context.Context, env *Env, args []string) int {
 func FlagSet(env *Env, app, name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(app+" "+name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.Usage = func() {
-		fmt.Fprintf(env.Stdout, "Usage: %s %s %s\n\nFlags:\n", app, name, synopsis)
-		fs.SetOutput(env.Stdout)
+	printUsage := func(w io.Writer) {
+		fmt.Fprintf(w, "Usage: %s %s %s\n\nFlags:\n", app, name, synopsis)
+		fs.SetOutput(w)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
 	}
+	fs.Usage = func() { printUsage(env.Stdout) }
+	usagePrinters.Store(fs, printUsage)
 	return fs
 }
+
+// usagePrinters lets ParseFlags attach a flag set's usage to its errors.
+var usagePrinters sync.Map // *flag.FlagSet → func(io.Writer)
 
 // ParseFlags parses args and turns flag errors into usage errors. --help
 // prints the flags and returns flag.ErrHelp (exit 0). Positional arguments
@@ -168,10 +184,17 @@ func ParseFlags(fs *flag.FlagSet, args []string, allowArgs bool) error {
 			fs.Usage()
 			return flag.ErrHelp
 		}
-		return &UsageError{Msg: err.Error()}
+		return &UsageError{Msg: err.Error(), Usage: usageOf(fs)}
 	}
 	if !allowArgs && fs.NArg() > 0 {
-		return Usagef("unexpected argument %q", strings.Join(fs.Args(), " "))
+		return &UsageError{Msg: fmt.Sprintf("unexpected argument %q", strings.Join(fs.Args(), " ")), Usage: usageOf(fs)}
+	}
+	return nil
+}
+
+func usageOf(fs *flag.FlagSet) func(io.Writer) {
+	if p, ok := usagePrinters.Load(fs); ok {
+		return p.(func(io.Writer))
 	}
 	return nil
 }
