@@ -200,7 +200,12 @@ func TestLostShard(t *testing.T) {
 	c := contextFor("IC_lost", 120_000)
 	jobID := transport.JobID("IC_lost")
 	ev := events(t, jobID, c)
-	for i, missing := range map[int][]int{0: {1, 2}, 2: {1}} { // shard 1 never arrives
+	// shard 1 never arrives; a slice, not a map, so the runs go in this order
+	for _, step := range []struct {
+		i       int
+		missing []int
+	}{{0, []int{1, 2}}, {2, []int{1}}} {
+		i, missing := step.i, step.missing
 		o := h.run(t, ev[i])
 		require.NoError(t, o.err)
 		assert.Equal(t, "false", o.outputs["ready"])

@@ -54,6 +54,9 @@ type Result struct {
 	Holder *shardstore.Holder
 	// Missing lists shard indices not stored yet (this run waits for them).
 	Missing []int
+	// Superseded: a newer dispatch of this job stored its shards; this
+	// run's piece is stale and the run ends without proceeding.
+	Superseded bool
 	// Sweep is what the stale-ref sweep did (nil if it did not run).
 	Sweep *shardstore.SweepResult
 }
@@ -218,9 +221,15 @@ func (r *run) shard(ctx context.Context, res *Result, p transport.Payload, opt t
 	if err != nil {
 		return nil, err
 	}
+	if stored.Superseded {
+		return nil, r.superseded(res, piece, stored.NewerTimestamp)
+	}
 	what := fmt.Sprintf("stored shard %d of %d (index %d) of job %s", i+1, n, i, piece.JobID)
-	if stored.Duplicate {
+	switch {
+	case stored.Duplicate:
 		what = fmt.Sprintf("shard %d of %d (index %d) of job %s was already stored with the same content", i+1, n, i, piece.JobID)
+	case stored.Replaced:
+		what += ", replacing the piece of an older dispatch"
 	}
 	job, err := r.store.List(ctx, piece.JobID)
 	if err != nil {
@@ -229,9 +238,22 @@ func (r *run) shard(ctx context.Context, res *Result, p transport.Payload, opt t
 	for _, u := range job.Unknown {
 		r.log.Warningf("job %s: ignoring unexpected ref %s", piece.JobID, u)
 	}
+	// Indices without any ref are missing whatever their dispatch; checking
+	// that first keeps a waiting run from reading the other shards.
 	if res.Missing = job.Missing(n); len(res.Missing) > 0 {
 		r.log.Infof("%s; waiting for %d more (missing indices: %s)", what, len(res.Missing), ints(res.Missing, 20))
 		return nil, nil
+	}
+	// A lock already taken is final: the pieces it was taken for are read
+	// by its holder, whatever arrived since.
+	if job.Lock == "" {
+		if job, err = r.current(ctx, res, job, stored); err != nil || job == nil {
+			return nil, err
+		}
+		if res.Missing = job.Missing(n); len(res.Missing) > 0 {
+			r.log.Infof("%s; waiting for %d more of this dispatch (missing indices: %s; pieces of an older dispatch do not count)", what, len(res.Missing), ints(res.Missing, 20))
+			return nil, nil
+		}
 	}
 	h := r.holder
 	h.JobID = piece.JobID
@@ -249,20 +271,51 @@ func (r *run) shard(ctx context.Context, res *Result, p transport.Payload, opt t
 	} else {
 		r.log.Infof("%s; all %d shards are stored and this run won the lock, proceeding", what, n)
 	}
+	if job.Meta == nil { // re-entered from a listed lock: the shards are not described yet
+		if err := r.store.Describe(ctx, job, stored); err != nil {
+			return nil, err
+		}
+		job = job.Select(piece.Timestamp)
+	}
 	pieces, err := r.store.Read(ctx, job, stored)
 	if err != nil {
 		return nil, err
 	}
 	a := transport.NewAssembler(opt)
 	for _, pc := range pieces {
-		if ts, terr := time.Parse(time.RFC3339, pc.Timestamp); terr == nil && ts.Before(r.earlier) {
-			r.earlier = ts
+		// Select chose these by their commits; check what was read too, so
+		// the assembler gets one dispatch's pieces or nothing.
+		if c, err := shardstore.CompareTimestamps(pc.Timestamp, piece.Timestamp); err != nil || c != 0 {
+			return nil, &shardstore.CorruptError{Ref: shardstore.ShardRef(pc.JobID, pc.Index),
+				Reason: fmt.Sprintf("its piece has timestamp %q, not this dispatch's %q", pc.Timestamp, piece.Timestamp)}
 		}
 		if _, err := a.Add(transport.EventShard, pc.Payload()); err != nil {
 			return nil, err
 		}
 	}
 	return a.Context()
+}
+
+// current describes the job's shards and keeps those of this run's
+// dispatch; nil without error means a newer dispatch superseded it.
+func (r *run) current(ctx context.Context, res *Result, job *shardstore.Job, stored *shardstore.Stored) (*shardstore.Job, error) {
+	if err := r.store.Describe(ctx, job, stored); err != nil {
+		return nil, err
+	}
+	newest := job.Newest()
+	if c, err := shardstore.CompareTimestamps(newest, stored.Timestamp); err == nil && c > 0 {
+		return nil, r.superseded(res, stored.Piece, newest)
+	}
+	return job.Select(stored.Timestamp), nil
+}
+
+// superseded ends the run cleanly: its piece belongs to a dispatch of the
+// job that a newer one replaced.
+func (r *run) superseded(res *Result, p shardstore.Piece, newer string) error {
+	res.Superseded = true
+	r.log.Infof("shard %d of %d (index %d) of job %s, dispatched at %s, is superseded by a newer dispatch of this job (dispatched at %s); this run ends without proceeding",
+		p.Index+1, p.Total, p.Index, p.JobID, p.Timestamp, newer)
+	return nil
 }
 
 func (r *run) sweep(ctx context.Context, res *Result) {

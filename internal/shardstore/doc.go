@@ -5,9 +5,13 @@
 // refs/mention-runner/jobs/<jobid>/lock. Ref creation is atomic on GitHub,
 // so exactly one run wins the lock and reads the pieces back.
 //
-// Every commit is a root commit whose message names what it holds (job,
+// Every shard commit is a root commit (or, replacing a piece of an older
+// dispatch of the job, a child of it) whose message names what it holds (job,
 // index, total, timestamp, blob sha) and whose date is when it was made, so
 // the reader needs two requests per shard and the sweeper can age refs.
 // Pieces read back are checked against the commit's tree by recomputing the
 // git object ids locally, so a message can never point at other content.
+// The payload timestamp in the message tells dispatch attempts apart: a
+// newer attempt's piece replaces an older one, and only the newest attempt's
+// pieces count towards completion (see Describe, Newest, Select).
 package shardstore

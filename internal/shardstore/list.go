@@ -22,7 +22,9 @@ type Ref struct {
 type Job struct {
 	ID     string
 	Shards map[int]string // index → commit sha
-	Lock   string         // commit sha of the lock, "" if none
+	// Meta is what the shard commits say, filled by Describe.
+	Meta map[int]ShardMeta
+	Lock string // commit sha of the lock, "" if none
 	// Unknown lists refs under the job's prefix that are neither a shard nor
 	// the lock (never written by this package).
 	Unknown []string

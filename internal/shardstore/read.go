@@ -3,9 +3,8 @@ package shardstore
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
-	"sync"
+	"time"
 )
 
 // CorruptError means a shard ref holds something this package did not
@@ -21,68 +20,61 @@ func (e *CorruptError) Error() string {
 
 // Read fetches every shard listed in j, in index order, including indices
 // outside the caller's total so the assembler can refuse them. own, when
-// non-nil, is the caller's stored piece, used without a request. Each other
-// shard costs two requests (commit, blob); both are checked against the
-// commit's tree by recomputing git object ids.
+// non-nil, is the caller's stored piece, used without a request. A shard
+// described in j.Meta costs one request (blob), any other two (commit,
+// blob); both are checked against the commit's tree by recomputing git
+// object ids.
 func (s *Store) Read(ctx context.Context, j *Job, own *Stored) ([]Piece, error) {
 	idx := j.Indices()
 	out := make([]Piece, len(idx))
 	errs := make([]error, len(idx))
-	par := s.Parallel
-	if par <= 0 {
-		par = 4
-	}
-	sem := make(chan struct{}, par)
-	var wg sync.WaitGroup
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	for k, i := range idx {
-		if own != nil && own.Index == i && own.Commit == j.Shards[i] {
+	s.each(ctx, len(idx), func(ctx context.Context, k int) bool {
+		i := idx[k]
+		if own != nil && !own.Superseded && own.Index == i && own.Commit == j.Shards[i] {
 			out[k] = own.Piece
-			continue
+			return true
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			out[k], errs[k] = s.readShard(ctx, j.ID, i, j.Shards[i])
-			if errs[k] != nil {
-				cancel()
+		m, ok := j.Meta[i]
+		if !ok {
+			if m, errs[k] = s.describeShard(ctx, j.ID, i, j.Shards[i]); errs[k] != nil {
+				return false
 			}
-		}()
-	}
-	wg.Wait()
-	// Report the lowest failing index, preferring a real cause over the
-	// cancellations it triggered in the others.
-	var first error
-	for _, err := range errs {
-		if err != nil && (first == nil || errors.Is(first, context.Canceled) && !errors.Is(err, context.Canceled)) {
-			first = err
 		}
-	}
-	if first != nil {
-		return nil, first
+		out[k], errs[k] = s.readBlob(ctx, m)
+		return errs[k] == nil
+	})
+	if err := firstError(errs); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
-func (s *Store) readShard(ctx context.Context, jobID string, index int, commit string) (Piece, error) {
+// describeShard reads and checks a shard's commit.
+func (s *Store) describeShard(ctx context.Context, jobID string, index int, commit string) (ShardMeta, error) {
 	ref := ShardRef(jobID, index)
 	c, _, err := s.Client.Git.GetCommit(ctx, s.Owner, s.Name, commit)
 	if err != nil {
-		return Piece{}, fmt.Errorf("shardstore: read %s commit %s: %w", ref, commit, err)
+		return ShardMeta{}, fmt.Errorf("shardstore: read %s commit %s: %w", ref, commit, err)
 	}
 	m, err := ParseShardMessage(c.GetMessage())
 	if err != nil {
-		return Piece{}, &CorruptError{Ref: ref, Reason: err.Error()}
+		return ShardMeta{}, &CorruptError{Ref: ref, Reason: err.Error()}
 	}
 	if m.JobID != jobID || m.Index != index {
-		return Piece{}, &CorruptError{Ref: ref, Reason: fmt.Sprintf("its commit describes shard %d of job %s", m.Index, m.JobID)}
+		return ShardMeta{}, &CorruptError{Ref: ref, Reason: fmt.Sprintf("its commit describes shard %d of job %s", m.Index, m.JobID)}
+	}
+	if _, err := time.Parse(time.RFC3339, m.Timestamp); err != nil {
+		return ShardMeta{}, &CorruptError{Ref: ref, Reason: fmt.Sprintf("its commit's timestamp %q is not RFC 3339", m.Timestamp)}
 	}
 	if want, _ := treeSHA(m.Blob); c.GetTree().GetSHA() != want {
-		return Piece{}, &CorruptError{Ref: ref, Reason: "its tree is not the single piece its commit names"}
+		return ShardMeta{}, &CorruptError{Ref: ref, Reason: "its tree is not the single piece its commit names"}
 	}
+	return m, nil
+}
+
+// readBlob fetches the piece a checked commit names.
+func (s *Store) readBlob(ctx context.Context, m ShardMeta) (Piece, error) {
+	ref := ShardRef(m.JobID, m.Index)
 	b, _, err := s.Client.Git.GetBlob(ctx, s.Owner, s.Name, m.Blob)
 	if err != nil {
 		return Piece{}, fmt.Errorf("shardstore: read %s blob %s: %w", ref, m.Blob, err)
@@ -97,7 +89,7 @@ func (s *Store) readShard(ctx context.Context, jobID string, index int, commit s
 	if blobSHA(content) != m.Blob {
 		return Piece{}, &CorruptError{Ref: ref, Reason: "blob content does not match its sha"}
 	}
-	return Piece{JobID: jobID, Index: index, Total: m.Total, Timestamp: m.Timestamp, B64: string(content)}, nil
+	return Piece{JobID: m.JobID, Index: m.Index, Total: m.Total, Timestamp: m.Timestamp, B64: string(content)}, nil
 }
 
 func stripNewlines(s string) string {

@@ -84,25 +84,43 @@ type Stored struct {
 	// Duplicate is true when the ref already held the same piece (a re-run
 	// or a redelivered event).
 	Duplicate bool
+	// Replaced is true when the piece replaced one of an older dispatch.
+	Replaced bool
+	// Superseded is true when a newer dispatch of the job already stored
+	// this index (its timestamp in NewerTimestamp): the piece was not
+	// stored and Commit is empty.
+	Superseded     bool
+	NewerTimestamp string
 }
 
 var signature = github.CommitAuthor{Name: github.String("mention-runner"), Email: github.String("mention-runner@users.noreply.github.com")}
 
 // commit creates a root commit of tree dated now.
 func (s *Store) commit(ctx context.Context, tree, msg string) (string, error) {
+	return s.commitOn(ctx, tree, msg, "")
+}
+
+// commitOn creates a commit of tree dated now, on parent unless it is "".
+func (s *Store) commitOn(ctx context.Context, tree, msg, parent string) (string, error) {
 	sig := signature
 	sig.Date = &github.Timestamp{Time: s.now().Truncate(time.Second)}
-	c, _, err := s.Client.Git.CreateCommit(ctx, s.Owner, s.Name, &github.Commit{
-		Message: github.String(msg), Tree: &github.Tree{SHA: github.String(tree)}, Author: &sig, Committer: &sig,
-	}, nil)
+	c := &github.Commit{Message: github.String(msg), Tree: &github.Tree{SHA: github.String(tree)}, Author: &sig, Committer: &sig}
+	if parent != "" {
+		c.Parents = []*github.Commit{{SHA: github.String(parent)}}
+	}
+	c, _, err := s.Client.Git.CreateCommit(ctx, s.Owner, s.Name, c, nil)
 	if err != nil {
 		return "", fmt.Errorf("create commit: %w", err)
 	}
 	return c.GetSHA(), nil
 }
 
-// Put stores a piece under its shard ref. A ref that already holds the same
-// piece is fine (Duplicate); one holding different content is a
+// Put stores a piece under its shard ref. When the ref already exists, the
+// payload timestamps decide (a failed dispatch is re-sent later, with a newer
+// timestamp, under the same job id): the same piece of the same dispatch is
+// fine (Duplicate); a piece of an older dispatch is replaced (Replaced); a
+// piece of a newer dispatch means this one is stale and is not stored
+// (Superseded); other content with the same timestamp is a
 // *transport.Error of kind conflicting_duplicate.
 func (s *Store) Put(ctx context.Context, p Piece) (*Stored, error) {
 	st := &Stored{Piece: p}
@@ -131,21 +149,69 @@ func (s *Store) Put(ctx context.Context, p Piece) (*Stored, error) {
 	if created {
 		return st, nil
 	}
-	// The ref exists: the same piece again is harmless, other content is not.
+	// A replacement can lose a race to another one; decide again then.
+	for range maxReplaceTries {
+		done, err := s.settle(ctx, st, ref, msg)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		if done {
+			return st, nil
+		}
+	}
+	return nil, fmt.Errorf("%s: %s kept changing while replacing an older dispatch's piece", where, ref)
+}
+
+// maxReplaceTries bounds how often Put re-reads a ref that moved under it.
+const maxReplaceTries = 3
+
+// settle decides what to do with st given what ref holds now. done is false
+// when a replacement lost a race and the ref must be read again.
+func (s *Store) settle(ctx context.Context, st *Stored, ref, msg string) (done bool, err error) {
+	p := st.Piece
 	existing, err := s.refCommit(ctx, ref)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", where, err)
+		return false, err
 	}
 	c, _, err := s.Client.Git.GetCommit(ctx, s.Owner, s.Name, existing)
 	if err != nil {
-		return nil, fmt.Errorf("%s: read existing commit %s: %w", where, existing, err)
+		return false, fmt.Errorf("read existing commit %s: %w", existing, err)
 	}
-	if c.GetTree().GetSHA() != st.Tree {
-		return nil, &transport.Error{Kind: transport.KindConflictingDuplicate, JobID: p.JobID, Index: p.Index,
+	m, err := ParseShardMessage(c.GetMessage())
+	if err != nil {
+		return false, &CorruptError{Ref: ref, Reason: err.Error()}
+	}
+	cmp, err := CompareTimestamps(m.Timestamp, p.Timestamp)
+	if err != nil {
+		return false, &CorruptError{Ref: ref, Reason: err.Error()}
+	}
+	switch {
+	case cmp > 0:
+		st.Commit, st.Superseded, st.NewerTimestamp = "", true, m.Timestamp
+		return true, nil
+	case cmp == 0 && c.GetTree().GetSHA() == st.Tree:
+		st.Commit, st.Duplicate = existing, true
+		return true, nil
+	case cmp == 0:
+		return false, &transport.Error{Kind: transport.KindConflictingDuplicate, JobID: p.JobID, Index: p.Index,
 			Msg: fmt.Sprintf("shard %d was already stored (%s) with different content", p.Index, ref)}
 	}
-	st.Commit, st.Duplicate = existing, true
-	return st, nil
+	// An older dispatch's piece: replace it. The new commit's parent is the
+	// old one and the update is not forced, so it succeeds only if the ref
+	// still points there (a compare-and-swap: a newer piece is never lost).
+	sha, err := s.commitOn(ctx, st.Tree, msg, existing)
+	if err != nil {
+		return false, err
+	}
+	_, _, err = s.Client.Git.UpdateRef(ctx, s.Owner, s.Name, &github.Reference{Ref: github.String(ref), Object: &github.GitObject{SHA: github.String(sha)}}, false)
+	if notFastForward(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("replace %s: %w", ref, err)
+	}
+	st.Commit, st.Replaced = sha, true
+	return true, nil
 }
 
 // createRef creates ref at sha; created is false when the ref exists.
@@ -165,6 +231,13 @@ func refExists(err error) bool {
 	var ge *github.ErrorResponse
 	return errors.As(err, &ge) && ge.Response != nil && ge.Response.StatusCode == http.StatusUnprocessableEntity &&
 		strings.Contains(strings.ToLower(ge.Message), "already exists")
+}
+
+// notFastForward recognises GitHub's 422 "Update is not a fast forward".
+func notFastForward(err error) bool {
+	var ge *github.ErrorResponse
+	return errors.As(err, &ge) && ge.Response != nil && ge.Response.StatusCode == http.StatusUnprocessableEntity &&
+		strings.Contains(strings.ToLower(ge.Message), "fast forward")
 }
 
 func notFound(err error) bool {

@@ -157,7 +157,8 @@ func TestReadCorrupt(t *testing.T) {
 	}{
 		{"foreign message", mk("hello\n", st.Tree), "does not start with"},
 		{"other job's shard", other.Commit, "describes shard 1 of job 1b6f"},
-		{"tree not the named blob", mk(formatShard(ShardMeta{JobID: job, Index: 1, Total: 2, Timestamp: "t", Blob: other.Blob}), st.Tree), "its tree is not"},
+		{"tree not the named blob", mk(formatShard(ShardMeta{JobID: job, Index: 1, Total: 2, Timestamp: "2025-03-01T11:59:00Z", Blob: other.Blob}), st.Tree), "its tree is not"},
+		{"timestamp not RFC 3339", mk(formatShard(ShardMeta{JobID: job, Index: 1, Total: 2, Timestamp: "t", Blob: other.Blob}), other.Tree), "timestamp \"t\" is not RFC 3339"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
