@@ -7,15 +7,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/google/go-github/v62/github"
 
 	"github.com/mention-runner/mention-runner/internal/blocklist"
 	"github.com/mention-runner/mention-runner/internal/shardstore"
@@ -402,12 +399,8 @@ func TestBlocklistSnapshot(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	h.sim.AddToken("tok-admin", "mr-runner")
-	gh := github.NewClient(nil).WithAuthToken("tok-admin")
-	base, err := url.Parse(h.sim.URL())
-	require.NoError(t, err)
-	gh.BaseURL = base
-	store := &blocklist.Store{Client: gh, Repo: control}
-	_, err = store.Update(ctx, "block", func(l *blocklist.List) bool {
+	store := &blocklist.Store{Client: h.sim.Client("tok-admin"), Repo: control}
+	_, err := store.Update(ctx, "block", func(l *blocklist.List) bool {
 		return l.Add([]string{"evil/*"}, "evil", "https://x", time.Unix(0, 0)) > 0
 	})
 	require.NoError(t, err)

@@ -2,7 +2,6 @@ package blocklist
 
 import (
 	"context"
-	"net/url"
 	"sync"
 	"testing"
 	"time"
@@ -68,7 +67,7 @@ func newStore(t *testing.T) (*Store, *githubsim.Sim) {
 	t.Helper()
 	sim, err := githubsim.New(githubsim.Options{Seed: 1})
 	require.NoError(t, err)
-	base, err := sim.Start()
+	_, err = sim.Start()
 	require.NoError(t, err)
 	t.Cleanup(func() { sim.Close() })
 	sim.AddUser("acme")
@@ -77,9 +76,7 @@ func newStore(t *testing.T) (*Store, *githubsim.Sim) {
 	_, err = sim.AddRepo("acme/control", true)
 	require.NoError(t, err)
 	sim.SetPermission("acme/control", "bot", "write")
-	gh := github.NewClient(nil).WithAuthToken("tok")
-	gh.BaseURL, _ = url.Parse(base)
-	return &Store{Client: gh, Repo: "acme/control"}, sim
+	return &Store{Client: sim.Client("tok"), Repo: "acme/control"}, sim
 }
 
 func TestStoreRoundTrip(t *testing.T) {

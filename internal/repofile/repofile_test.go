@@ -2,7 +2,6 @@ package repofile
 
 import (
 	"context"
-	"net/url"
 	"testing"
 
 	"github.com/google/go-github/v62/github"
@@ -16,7 +15,7 @@ func newFile(t *testing.T) File {
 	t.Helper()
 	sim, err := githubsim.New(githubsim.Options{Seed: 1})
 	require.NoError(t, err)
-	base, err := sim.Start()
+	_, err = sim.Start()
 	require.NoError(t, err)
 	t.Cleanup(func() { sim.Close() })
 	sim.AddUser("acme")
@@ -25,9 +24,7 @@ func newFile(t *testing.T) File {
 	_, err = sim.AddRepo("acme/control", true)
 	require.NoError(t, err)
 	sim.SetPermission("acme/control", "bot", "write")
-	gh := github.NewClient(nil).WithAuthToken("tok")
-	gh.BaseURL, _ = url.Parse(base)
-	return File{Client: gh, Repo: "acme/control", Path: "state/x.json"}
+	return File{Client: sim.Client("tok"), Repo: "acme/control", Path: "state/x.json"}
 }
 
 func TestReadWrite(t *testing.T) {
