@@ -122,7 +122,7 @@ func (d *Dispatcher) Handle(ctx context.Context, t *Trigger) (dec Decision, err 
 		return ignore("written by the bot itself")
 	}
 	if t.Edited {
-		return ignore("edited comment: edits never trigger")
+		return ignore("edited: edits never trigger")
 	}
 	ms := mention.Find(t.Body, bot)
 	if len(ms) == 0 {

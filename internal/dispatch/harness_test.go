@@ -59,7 +59,13 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	sim, err := githubsim.New(githubsim.Options{Seed: 1, Logf: t.Logf})
+	return newEnvAt(t, nil)
+}
+
+// newEnvAt is newEnv with the simulator's clock (nil = the wall clock).
+func newEnvAt(t *testing.T, now func() time.Time) *env {
+	t.Helper()
+	sim, err := githubsim.New(githubsim.Options{Seed: 1, Logf: t.Logf, Now: now})
 	require.NoError(t, err)
 	base, err := sim.Start()
 	require.NoError(t, err)

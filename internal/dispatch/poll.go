@@ -263,6 +263,7 @@ type apiItem struct {
 	Body        *string    `json:"body"`
 	HTMLURL     string     `json:"html_url"`
 	CreatedAt   *time.Time `json:"created_at"`
+	UpdatedAt   *time.Time `json:"updated_at"`
 	SubmittedAt *time.Time `json:"submitted_at"`
 	User        *struct {
 		Login string `json:"login"`
@@ -272,7 +273,12 @@ type apiItem struct {
 
 // candidates are the thread's items created at or after since-margin that
 // mention the bot, oldest first. Edited old comments never qualify: only
-// the creation time counts.
+// the creation time counts. A recent item whose updated_at is after its
+// created_at is a candidate marked Edited, so its decision says "ignored:
+// edited" (an allowed user's comment edited by someone else to add a
+// mention must not run as that user's request). For an issue or PR body the
+// REST API cannot tell a body edit from other activity, so any change after
+// opening counts as an edit: refusing is the safe side.
 func candidates(pre prefetched, isPR bool, bot string, since time.Time, margin time.Duration) ([]candidate, error) {
 	from := since.Add(-margin)
 	var out []candidate
@@ -295,7 +301,8 @@ func candidates(pre prefetched, isPR bool, bot string, since time.Time, margin t
 			return nil
 		}
 		c := candidate{Trigger: webhook.Trigger{Event: event, NodeID: it.NodeID, Author: it.User.Login, AuthorType: it.User.Type,
-			Body: *it.Body, URL: it.HTMLURL, CreatedAt: at.UTC()}, recheck: !since.IsZero() && at.Before(since)}
+			Body: *it.Body, URL: it.HTMLURL, CreatedAt: at.UTC(), Edited: it.UpdatedAt != nil && it.UpdatedAt.After(*at)},
+			recheck: !since.IsZero() && at.Before(since)}
 		if withID {
 			c.CommentID = it.ID
 		}

@@ -156,3 +156,68 @@ func TestDryRunExamples(t *testing.T) {
 		}
 	}
 }
+
+// countingReader counts the bytes the server pulls from a request body.
+type countingReader struct {
+	n, limit int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	if c.n >= c.limit {
+		return 0, io.EOF
+	}
+	k := min(int64(len(p)), c.limit-c.n)
+	for i := range p[:k] {
+		p[i] = 'x'
+	}
+	c.n += k
+	return int(k), nil
+}
+
+// TestWebhookBodyCappedBeforeRead: an oversized delivery is refused having
+// read at most MaxWebhookBytes+1 bytes (none when Content-Length says so),
+// and the cap is far below GitHub's 25 MB payload limit.
+func TestWebhookBodyCappedBeforeRead(t *testing.T) {
+	e := newEnv(t)
+	h := e.dispatcher().WebhookHandler(secret, 30*time.Second)
+	require.LessOrEqual(t, MaxWebhookBytes, 2<<20)
+	for _, declared := range []bool{true, false} {
+		body := &countingReader{limit: 25 << 20}
+		req := httptest.NewRequest(http.MethodPost, "/webhook", body)
+		req.ContentLength = -1
+		if declared {
+			req.ContentLength = body.limit
+		}
+		req.Header.Set("X-GitHub-Event", "issue_comment")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		assert.Equal(t, http.StatusRequestEntityTooLarge, rec.Code)
+		if declared {
+			assert.Zero(t, body.n, "declared too big: nothing read")
+		} else {
+			assert.LessOrEqual(t, body.n, int64(MaxWebhookBytes+1<<15), "read stops at the cap")
+		}
+	}
+}
+
+// TestServeEditedIgnored: an "edited" delivery is answered with a decision
+// that says why nothing ran, and nothing is dispatched.
+func TestServeEditedIgnored(t *testing.T) {
+	e := newEnv(t)
+	srv := httptest.NewServer(e.dispatcher().WebhookHandler(secret, 30*time.Second))
+	t.Cleanup(srv.Close)
+	n := e.issue("x")
+	c := e.comment(n, "alice", "@mrbot do it")
+	var p map[string]any
+	require.NoError(t, json.Unmarshal(e.delivery("issue_comment", n, c.GetID()), &p))
+	p["action"] = "edited"
+	body, err := json.Marshal(p)
+	require.NoError(t, err)
+	code, out := post(t, srv.URL+"/webhook", "issue_comment", body, webhook.Sign(secret, body))
+	require.Equal(t, http.StatusAccepted, code, string(out))
+	var d Decision
+	require.NoError(t, json.Unmarshal(out, &d))
+	assert.Equal(t, Ignore, d.Decision)
+	assert.Equal(t, "edited: edits never trigger", d.Reason)
+	assert.Empty(t, e.sim.Dispatches(control))
+}

@@ -12,8 +12,12 @@ import (
 	"github.com/mention-runner/mention-runner/internal/webhook"
 )
 
-// MaxWebhookBytes caps a delivery's body; GitHub caps payloads at 25 MB.
-const MaxWebhookBytes = 25 << 20
+// MaxWebhookBytes caps a delivery's body, checked before any of it is read
+// (an unauthenticated sender could otherwise make us buffer GitHub's 25 MB
+// payload cap per request). The events we handle carry at most an issue or
+// PR body and a comment body of 65,536 characters each (up to 6 bytes per
+// character once JSON-escaped) plus small objects: well under 2 MiB.
+const MaxWebhookBytes = 2 << 20
 
 // DecodeEvent turns one webhook delivery into a trigger, keeping the
 // payload's repository object for the context. Unsupported events and
@@ -52,6 +56,10 @@ func (d *Dispatcher) WebhookHandler(secret []byte, timeout time.Duration) http.H
 
 func (d *Dispatcher) serveDelivery(w http.ResponseWriter, r *http.Request, secret []byte, timeout time.Duration) {
 	log := d.cfg.Logger
+	if r.ContentLength > MaxWebhookBytes {
+		httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", MaxWebhookBytes))
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxWebhookBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError

@@ -68,7 +68,7 @@ func TestForgedAndMalformedWebhooks(t *testing.T) {
 		})
 	}
 
-	t.Run("over 25 MB", func(t *testing.T) {
+	t.Run("over the cap", func(t *testing.T) {
 		big := make([]byte, dispatch.MaxWebhookBytes+1)
 		assert.Equal(t, http.StatusRequestEntityTooLarge, deliver(t, srv.URL, "issue_comment", big, webhook.Sign(hookSecret, big)))
 	})

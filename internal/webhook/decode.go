@@ -10,7 +10,9 @@ import (
 )
 
 // handled maps each event we act on to the one action that can carry a new
-// mention; edits and deletions never trigger (SPEC §2).
+// mention. Deletions are not handled; edits ("edited", every event) are
+// decoded with Edited set so the dispatcher records why it ignored them:
+// edits never trigger (SPEC §2).
 var handled = map[string]string{
 	"issue_comment":               "created",
 	"issues":                      "opened",
@@ -21,6 +23,8 @@ var handled = map[string]string{
 
 // The payload shapes below hold only what Decode reads. Pointers tell a
 // missing field from a zero one; RawMessage tells a null body from a missing one.
+const actionEdited = "edited"
+
 type payload struct {
 	Action      *string     `json:"action"`
 	Repository  *repository `json:"repository"`
@@ -72,7 +76,7 @@ func Decode(event string, body []byte) (*Trigger, error) {
 		var head struct {
 			Action string `json:"action"`
 		}
-		if json.Unmarshal(body, &head) == nil && head.Action != "" && head.Action != action {
+		if json.Unmarshal(body, &head) == nil && head.Action != "" && head.Action != action && head.Action != actionEdited {
 			return nil, fmt.Errorf("%w: %s action %q", ErrUnsupported, event, head.Action)
 		}
 		return nil, err
@@ -80,7 +84,7 @@ func Decode(event string, body []byte) (*Trigger, error) {
 	if p.Action == nil {
 		return nil, missing(event, "action")
 	}
-	if *p.Action != action {
+	if *p.Action != action && *p.Action != actionEdited {
 		return nil, fmt.Errorf("%w: %s action %q", ErrUnsupported, event, *p.Action)
 	}
 	d := decoder{event: event}
@@ -110,7 +114,7 @@ func Decode(event string, body []byte) (*Trigger, error) {
 	if d.err != nil {
 		return nil, d.err
 	}
-	if p.Changes != nil && present(p.Changes.Body) {
+	if *p.Action == actionEdited || p.Changes != nil && present(p.Changes.Body) {
 		t.Edited = true
 	}
 	return t, nil

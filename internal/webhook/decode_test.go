@@ -139,6 +139,15 @@ func TestDecodeVariants(t *testing.T) {
 		{"body change recorded", "issues",
 			mutate(t, example(t, "issues.opened"), "changes", map[string]any{"body": map[string]any{"from": "old"}}),
 			func(t *testing.T, tr *Trigger) { assert.True(t, tr.Edited) }},
+		{"edited comment", "issue_comment",
+			mutate(t, comment, "action", "edited"),
+			func(t *testing.T, tr *Trigger) { assert.True(t, tr.Edited) }},
+		{"edited review comment", "pull_request_review_comment",
+			mutate(t, example(t, "pull_request_review_comment.created"), "action", "edited"),
+			func(t *testing.T, tr *Trigger) { assert.True(t, tr.Edited) }},
+		{"edited review", "pull_request_review",
+			mutate(t, example(t, "pull_request_review.submitted"), "action", "edited"),
+			func(t *testing.T, tr *Trigger) { assert.True(t, tr.Edited) }},
 		{"offset time normalised to UTC", "issue_comment",
 			mutate(t, comment, "comment.created_at", "2019-05-15T17:20:21+02:00"),
 			func(t *testing.T, tr *Trigger) {
@@ -163,12 +172,10 @@ func TestDecodeUnsupported(t *testing.T) {
 		name, event string
 		body        []byte
 	}{
-		{"edited comment", "issue_comment", mutate(t, example(t, "issue_comment.created"), "action", "edited")},
 		{"deleted comment", "issue_comment", mutate(t, example(t, "issue_comment.created"), "action", "deleted")},
 		{"closed issue", "issues", mutate(t, example(t, "issues.opened"), "action", "closed")},
 		{"synchronized PR", "pull_request", mutate(t, example(t, "pull_request.opened"), "action", "synchronize")},
 		{"dismissed review", "pull_request_review", mutate(t, example(t, "pull_request_review.submitted"), "action", "dismissed")},
-		{"edited review comment", "pull_request_review_comment", mutate(t, example(t, "pull_request_review_comment.created"), "action", "edited")},
 		{"ping", "ping", []byte(`{"zen":"Keep it logically awesome."}`)},
 		{"push", "push", []byte(`{"ref":"refs/heads/main"}`)},
 		{"no event header", "", []byte(`{}`)},

@@ -32,13 +32,14 @@ type Trigger struct {
 	URL  string // html_url of the triggering item
 
 	CreatedAt time.Time
-	// Edited is true when the delivery says the body was changed (a
-	// "changes.body" record); the dispatcher must not act on edited text.
+	// Edited is true when the body was changed after it was created (an
+	// "edited" delivery, a "changes.body" record, or in poll mode an
+	// updated_at after created_at); the dispatcher must not act on it.
 	Edited bool
 }
 
 // ErrUnsupported marks deliveries that can never trigger a run (other events,
-// other actions such as edited or deleted); the caller answers 204.
+// other actions such as deleted); the caller answers 204.
 var ErrUnsupported = errors.New("webhook event not handled")
 
 // DecodeError says why a delivery of a handled event could not be decoded.
