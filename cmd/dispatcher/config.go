@@ -67,6 +67,11 @@ type conf struct {
 	maxContext, maxDiff, rate                         int
 	pollInterval                                      time.Duration
 	ceilings                                          policy.Ceilings
+
+	// For doctor, which reports what is missing instead of refusing.
+	allowedRaw string
+	allowedSet bool
+	missing    []string
 }
 
 // resolve picks flag, then environment, then default for each setting and
@@ -100,12 +105,13 @@ func (f *flags) resolve(env *cli.Env, mode string, dryRun bool) (*conf, error) {
 			missing = append(missing, fmt.Sprintf("%s (--%s)", k, flagOf(k)))
 		}
 	}
-	if len(missing) > 0 {
+	if len(missing) > 0 && mode != "doctor" {
 		return nil, cli.Usagef("missing required settings: %s", strings.Join(missing, ", "))
 	}
 	c := &conf{bot: strings.TrimPrefix(strings.TrimSpace(val["BOT_LOGIN"]), "@"), token: val["BOT_TOKEN"],
 		control: val["CONTROL_REPO"], controlToken: val["CONTROL_TOKEN"], secret: val["WEBHOOK_SECRET"],
-		apiURL: val["GITHUB_API_URL"], allowed: dispatch.ParseAllowList(val["ALLOWED_USERS"])}
+		apiURL: val["GITHUB_API_URL"], allowed: dispatch.ParseAllowList(val["ALLOWED_USERS"]),
+		allowedRaw: val["ALLOWED_USERS"], allowedSet: set["ALLOWED_USERS"], missing: missing}
 	if c.controlToken == "" {
 		c.controlToken = c.token
 	}
@@ -182,6 +188,17 @@ func (c *conf) build(env *cli.Env, dryRun bool) (*dispatch.Dispatcher, *github.C
 		d, err := dispatch.New(cfg, dispatch.Clients{})
 		return d, nil, err
 	}
+	gh, ctl, dsp, err := c.clients(log)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := dispatch.New(cfg, dispatch.Clients{GitHub: gh, Control: ctl, Dispatch: dsp})
+	return d, gh, err
+}
+
+// clients makes the bot's client, the control repo's client and the client
+// that sends dispatches.
+func (c *conf) clients(log *slog.Logger) (gh, ctl, dsp *github.Client, err error) {
 	// GitHub's content-creation limits count per token: every client of one
 	// token shares one pacer (the control and dispatch clients may share the
 	// bot's token too).
@@ -195,19 +212,15 @@ func (c *conf) build(env *cli.Env, dryRun bool) (*dispatch.Dispatcher, *github.C
 		return ghclient.New(ghclient.Options{BaseURL: c.apiURL, Token: token, UserAgent: "mention-runner-dispatcher/" + cli.Version,
 			RetryUnsafe: unsafe, Logger: log, Pacer: p})
 	}
-	gh, err := mk(c.token, false)
-	if err != nil {
-		return nil, nil, err
+	if gh, err = mk(c.token, false); err != nil {
+		return nil, nil, nil, err
 	}
-	ctl, err := mk(c.controlToken, false)
-	if err != nil {
-		return nil, nil, err
+	if ctl, err = mk(c.controlToken, false); err != nil {
+		return nil, nil, nil, err
 	}
 	// Dispatches may be retried on 5xx: an identical shard is harmless.
-	dsp, err := mk(c.controlToken, true)
-	if err != nil {
-		return nil, nil, err
+	if dsp, err = mk(c.controlToken, true); err != nil {
+		return nil, nil, nil, err
 	}
-	d, err := dispatch.New(cfg, dispatch.Clients{GitHub: gh, Control: ctl, Dispatch: dsp})
-	return d, gh, err
+	return gh, ctl, dsp, nil
 }

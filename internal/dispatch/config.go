@@ -3,6 +3,7 @@ package dispatch
 import (
 	"fmt"
 	"log/slog"
+	"sort"
 	"strings"
 	"time"
 
@@ -40,6 +41,16 @@ func ParseAllowList(s string) AllowList {
 		}
 	}
 	return a
+}
+
+// Logins lists the named logins (lower case, sorted), without "*".
+func (a AllowList) Logins() []string {
+	out := make([]string, 0, len(a.logins))
+	for l := range a.logins {
+		out = append(out, l)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Allows reports whether login may trigger a run.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -72,6 +73,18 @@ func (s *Sim) SetTokenCanReadNotifications(token string, ok bool) {
 	defer s.mu.Unlock()
 	if ti := s.tokens[token]; ti != nil {
 		ti.notifications = ok
+	}
+}
+
+// SetTokenScopes makes token a classic token with these OAuth scopes:
+// responses carry X-OAuth-Scopes, and GET /notifications needs the
+// notifications or repo scope, as on GitHub.
+func (s *Sim) SetTokenScopes(token string, scopes ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ti := s.tokens[token]; ti != nil {
+		ti.scopes = append([]string{}, scopes...)
+		ti.notifications = slices.Contains(scopes, "notifications") || slices.Contains(scopes, "repo")
 	}
 }
 

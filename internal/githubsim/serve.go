@@ -153,6 +153,10 @@ func (s *Sim) serveAPI(c *call) {
 	if ok {
 		s.mu.Lock()
 		ti := s.tokens[tok]
+		var scopes []string
+		if ti != nil {
+			scopes = ti.scopes
+		}
 		s.mu.Unlock()
 		if ti == nil {
 			c.entry.Token = tok
@@ -160,6 +164,9 @@ func (s *Sim) serveAPI(c *call) {
 			return
 		}
 		c.token, c.login = tok, ti.login
+		if scopes != nil {
+			h.Set("X-OAuth-Scopes", strings.Join(scopes, ", "))
+		}
 		c.entry.Token, c.entry.Login = tok, ti.login
 		c.rateKey = "user:" + lower(ti.login)
 	} else {

@@ -93,6 +93,10 @@ type Sim struct {
 type tokenInfo struct {
 	login         string
 	notifications bool
+	// scopes are a classic token's OAuth scopes, sent as X-OAuth-Scopes;
+	// nil = not a classic token (fine-grained or app), which GitHub sends
+	// no scopes header for.
+	scopes []string
 }
 
 // New creates a simulator. It needs the git binary on PATH.

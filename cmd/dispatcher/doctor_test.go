@@ -1,0 +1,49 @@
+package main
+
+import (
+	"os"
+	"testing"
+
+	"github.com/google/go-github/v62/github"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/githubsim"
+)
+
+// TestDoctorCommand runs `dispatcher doctor` with the dispatcher's own
+// settings: exit 0 and all ✓ on a good setup; exit 1 with a ✗ and its fix
+// when ALLOWED_USERS is missing (which other commands refuse as usage).
+func TestDoctorCommand(t *testing.T) {
+	sim, err := githubsim.New(githubsim.Options{Seed: 1})
+	require.NoError(t, err)
+	base, err := sim.Start()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sim.Close() })
+	sim.AddUser("ops")
+	sim.AddUser("mrbot")
+	sim.AddToken("ops-tok", "ops")
+	sim.AddToken("tok", "mrbot")
+	sim.SetTokenScopes("tok", "notifications", "repo")
+	_, err = sim.AddRepo("ops/control", true)
+	require.NoError(t, err)
+	sim.SetPermission("ops/control", "mrbot", "write")
+	wf, err := os.ReadFile("../../examples/control-repo/.github/workflows/mention-runner.yml")
+	require.NoError(t, err)
+	_, _, err = sim.Client("ops-tok").Repositories.CreateFile(t.Context(), "ops", "control", ".github/workflows/mention-runner.yml",
+		&github.RepositoryContentFileOptions{Message: github.String("add workflow"), Content: wf})
+	require.NoError(t, err)
+
+	vars := map[string]string{"BOT_LOGIN": "mrbot", "BOT_TOKEN": "tok", "CONTROL_REPO": "ops/control", "ALLOWED_USERS": "alice", "GITHUB_API_URL": base}
+	code, out, errs := run(t, vars, "doctor")
+	assert.Equal(t, 0, code, out+errs)
+	assert.Contains(t, out, "✓ token scopes: notifications, repo")
+	assert.Contains(t, out, "All 13 checks passed.")
+
+	delete(vars, "ALLOWED_USERS")
+	code, out, errs = run(t, vars, "doctor")
+	assert.Equal(t, 1, code, out+errs)
+	assert.Contains(t, out, "✗ ALLOWED_USERS: not set")
+	assert.Contains(t, out, "    fix: set the repository variable (or environment variable) ALLOWED_USERS")
+	assert.Contains(t, out, "1 of 13 checks failed.")
+}
