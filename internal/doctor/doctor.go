@@ -98,7 +98,9 @@ type run struct {
 	workflow *workflowFinding
 }
 
-func (r *run) ok(name, detail string) { r.rep = append(r.rep, Check{Name: name, OK: true, Detail: detail}) }
+func (r *run) ok(name, detail string) {
+	r.rep = append(r.rep, Check{Name: name, OK: true, Detail: detail})
+}
 func (r *run) fail(name, detail, fix string) {
 	r.rep = append(r.rep, Check{Name: name, Detail: detail, Fix: fix})
 }
