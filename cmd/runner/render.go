@@ -88,6 +88,7 @@ func renderStream(ctx context.Context, env *cli.Env, path string, o render.Sessi
 	w := bufio.NewWriterSize(env.Stdout, 64<<10)
 	out := render.NewSessionStream(w, o)
 	dec := streamjson.NewDecoder(in)
+	dec.Strict = true // a file that is not a stream-json log is a mistake to name, not an empty session
 	for n := 0; ; n++ {
 		if n%1024 == 0 && ctx.Err() != nil {
 			return fmt.Errorf("render stream: %w", ctx.Err())
@@ -95,6 +96,10 @@ func renderStream(ctx context.Context, env *cli.Env, path string, o render.Sessi
 		ev, err := dec.Next()
 		if errors.Is(err, io.EOF) {
 			break
+		}
+		var fe *streamjson.FormatError
+		if errors.As(err, &fe) {
+			return &cli.ExitError{Code: 2, Err: fmt.Errorf("render --from-stream %s: %w", path, fe)}
 		}
 		if err != nil {
 			return fmt.Errorf("render stream %s: %w", path, err)

@@ -103,3 +103,57 @@ func TestRenderRun(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(transcript), string(again), "render --run is deterministic")
 }
+
+// TestRenderRealCapture renders a real Claude Code 2.1.197 session (run
+// against internal/fakemodel): a command that fails, a gate denial, a call
+// the engine refuses and the final result all show.
+func TestRenderRealCapture(t *testing.T) {
+	path := filepath.Join("..", "..", "internal", "streamjson", "testdata", "mixed.jsonl")
+	code, out, errOut := runCmd("render", "--from-stream", path)
+	require.Equal(t, 0, code, errOut)
+	goldenFile(t, "render_mixed.golden", out)
+	for _, want := range []string{
+		`[ToolCall] Bash(command="ls /nonexistent-mention-runner-dir", description="list a missing dir") — failed`,
+		"Exit code 2\nls: cannot access '/nonexistent-mention-runner-dir': No such file or directory",
+		`[ToolCall] mcp__gate__add_comment(body="elsewhere DENY") — failed`,
+		"denied by policy: here-only allows comments on the current thread only",
+		`[ToolCall] Bash(command="rm -rf /tmp/mention-runner-mixed", description="remove") — failed`,
+		"[System]\nResult: success · 4 turns · $0.003 · ",
+		" · refused by the engine: Bash\n",
+	} {
+		assert.Contains(t, out, want)
+	}
+
+	// the turn limit, the engine's own words and thinking
+	code, out, errOut = runCmd("render", "--from-stream", filepath.Join("..", "..", "internal", "streamjson", "testdata", "max_turns.jsonl"))
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "Result: error (error_max_turns: the turn limit was reached) · 2 turns · $0.00075 · 0.1 s\nReached maximum number of turns (1)\n")
+	code, out, _ = runCmd("render", "--from-stream", filepath.Join("..", "..", "internal", "streamjson", "testdata", "gate_success.jsonl"))
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "<details>\n<summary>Thinking</summary>\n\n```text\nThe user wants a comment.\n```\n\n</details>\n")
+}
+
+// TestRenderNotAStream: a file that is not stream-json is an error naming
+// its first bad line, exit 2, never an empty session.
+func TestRenderNotAStream(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct{ name, content, msg string }{
+		{"markdown", "# Title\n\ntext\n", "line 1 is not a Claude Code stream-json event: not JSON"},
+		{"events.jsonl", `{"event_id":"evt_1","sequence":1,"type":"run.created"}` + "\n", `line 1 is not a Claude Code stream-json event: type "run.created"`},
+		{"bad line later", streamLog[:strings.Index(streamLog, "\n")+1] + "[1,2]\n", "line 2 is not a Claude Code stream-json event: not a JSON object"},
+		{"no type", `{"message":"hi"}` + "\n", `line 1 is not a Claude Code stream-json event: no "type" field`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_"))
+			require.NoError(t, os.WriteFile(path, []byte(c.content), 0o644))
+			code, out, errOut := runCmd("render", "--from-stream", path)
+			assert.Equal(t, 2, code)
+			assert.Contains(t, errOut, c.msg)
+			assert.NotContains(t, out, "(no messages)")
+		})
+	}
+	code, _, errOut := runCmd("render", "--from-stream", filepath.Join("..", "..", "README.md"))
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "line 1 is not a Claude Code stream-json event")
+}

@@ -176,3 +176,28 @@ func TestClaudeToolsFlagLimitsOffer(t *testing.T) {
 	require.Len(t, inits, 1)
 	assert.ElementsMatch(t, gateTools, inits[0].Init.Tools)
 }
+
+// TestClaudeMixedSession: a failing command, a gate denial, a tool the
+// engine refuses and a final answer in one session (the capture
+// streamjson/testdata/mixed.jsonl, which `runner render` is tested on).
+func TestClaudeMixedSession(t *testing.T) {
+	script := fakemodel.Sequence(
+		fakemodel.ToolCall("toolu_ls_1", "Bash", map[string]string{"command": "ls /nonexistent-mention-runner-dir", "description": "list a missing dir"}),
+		fakemodel.ToolCall("toolu_gate_3", "mcp__gate__add_comment", map[string]string{"body": "elsewhere " + GateDenyWord}),
+		fakemodel.ToolCall("toolu_rm_1", "Bash", map[string]string{"command": "rm -rf /tmp/mention-runner-mixed", "description": "remove"}),
+		fakemodel.Text("Done: ls failed, the comment was denied and rm was refused."),
+	)
+	r := runClaudeSpec(t, runSpec{name: "mixed", script: script, maxTurns: 8, prompt: "Try a few things.",
+		allowed: []string{"Bash"}, extraArgs: []string{"--disallowedTools", "Bash(rm:*)"}})
+
+	results := r.kinds(session.EventToolResult)
+	require.Len(t, results, 3)
+	for _, res := range results {
+		assert.True(t, res.IsError, "%s: %s", res.ToolCallID, res.Output)
+	}
+	final := r.result(t)
+	assert.False(t, final.IsError)
+	assert.Equal(t, 4, final.NumTurns)
+	assert.Equal(t, []string{"Bash"}, final.PermissionDenials, "only rm is refused")
+	assert.Contains(t, results[0].Output, "No such file or directory", "ls ran and failed")
+}

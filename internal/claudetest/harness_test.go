@@ -61,6 +61,7 @@ type runSpec struct {
 	prompt    string
 	mcpConfig func(dir string) string // replaces the fake gate config
 	extraArgs []string
+	allowed   []string // engine tools allowed besides the gate's
 	env       func([]string) []string // edits OfflineEnv
 }
 
@@ -92,7 +93,7 @@ func runClaudeSpec(t *testing.T, s runSpec) claudeRun {
 
 	res, err := Run(context.Background(), Options{
 		Bin: bin, Dir: work, Env: env,
-		Args: append(Args(cfg, gateTools, s.maxTurns), s.extraArgs...), Prompt: s.prompt,
+		Args: append(Args(cfg, append(append([]string{}, gateTools...), s.allowed...), s.maxTurns), s.extraArgs...), Prompt: s.prompt,
 	})
 	require.NoError(t, err, "stderr:\n%s", res.Stderr)
 	if capDir := os.Getenv("CLAUDETEST_CAPTURE_DIR"); capDir != "" {

@@ -75,9 +75,9 @@ func TestBuilder(t *testing.T) {
 	s := b.Session()
 	assert.Equal(t, "Summarise the failing test and comment here.", s.Intent)
 	assert.Equal(t, "claude-sonnet-4", *s.Model)
-	require.Len(t, s.Turns, 5)
-	assert.Equal(t, []string{"user", "assistant", "assistant", "assistant", "assistant"},
-		[]string{s.Turns[0].Role, s.Turns[1].Role, s.Turns[2].Role, s.Turns[3].Role, s.Turns[4].Role})
+	require.Len(t, s.Turns, 6)
+	assert.Equal(t, []string{"user", "assistant", "assistant", "assistant", "assistant", "system"},
+		[]string{s.Turns[0].Role, s.Turns[1].Role, s.Turns[2].Role, s.Turns[3].Role, s.Turns[4].Role, s.Turns[5].Role})
 	assert.Equal(t, session.ToolError, s.Turns[1].ToolCalls[0].Status)
 	assert.Equal(t, session.ToolCancelled, s.Turns[3].ToolCalls[0].Status)
 

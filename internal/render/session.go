@@ -62,8 +62,9 @@ const noMessages = "(no messages)\n"
 // blocks, and a block too big on its own is cut with a note.
 //
 // Layout decisions: a user turn is followed directly by the reply, and every
-// other turn ends with a `---` line; thinking is left out (it is in
-// session.json); call arguments are pretty-printed JSON in a ```json fence,
+// other turn ends with a `---` line; thinking is folded in <details>;
+// system notices (the engine's result, hooks, retries) are [System] turns;
+// call arguments are pretty-printed JSON in a ```json fence,
 // a result that is a JSON object or array likewise, any other result is
 // shown as text in a ```text fence; fences are longer than any backtick run
 // in their content.
@@ -165,6 +166,13 @@ func (r turnRenderer) unit(t session.TurnProjection) unit {
 			}
 			content = append(content, s+"\n")
 			isText = append(isText, true)
+		case "thinking":
+			s, _ := b.Content.(string)
+			if strings.TrimSpace(s) == "" {
+				continue
+			}
+			content = append(content, r.thinking(s))
+			isText = append(isText, false)
 		case "tool_use":
 			if b.ToolCallID == nil || seen[*b.ToolCallID] {
 				continue
@@ -203,6 +211,16 @@ func (r turnRenderer) unit(t session.TurnProjection) unit {
 	// every field that went in was redacted on its own; redacting whole
 	// pieces again would cost a full scan per piece for nothing
 	return u
+}
+
+// thinking is a thinking block, folded: a reader opens it when needed.
+func (r turnRenderer) thinking(s string) string {
+	kept, cut := redactCut(strings.Trim(s, "\n"), r.o.MaxResultChars)
+	out := "<details>\n<summary>Thinking</summary>\n\n" + fenced("text", kept)
+	if cut > 0 {
+		out += CutNote(cut) + "\n"
+	}
+	return out + "\n</details>\n"
 }
 
 // Outcome words in a tool call's summary line.

@@ -106,6 +106,7 @@ const (
 	EventToolResult EventKind = "tool_result" // result of a tool call
 	EventUserText   EventKind = "user_text"   // user message text (the prompt)
 	EventResult     EventKind = "result"      // the engine's final result
+	EventNotice     EventKind = "notice"      // a system notice: hook output, API retry, compaction, status
 	EventUnknown    EventKind = "unknown"     // anything else, kept raw, never fatal
 )
 
@@ -120,11 +121,14 @@ type Event struct {
 
 	Text string `json:"text,omitempty"` // text, thinking, user_text
 
-	ToolCallID string          `json:"tool_call_id,omitempty"` // tool_use, tool_result
-	ToolName   string          `json:"tool_name,omitempty"`    // tool_use
-	Input      json.RawMessage `json:"input,omitempty"`        // tool_use arguments (JSON)
-	Output     string          `json:"output,omitempty"`       // tool_result content as text
-	IsError    bool            `json:"is_error,omitempty"`     // tool_result, result
+	ToolCallID string `json:"tool_call_id,omitempty"` // tool_use, tool_result
+	ToolName   string `json:"tool_name,omitempty"`    // tool_use
+	// DisplayName is the tool's friendly name when the engine or the
+	// tool's metadata gives one (tool_use); "" means the tool name.
+	DisplayName string          `json:"display_name,omitempty"`
+	Input       json.RawMessage `json:"input,omitempty"`    // tool_use arguments (JSON)
+	Output      string          `json:"output,omitempty"`   // tool_result content as text
+	IsError     bool            `json:"is_error,omitempty"` // tool_result, result
 
 	Init   *Init   `json:"init,omitempty"`
 	Result *Result `json:"result,omitempty"`
@@ -156,4 +160,12 @@ type Result struct {
 	TotalCostUSD      *float64 `json:"total_cost_usd,omitempty"`
 	Text              string   `json:"text,omitempty"`
 	PermissionDenials []string `json:"permission_denials,omitempty"` // tool names the engine itself refused
+	// Errors are the engine's own error lines (error subtypes carry them
+	// instead of result text).
+	Errors []string `json:"errors,omitempty"`
+	// ContextWindow is the model's context window in tokens, when the
+	// engine reports it (Claude Code: modelUsage.*.contextWindow).
+	ContextWindow int `json:"context_window,omitempty"`
+	// Usage is the whole session's token usage, when reported.
+	Usage *Usage `json:"usage,omitempty"`
 }

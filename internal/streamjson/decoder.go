@@ -38,6 +38,11 @@ type Decoder struct {
 	// MaxLine caps a line's size in bytes; a longer line is skipped and
 	// reported as an EventUnknown. Zero means DefaultMaxLine.
 	MaxLine int
+	// Strict makes a line that is not a stream-json event (not a JSON
+	// object with a lower_snake "type") an error, a *FormatError, instead
+	// of an EventUnknown: for reading a file a person named, which may not
+	// be a stream-json log at all. The engine's live stream is read leniently.
+	Strict bool
 	// Now stamps events with their arrival time (stream-json lines carry
 	// none); nil means time.Now. Tests set a fixed clock.
 	Now func() time.Time
@@ -78,6 +83,12 @@ func (d *Decoder) Next() (session.Event, error) {
 		if tooLong > 0 {
 			d.pending = append(d.pending, d.skipped(tooLong))
 			continue
+		}
+		if d.Strict {
+			if err := checkLine(line); err != nil {
+				d.err = &FormatError{Line: d.line, Err: err}
+				continue
+			}
 		}
 		d.pending = d.decodeLine(line, d.pending)
 	}
@@ -140,4 +151,59 @@ func (d *Decoder) maxLine() int {
 		return DefaultMaxLine
 	}
 	return d.MaxLine
+}
+
+// FormatError is a line that is not a stream-json event (Strict decoding).
+type FormatError struct {
+	Line int // 1-based
+	Err  error
+}
+
+func (e *FormatError) Error() string {
+	return fmt.Sprintf("line %d is not a Claude Code stream-json event: %v", e.Line, e.Err)
+}
+
+func (e *FormatError) Unwrap() error { return e.Err }
+
+// checkLine accepts a JSON object whose "type" is a lower_snake word, as
+// every stream-json line has; events.jsonl ("run.created"), markdown or
+// other JSON fail.
+func checkLine(line []byte) error {
+	var head struct {
+		Type *string `json:"type"`
+	}
+	if err := json.Unmarshal(line, &head); err != nil {
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) {
+			return fmt.Errorf("not a JSON object (%s)", ute.Value)
+		}
+		return fmt.Errorf("not JSON: %q", excerpt(line))
+	}
+	if head.Type == nil {
+		return errors.New(`no "type" field`)
+	}
+	if !snakeWord(*head.Type) {
+		return fmt.Errorf("type %q is not a stream-json type", *head.Type)
+	}
+	return nil
+}
+
+func snakeWord(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if (c < 'a' || c > 'z') && c != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+func excerpt(b []byte) string {
+	const n = 60
+	if r := []rune(string(b)); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return string(b)
 }

@@ -366,9 +366,20 @@ func FuzzDecoder(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d := NewDecoder(bytes.NewReader(data))
 		d.MaxLine = 512 // exercise skipping too
+		d.Strict = len(data)%2 == 1
 		for i := 0; ; i++ {
 			ev, err := d.Next()
 			if errors.Is(err, io.EOF) {
+				return
+			}
+			var fe *FormatError
+			if d.Strict && errors.As(err, &fe) {
+				if fe.Line < 1 || fe.Line > bytes.Count(data, []byte("\n"))+1 {
+					t.Fatalf("format error names line %d of a %d-line input", fe.Line, bytes.Count(data, []byte("\n"))+1)
+				}
+				if _, again := d.Next(); !errors.As(again, &fe) {
+					t.Fatalf("the format error is not sticky: %v", again)
+				}
 				return
 			}
 			if err != nil {

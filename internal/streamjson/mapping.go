@@ -1,6 +1,7 @@
 package streamjson
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -32,6 +33,9 @@ type line struct {
 		Content json.RawMessage `json:"content"`
 	} `json:"message"`
 
+	// assistant: set on messages the engine made up for an API error
+	Error string `json:"error"`
+
 	// result
 	IsError           bool     `json:"is_error"`
 	NumTurns          int      `json:"num_turns"`
@@ -42,6 +46,10 @@ type line struct {
 	PermissionDenials []struct {
 		ToolName string `json:"tool_name"`
 	} `json:"permission_denials"`
+	Usage      *usage `json:"usage"`
+	ModelUsage map[string]struct {
+		ContextWindow int `json:"contextWindow"`
+	} `json:"modelUsage"`
 }
 
 type usage struct {
@@ -91,7 +99,18 @@ func (d *Decoder) decodeLine(raw []byte, out []session.Event) []session.Event {
 		for _, p := range l.PermissionDenials {
 			r.PermissionDenials = append(r.PermissionDenials, p.ToolName)
 		}
+		r.Errors = l.Errors
+		if l.Usage != nil {
+			r.Usage = &session.Usage{InputTokens: l.Usage.InputTokens, OutputTokens: l.Usage.OutputTokens}
+		}
+		for _, m := range l.ModelUsage {
+			r.ContextWindow = max(r.ContextWindow, m.ContextWindow)
+		}
 		return append(out, session.Event{Kind: session.EventResult, Time: now, IsError: l.IsError, Result: r})
+	case l.Type == "system" && l.Subtype != "thinking_tokens":
+		// hooks, API retries, compaction, status…: a notice a reader needs
+		// (thinking_tokens only counts, and the thinking itself is kept)
+		return append(out, session.Event{Kind: session.EventNotice, Time: now, Raw: rawJSON(raw), Text: systemNotice(l.Subtype, raw)})
 	}
 	note := l.Type
 	if l.Subtype != "" {
@@ -113,6 +132,10 @@ func (d *Decoder) assistant(l line, raw []byte, now time.Time, out []session.Eve
 	if json.Unmarshal(m.Content, &blocks) != nil || len(blocks) == 0 {
 		return append(out, session.Event{Kind: session.EventUnknown, Time: now, Raw: rawJSON(raw),
 			Text: "assistant message without content blocks"})
+	}
+	if l.Error != "" {
+		// a message the engine wrote about its own failure (API errors)
+		out = append(out, session.Event{Kind: session.EventNotice, Time: now, Text: "engine error: " + l.Error})
 	}
 	for _, rb := range blocks {
 		ev := session.Event{Time: now, MessageID: m.ID, Model: m.Model, Usage: u}
@@ -200,5 +223,54 @@ func rawJSON(b []byte) json.RawMessage {
 		return append(json.RawMessage(nil), b...)
 	}
 	s, _ := json.Marshal(string(b))
+	return s
+}
+
+// noticeChars bounds a system notice's text.
+const noticeChars = 600
+
+// systemNotice is a one-paragraph account of a system line: its subtype,
+// then its scalar fields as key=value in the order written (ids left out).
+func systemNotice(subtype string, raw []byte) string {
+	var b strings.Builder
+	b.WriteString("system/" + subtype)
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return b.String()
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			break
+		}
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			break
+		}
+		key, _ := k.(string)
+		switch key {
+		case "type", "subtype", "uuid", "session_id", "parent_tool_use_id":
+			continue
+		}
+		var val any
+		if json.Unmarshal(v, &val) != nil {
+			continue
+		}
+		switch x := val.(type) {
+		case string:
+			if x != "" {
+				fmt.Fprintf(&b, " %s=%q", key, x)
+			}
+		case float64, bool:
+			fmt.Fprintf(&b, " %s=%v", key, x)
+		}
+		if b.Len() > noticeChars {
+			break
+		}
+	}
+	s := b.String()
+	if r := []rune(s); len(r) > noticeChars {
+		s = string(r[:noticeChars]) + "…"
+	}
 	return s
 }

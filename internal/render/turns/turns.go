@@ -8,6 +8,8 @@ package turns
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/mention-runner/mention-runner/internal/session"
 )
@@ -96,15 +98,18 @@ func (a *Assembler) Add(ev session.Event) Change {
 		if args == "" {
 			args = "{}"
 		}
-		name := ev.ToolName
+		name, display := ev.ToolName, ev.DisplayName
+		if display == "" {
+			display = name
+		}
 		t.ToolCalls = append(t.ToolCalls, session.ToolCallProjection{
-			ID: id, ToolName: name, DisplayName: name, Arguments: args, Status: session.ToolPending,
+			ID: id, ToolName: name, DisplayName: display, Arguments: args, Status: session.ToolPending,
 		})
-		idv, namev := id, name
+		idv, namev, displayv := id, name, display
 		t.Blocks = append(t.Blocks, session.ContentBlock{
 			Type:       "tool_use",
 			Content:    map[string]any{"id": id, "name": name, "input": rawOrEmpty(ev.Input)},
-			ToolCallID: &idv, ToolName: &namev, DisplayName: &namev,
+			ToolCallID: &idv, ToolName: &namev, DisplayName: &displayv,
 		})
 		a.calls[id] = callRef{turn: t, index: len(t.ToolCalls) - 1}
 		if !ev.Time.IsZero() {
@@ -136,8 +141,14 @@ func (a *Assembler) Add(ev session.Event) Change {
 		a.touch(ref.turn, ev)
 		done := *c
 		ch.Completed = &done
+	case session.EventNotice:
+		a.notice(ev, ev.Text)
 	case session.EventResult:
 		a.closeCurrent()
+		if ev.Result != nil {
+			a.notice(ev, ResultText(*ev.Result))
+			a.closeCurrent()
+		}
 	}
 	a.release(false)
 	return ch
@@ -216,8 +227,11 @@ func (a *Assembler) start(role string, ev session.Event, turnID string) *session
 	a.closeCurrent()
 	seq := a.next
 	a.next++
-	if turnID == "" {
+	switch {
+	case turnID == "":
 		turnID = fmt.Sprintf("turn_%d", seq)
+	case !strings.HasPrefix(turnID, "turn_"):
+		turnID = "turn_" + turnID // core-types ids carry their kind
 	}
 	t := &session.TurnProjection{
 		ID: fmt.Sprintf("entry_%d", seq), Sequence: seq, TurnID: turnID, LoopID: "root",
@@ -239,6 +253,59 @@ func (a *Assembler) start(role string, ev session.Event, turnID string) *session
 	}
 	a.queue = append(a.queue, t)
 	return t
+}
+
+// notice adds a system notification to the current system turn, or to a
+// new one.
+func (a *Assembler) notice(ev session.Event, text string) {
+	t := a.current()
+	if t == nil || t.Role != "system" {
+		t = a.start("system", ev, "")
+	}
+	t.Blocks = append(t.Blocks, session.ContentBlock{Type: "system_notification", Content: text})
+	a.touch(t, ev)
+}
+
+// ResultText is the engine's final result as a reader needs it: how it
+// ended, turns, cost and duration on one line, then the engine's own
+// error text when it failed.
+func ResultText(r session.Result) string {
+	var b strings.Builder
+	b.WriteString("Result: ")
+	if r.IsError {
+		b.WriteString("error")
+	} else {
+		b.WriteString("success")
+	}
+	if r.Subtype != "" && r.Subtype != "success" {
+		b.WriteString(" (" + r.Subtype)
+		if r.Subtype == "error_max_turns" {
+			b.WriteString(": the turn limit was reached")
+		}
+		b.WriteString(")")
+	}
+	if r.NumTurns == 1 {
+		b.WriteString(" · 1 turn")
+	} else {
+		fmt.Fprintf(&b, " · %d turns", r.NumTurns)
+	}
+	if r.TotalCostUSD != nil {
+		b.WriteString(" · $" + strconv.FormatFloat(*r.TotalCostUSD, 'f', -1, 64))
+	}
+	fmt.Fprintf(&b, " · %.1f s", float64(r.DurationMS)/1000)
+	if len(r.PermissionDenials) > 0 {
+		b.WriteString(" · refused by the engine: " + strings.Join(r.PermissionDenials, ", "))
+	}
+	if r.IsError {
+		text := strings.Join(r.Errors, "\n")
+		if text == "" {
+			text = r.Text
+		}
+		if text = strings.TrimSpace(text); text != "" {
+			b.WriteString("\n" + text)
+		}
+	}
+	return b.String()
 }
 
 // touch updates usage and duration with an event that belongs to t.

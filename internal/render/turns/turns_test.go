@@ -42,11 +42,13 @@ func TestAssembler(t *testing.T) {
 	assert.Equal(t, 1, a.Orphans())
 
 	got := a.Released()
-	require.Len(t, got, 3)
+	require.Len(t, got, 4)
 	user, first, second := got[0], got[1], got[2]
+	assert.Equal(t, "system", got[3].Role, "the engine's result is a system turn")
+	assert.Equal(t, "Result: success · 0 turns · 0.0 s", got[3].Blocks[0].Content)
 	assert.Equal(t, "user", user.Role)
 	assert.Equal(t, "assistant", first.Role)
-	assert.Equal(t, "msg_1", first.TurnID)
+	assert.Equal(t, "turn_msg_1", first.TurnID)
 	assert.Equal(t, "m1", *first.Model)
 	assert.Equal(t, &session.Usage{InputTokens: 5, OutputTokens: 7}, first.Usage)
 	assert.Equal(t, []int{0, 1, 2}, []int{user.Sequence, first.Sequence, second.Sequence})
