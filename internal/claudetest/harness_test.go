@@ -61,7 +61,7 @@ type runSpec struct {
 	prompt    string
 	mcpConfig func(dir string) string // replaces the fake gate config
 	extraArgs []string
-	allowed   []string // engine tools allowed besides the gate's
+	allowed   []string                // engine tools allowed besides the gate's
 	env       func([]string) []string // edits OfflineEnv
 }
 
