@@ -91,12 +91,8 @@ func runExplain(_ context.Context, env *cli.Env, args []string) error {
 		}
 		out.Mentions = append(out.Mentions, explainMention{Command: string(m.Command), Flags: flags, Line: m.Line})
 	}
-	var flagErr error
-	f := policy.Flags{}
-	// The first mention decides, as in the dispatcher.
-	if len(ms) > 0 && ms[0].HasCfg {
-		f, flagErr = policy.ParseFlags(ms[0].Flags)
-	}
+	// The first mention decides, as in the dispatcher and the runner.
+	_, _, f, flagErr := policy.FromComment(string(body), login)
 	if flagErr != nil {
 		msg := flagErr.Error()
 		out.Error = &msg

@@ -112,3 +112,27 @@ func TestExplainNeedsBot(t *testing.T) {
 	assert.Equal(t, 2, app.Main(context.Background(), env, []string{"explain"}))
 	assert.Contains(t, stderr.String(), "--bot is required")
 }
+
+// TestExplainStrayCfg: each way issue 14 found to drop a written
+// restriction silently is now an error naming the !cfg.
+func TestExplainStrayCfg(t *testing.T) {
+	for _, body := range []string{
+		"@bot hi\n@bot !cfg here-only do X",
+		"@bot please !cfg here-only",
+		"@bot\n!cfg here-only",
+		"(@bot) !cfg here-only",
+		"@bot ！cfg here-only",
+		"@bot ¡cfg here-only",
+	} {
+		t.Run(body, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			env := &cli.Env{Stdin: strings.NewReader(body), Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }}
+			require.Equal(t, 2, app.Main(context.Background(), env, []string{"explain", "--bot", "bot"}), stderr.String())
+			var out map[string]any
+			require.NoError(t, json.Unmarshal(stdout.Bytes(), &out))
+			assert.NotContains(t, out, "policy")
+			assert.Contains(t, out["error"], "cfg")
+			assert.Contains(t, out["error"], "first mention")
+		})
+	}
+}

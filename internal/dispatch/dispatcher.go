@@ -124,11 +124,12 @@ func (d *Dispatcher) Handle(ctx context.Context, t *Trigger) (dec Decision, err 
 	if t.Edited {
 		return ignore("edited: edits never trigger")
 	}
-	ms := mention.Find(t.Body, bot)
-	if len(ms) == 0 {
-		return ignore("no mention of @%s outside code, quotes and HTML comments", bot)
+	// The first mention decides, as the runner reads it; a stray !cfg is a
+	// flag error.
+	m, found, flags, flagErr := policy.FromComment(t.Body, bot)
+	if !found {
+		return ignore("no mention of @%s outside code, quotes and HTML", bot)
 	}
-	m := ms[0] // the first mention decides, as the runner reads it
 
 	// 2. Opt-out commands: open to anyone, whatever the allow-list or the
 	// blocklist (an opt-out only ever narrows what the bot does).
@@ -137,11 +138,6 @@ func (d *Dispatcher) Handle(ctx context.Context, t *Trigger) (dec Decision, err 
 	}
 	if !d.cfg.Allowed.Allows(t.Author) {
 		return ignore("@%s is not in ALLOWED_USERS", t.Author)
-	}
-	var flags policy.Flags
-	var flagErr error
-	if m.HasCfg {
-		flags, flagErr = policy.ParseFlags(m.Flags)
 	}
 	var blocked policy.Blocker
 	if !d.cfg.DryRun {

@@ -175,6 +175,24 @@ func TestInvalidCfgRepliesOnce(t *testing.T) {
 	assert.Empty(t, e.sim.Dispatches(control))
 }
 
+// TestStrayCfgRepliesOnce: a !cfg that is not the first mention's own
+// stops the run with one reply naming it, as a bad flag does.
+func TestStrayCfgRepliesOnce(t *testing.T) {
+	for i, body := range []string{"@mrbot hi\n@mrbot !cfg here-only do X", "@mrbot ！cfg here-only"} {
+		e := newEnv(t)
+		n := e.issue("x")
+		c := e.comment(n, "alice", body)
+		dec, err := e.dispatcher().Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
+		require.NoError(t, err)
+		assert.Equal(t, Reply, dec.Decision, i)
+		assert.Contains(t, dec.Reason, "cfg")
+		cs := e.sim.Comments(proj, n)
+		require.Len(t, cs, 2)
+		assert.Contains(t, cs[1].GetBody(), "first mention")
+		assert.Empty(t, e.sim.Dispatches(control))
+	}
+}
+
 func TestRateLimitRepliesOnce(t *testing.T) {
 	e := newEnv(t)
 	d := e.dispatcher(func(c *Config) { c.RatePerHour = 2 })

@@ -64,7 +64,8 @@ type raw struct {
 }
 
 // FromContext parses the context JSON and the trigger's mention of bot.
-// An invalid !cfg is returned as the *policy.FlagError from ParseFlags, so
+// An invalid or stray !cfg is returned as the *policy.FlagError from
+// policy.FromComment, so
 // the caller can tell it apart from a broken context.
 func FromContext(context []byte, bot string) (*Job, error) {
 	var r raw
@@ -111,20 +112,17 @@ func FromContext(context []byte, bot string) (*Job, error) {
 		Body:          *t.Body,
 		CreatedAt:     created,
 	}
-	ms := mention.Find(j.Body, bot)
-	if len(ms) == 0 {
+	// The first mention decides, as the dispatcher did (policy.FromComment).
+	m, found, f, err := policy.FromComment(j.Body, bot)
+	if !found {
 		return j, ErrNoMention
 	}
-	// The first mention decides, as the dispatcher did.
-	j.Mention = ms[0]
+	j.Mention = m
 	j.Task = mention.Task(j.Body, j.Mention)
-	if j.Mention.HasCfg {
-		f, err := policy.ParseFlags(j.Mention.Flags)
-		if err != nil {
-			return j, err
-		}
-		j.Flags = f
+	if err != nil {
+		return j, err
 	}
+	j.Flags = f
 	return j, nil
 }
 

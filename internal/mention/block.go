@@ -24,6 +24,14 @@ type scanner struct {
 	cfgLineEnd int  // '@'s before this offset are flag words of a !cfg mention
 	stop       bool // an unclosed HTML comment hides the rest of the body
 
+	html htmlBlock // an open HTML block: its lines are skipped whole
+	// quoteLazy: the last non-blank line was in a block quote, so a line
+	// that would continue a paragraph continues the quote's (CommonMark's
+	// lazy continuation: "> **Note**\n@bot" is all quoted).
+	quoteLazy bool
+
+	code []span // code blocks and spans, in order: !cfg there is not stray
+
 	lineOff, lineNo int // last offset whose line number is known
 }
 
@@ -35,11 +43,36 @@ type fence struct {
 	base int  // content column of the list item holding it (0 at top level)
 }
 
+// span is a byte range [start, end) of the body.
+type span struct{ start, end int }
+
+// htmlBlock is an open CommonMark HTML block and its end condition: a line
+// containing end (ASCII case-insensitive when fold), or a blank line.
+type htmlBlock struct {
+	open  bool
+	base  int // content column of the list item holding it (0 at top level)
+	end   string
+	fold  bool
+	blank bool
+}
+
+// done reports whether line ends the block (for blank-ended blocks the
+// caller checks blankness).
+func (h htmlBlock) done(line string) bool {
+	if h.blank {
+		return false
+	}
+	if h.fold {
+		return strings.Contains(strings.ToLower(line), h.end)
+	}
+	return strings.Contains(line, h.end)
+}
+
 type kind int
 
 const (
 	kindText     kind = iota // paragraph text (or a paragraph continuation)
-	kindHTML                 // a line starting "<!--": interrupts a paragraph
+	kindHTML                 // an HTML block start (CommonMark types 1–7)
 	kindIndented             // indented code
 	kindQuote                // a '>' line
 	kindFence                // opening code fence
@@ -50,26 +83,58 @@ const (
 
 type block struct {
 	kind  kind
-	width int // fence run length or list marker width
+	width int       // fence run length or list marker width
+	html  htmlBlock // for kindHTML
 }
 
-// run walks the body line by line. Only paragraphs, headings and the text
-// around HTML comments reach the inline scan; code and quotes are skipped
-// whole.
+// run walks the body line by line. Only paragraphs and headings reach the
+// inline scan; code, quotes (with their lazy lines) and HTML blocks are
+// skipped whole.
 func (s *scanner) run() {
 	pos := 0
 	for pos < len(s.body) && !s.stop {
 		eol := lineEnd(s.body, pos)
 		s.steps += eol - pos + 1
 		if s.fence.open && s.fenceLine(trimCR(s.body[pos:eol])) {
+			s.code = append(s.code, span{pos, eol})
+			pos = eol + 1
+			continue
+		}
+		if s.html.open && s.htmlLine(trimCR(s.body[pos:eol])) {
 			pos = eol + 1
 			continue
 		}
 		pos = s.blockLine(pos, eol)
 	}
 	if r := s.flush(); r >= 0 && !s.stop {
-		s.resume(r, true)
+		s.skipRestOfLine(r)
 	}
+}
+
+// htmlLine reads a line inside an open HTML block. It returns false for
+// the blank line that ends a blank-ended block, which is read again as a
+// block line.
+func (s *scanner) htmlLine(line string) bool {
+	o, col := indent(line, 0, 0)
+	if o == len(line) {
+		if s.html.blank {
+			s.html.open = false
+			return false
+		}
+		return true
+	}
+	if col < s.html.base { // the list item ends, and the block with it
+		s.html.open = false
+		return false
+	}
+	if s.html.blank {
+		return true
+	}
+	s.steps += len(line)
+	if s.html.done(line) {
+		s.html.open = false
+	}
+	return true
 }
 
 func trimCR(line string) string {
@@ -106,16 +171,25 @@ func (s *scanner) blockLine(pos, eol int) int {
 	line := trimCR(s.body[pos:eol])
 	off, col := indent(line, 0, 0)
 	if off == len(line) { // blank: ends a paragraph, lists stay open
+		s.quoteLazy = false
 		if s.emptyItem {
 			s.lists = s.lists[:len(s.lists)-1]
 			s.emptyItem = false
 		}
 		if r := s.flush(); r >= 0 {
-			return s.resume(r, true)
+			return s.skipRestOfLine(r)
 		}
 		return next
 	}
 	s.emptyItem = false
+	tail := breakTail(line)
+	s.steps += len(line) - tail
+	if s.quoteLazy {
+		if lazyQuoted(line, off, tail) {
+			return next
+		}
+		s.quoteLazy = false
+	}
 	d := 0
 	for d < len(s.lists) && s.lists[d] <= col {
 		d++
@@ -128,28 +202,36 @@ func (s *scanner) blockLine(pos, eol int) int {
 	// A line not indented enough for the paragraph's list item can only be
 	// a lazy continuation; list markers there start new items freely.
 	lazy := d < len(s.lists)
-	tail := breakTail(line)
-	s.steps += len(line) - tail
 	blk := classify(line, off, col-base, tail, inPara, lazy)
 	if inPara && blk.kind == kindText {
 		s.paraEnd = eol
 		return next
 	}
 	if r := s.flush(); r >= 0 {
-		return s.resume(r, true)
+		return s.skipRestOfLine(r)
 	}
 	s.lists = s.lists[:d]
 	for {
 		switch blk.kind {
-		case kindIndented, kindQuote, kindBreak:
+		case kindQuote:
+			s.quoteLazy = true
+			return next
+		case kindBreak:
+			return next
+		case kindIndented:
+			s.code = append(s.code, span{pos, eol})
 			return next
 		case kindFence:
 			s.fence = fence{open: true, char: line[off], n: blk.width, base: base}
+			s.code = append(s.code, span{pos, eol})
 			return next
 		case kindHeading:
-			return s.resume(pos+off, false)
+			return s.resume(pos + off)
 		case kindHTML:
-			return s.resume(pos+off, true)
+			s.html = blk.html
+			s.html.base = base
+			s.html.open = s.html.blank || !s.html.done(line[off:])
+			return next
 		case kindText:
 			s.paraStart, s.paraEnd = pos+off, eol
 			return next
@@ -177,32 +259,44 @@ func (s *scanner) blockLine(pos, eol int) int {
 }
 
 // flush scans the open paragraph, if any. It returns the offset just past an
-// HTML comment that closed beyond the paragraph, or -1.
+// HTML comment that closed beyond the paragraph, or -1. A paragraph that
+// starts like a link reference definition ("[x]: …") is not scanned: a
+// definition is not rendered, and telling where it ends is not worth a
+// mention.
 func (s *scanner) flush() int {
 	if s.paraStart < 0 {
 		return -1
 	}
 	start, end := s.paraStart, s.paraEnd
 	s.paraStart = -1
-	return s.inline(start, end, false)
+	if s.body[start] == '[' {
+		s.steps += end - start
+		if strings.Contains(s.body[start:end], "]:") {
+			return -1
+		}
+	}
+	return s.inline(start, end)
 }
 
-// resume scans from r to the end of its line as a single-line leaf (a
-// heading, an HTML block, or what follows a multi-line comment), following
-// comments that run on, and returns the start of the next line. No paragraph
-// is left open: per CommonMark an HTML block owns its whole closing line.
-// raw is for HTML blocks, where backticks and backslashes are literal.
-func (s *scanner) resume(r int, raw bool) int {
-	for !s.stop {
-		eol := lineEnd(s.body, r)
-		r2 := s.inline(r, eol, raw)
-		if r2 < 0 {
-			return eol + 1
-		}
-		r = r2
-		s.closeListsAt(r)
+// resume scans a single-line leaf (a heading) from r to the end of its line
+// and returns the start of the next line.
+func (s *scanner) resume(r int) int {
+	eol := lineEnd(s.body, r)
+	if r2 := s.inline(r, eol); r2 >= 0 {
+		return s.skipRestOfLine(r2)
 	}
-	return len(s.body)
+	return eol + 1
+}
+
+// skipRestOfLine goes on after an HTML comment that ran past its paragraph
+// and closed at r: the rest of that line is skipped (what CommonMark makes
+// of it depends on blocks the comment hid), and the list items the line is
+// not indented enough for are closed.
+func (s *scanner) skipRestOfLine(r int) int {
+	s.closeListsAt(r)
+	eol := lineEnd(s.body, r)
+	s.steps += eol - r
+	return eol + 1
 }
 
 // closeListsAt closes the list items that the line holding offset r, where a
@@ -247,8 +341,8 @@ func classify(line string, off, rel, tail int, inPara, lazy bool) block {
 			return block{kind: kindHeading}
 		}
 	case '<':
-		if strings.HasPrefix(rest, "<!--") {
-			return block{kind: kindHTML}
+		if h, ok := htmlStart(rest, inPara); ok {
+			return block{kind: kindHTML, html: h}
 		}
 	}
 	if off >= tail && isBreak(rest) {
@@ -349,4 +443,23 @@ func listMarker(s string) (width int, one, ok bool) {
 		return 0, false, false
 	}
 	return width, one, true
+}
+
+// lazyQuoted reports whether a non-blank line right after a block-quote
+// line continues that quote lazily: it would be paragraph continuation
+// text. It errs towards "quoted" (a mention there is dropped): the quote is
+// assumed to end in an open paragraph, and only a non-empty bullet or "1."
+// item counts as interrupting it.
+func lazyQuoted(line string, off, tail int) bool {
+	blk := classify(line, off, 0, tail, true, true)
+	switch blk.kind {
+	case kindText:
+		return true
+	case kindList:
+		rest := line[off:]
+		_, one, _ := listMarker(rest)
+		o, _ := indent(rest, blk.width, 0)
+		return o == len(rest) || !one
+	}
+	return false
 }

@@ -31,7 +31,7 @@ func (s *scanner) command(m *Mention, e int) {
 		if q < len(b) && !spaceOrBreakAt(b, q) {
 			q = p // glued: keep "!cfg…" as a word the policy will reject
 		}
-		m.HasCfg = true
+		m.HasCfg, m.CfgOffset = true, p
 		m.Flags = strings.Fields(b[q:eol])
 		if m.Flags == nil {
 			m.Flags = []string{}

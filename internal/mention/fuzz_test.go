@@ -20,6 +20,11 @@ func FuzzFind(f *testing.F) {
 		}
 		ms := Find(body, bot)
 		checkInvariants(t, body, bot, ms)
+		ms2, strays := Read(body, bot)
+		require.Equal(t, ms, ms2)
+		for _, st := range strays {
+			require.Equal(t, st.Text, body[st.Offset:st.Offset+len(st.Text)])
+		}
 		if strings.Contains(body, "\r") {
 			return
 		}

@@ -2,21 +2,23 @@ package mention
 
 import "strings"
 
-// inline scans body[start:end] (a paragraph or a single-line leaf) for
-// mentions, skipping backslash escapes, code spans and HTML comments. In raw
-// HTML (raw) only comments count. It returns the offset just past an HTML
-// comment that closes beyond end, or -1. An unclosed comment hides the rest
-// of the body (s.stop).
-func (s *scanner) inline(start, end int, raw bool) int {
+// inline scans body[start:end] (a paragraph or a heading) for mentions,
+// skipping backslash escapes, code spans, HTML comments and inline HTML
+// tags. A mention does not count inside an inline HTML element, or inside
+// brackets that close later in the paragraph (link text and image
+// descriptions: GitHub links no mention inside a link). It returns the
+// offset just past an HTML comment that closes beyond end, or -1. An
+// unclosed comment hides the rest of the body (s.stop).
+func (s *scanner) inline(start, end int) int {
 	b := s.body
-	specials := "\\`<@"
-	if raw {
-		specials = "<@"
-	}
 	var runs *runIndex // built on the first backtick
+	var memo tagMemo
+	depth := 0      // open inline HTML elements
+	brackets := 0   // unclosed '['
+	lastClose := -1 // last ']' of the paragraph, found on the first '['
 	i := start
 	for i < end {
-		j := strings.IndexAny(b[i:end], specials)
+		j := strings.IndexAny(b[i:end], "\\`<@[]")
 		if j < 0 {
 			s.steps += end - i
 			return -1
@@ -26,9 +28,21 @@ func (s *scanner) inline(start, end int, raw bool) int {
 		switch b[i] {
 		case '\\':
 			i++
-			if i < end && isASCIIPunct(b[i]) { // an escaped '`', '<' or '@' is literal
+			if i < end && isASCIIPunct(b[i]) { // an escaped special is literal
 				i++
 			}
+		case '[':
+			if lastClose < 0 {
+				lastClose = strings.LastIndexByte(b[i:end], ']') + i
+				s.steps += end - i
+			}
+			brackets++
+			i++
+		case ']':
+			if brackets > 0 {
+				brackets--
+			}
+			i++
 		case '`':
 			n := runLen(b[i:end], '`')
 			s.steps += n
@@ -41,13 +55,26 @@ func (s *scanner) inline(start, end int, raw bool) int {
 			c, skipped := runs.closer(n, i+n)
 			s.steps += skipped
 			if c >= 0 {
+				s.code = append(s.code, span{i, c + n})
 				i = c + n
 			} else {
 				i += n
 			}
 		case '<':
 			if !strings.HasPrefix(b[i:], "<!--") {
-				i++
+				e, kind, ok := parseTagSteps(b, i, end, &memo, &s.steps)
+				switch {
+				case !ok:
+					i++
+				case kind == tagOpen:
+					depth++
+					i = e
+				case kind == tagClose:
+					depth = max(0, depth-1)
+					i = e
+				default:
+					i = e
+				}
 				continue
 			}
 			// Searching from "<!" lets "<!-->" and "<!--->" close at once,
@@ -64,6 +91,10 @@ func (s *scanner) inline(start, end int, raw bool) int {
 				return i
 			}
 		case '@':
+			if depth > 0 || brackets > 0 && lastClose > i {
+				i++
+				continue
+			}
 			i = s.at(i, end)
 		}
 	}

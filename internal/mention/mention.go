@@ -3,14 +3,19 @@
 //
 // A mention is "@BOT" (ASCII case-insensitive) preceded by start of text,
 // whitespace (Unicode, so U+00A0 counts), '(' or '[', and followed by end of
-// text, whitespace or one of ".,:;!?)]". It does not count inside fenced or
-// indented code, inline code spans, block-quote lines, HTML comments,
-// e-mail addresses or longer logins. Block and inline structure follow
-// CommonMark (lists included, so "- > @bot" is a quote), with three
-// deliberate simplifications that only ever drop mentions: only '>' lines
-// are quoted (no lazy continuation), an HTML comment runs to the first "-->"
-// anywhere (unclosed: to the end of the body), and a mention glued to a code
-// span or comment ("`x`@bot") does not count.
+// text, whitespace or one of ".,:;!?)]". It counts only where GitHub renders
+// a mention, read as CommonMark does: not inside fenced or indented code,
+// inline code spans, block quotes (their lazy continuation lines included),
+// HTML blocks of any kind (<pre>, <div>, comments …), inline HTML tags and
+// the elements they open, link text or image descriptions (brackets that
+// close later in the paragraph), link reference definitions, e-mail
+// addresses or longer logins. A differential fuzz test
+// (FuzzFindCommonMark) checks this against goldmark. The simplifications,
+// which only ever drop mentions: a block quote is assumed to end in an open
+// paragraph, an inline HTML comment runs to the first "-->" anywhere (the
+// rest of that line is skipped; unclosed: to the end of the body), every
+// inline element hides mentions, and a mention glued to a code span or
+// comment ("`x`@bot") does not count.
 //
 // Decisions on commands: "!cfg" is matched ignoring case and may follow the
 // login directly ("@bot!cfg"); one ',' or ':' after the login is skipped
@@ -37,16 +42,20 @@ const (
 
 // Mention is one real mention of the bot.
 type Mention struct {
-	Command Command
-	HasCfg  bool     // a "!cfg" followed the mention (even with no flags: the caller reports that as an error)
-	Flags   []string // raw words after !cfg up to end of that line (never nil when HasCfg; empty slice if none)
-	Line    int      // 1-based line of the mention
-	Offset  int      // byte offset of the '@'
+	Command   Command
+	HasCfg    bool     // a "!cfg" followed the mention (even with no flags: the caller reports that as an error)
+	Flags     []string // raw words after !cfg up to end of that line (never nil when HasCfg; empty slice if none)
+	Line      int      // 1-based line of the mention
+	Offset    int      // byte offset of the '@'
+	CfgOffset int      // byte offset of its "!cfg" when HasCfg
 }
 
 // Find returns every real mention of bot (login without '@', matched
 // case-insensitively) in body, in order. An invalid bot login (see ValidBot)
 // finds nothing, so a misconfigured bot never triggers.
+//
+// Callers deciding whether to run use Read, which also reports stray !cfg
+// words.
 func Find(body, bot string) []Mention {
 	ms, _ := find(body, bot)
 	return ms

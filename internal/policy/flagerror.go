@@ -15,6 +15,7 @@ const (
 	OutOfRange     ErrorKind = "out_of_range"
 	BadRepo        ErrorKind = "bad_repo"
 	EmptyCfg       ErrorKind = "empty"
+	StrayCfg       ErrorKind = "stray_cfg"
 )
 
 // FlagError is a `!cfg` the run must not start with. Word is the offending
@@ -22,6 +23,7 @@ const (
 type FlagError struct {
 	Kind ErrorKind
 	Word string
+	Line int // for StrayCfg: the line of the comment it is on
 }
 
 // maxShownWord keeps a pasted essay from flooding the bot's reply.
@@ -39,6 +41,8 @@ func (e *FlagError) problem() string {
 	switch e.Kind {
 	case EmptyCfg:
 		return "empty !cfg: give at least one flag after !cfg, or leave !cfg out"
+	case StrayCfg:
+		return fmt.Sprintf("%q on line %d is not read as flags: !cfg works only right after the comment's first mention of the bot (\"@bot !cfg flag flag…\", flags on that line), written once with a plain '!'; rewrite the comment that way, or remove it", w, e.Line)
 	case UnknownFlag:
 		if s := suggest(name); s != "" {
 			return fmt.Sprintf("unknown !cfg flag %q (did you mean %s?)", w, s)
