@@ -7,7 +7,7 @@ ACTIONLINT := $(GO) run github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 FUZZTIME ?= 10s
 BIN := bin
 
-.PHONY: all build test fmt-check vet unit lint-actions fuzz bench bench-all demo clean tools
+.PHONY: all build test test-fast fmt-check vet unit lint-actions fuzz bench bench-all demo clean tools
 
 all: build
 
@@ -19,6 +19,11 @@ build:
 
 test: fmt-check vet lint-actions tools unit
 
+# test-fast is the inner loop: -short skips the load, end-to-end and real
+# Claude Code tests (make test runs them all).
+test-fast:
+	$(GO) test -short -count=1 ./...
+
 fmt-check:
 	@bad=$$(find . -name '*.go' -not -path './tools/claude-code/*' -not -path './.git/*' | xargs -r gofmt -l); \
 	if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
@@ -28,7 +33,7 @@ vet:
 
 # The real Claude Code tests must run in CI, not skip.
 unit:
-	MENTION_RUNNER_REQUIRE_CLAUDE=1 CLAUDE_BIN=$(CLAUDE_BIN) $(GO) test -race -count=1 ./...
+	MENTION_RUNNER_REQUIRE_CLAUDE=1 CLAUDE_BIN=$(CLAUDE_BIN) $(GO) test -race -count=1 -timeout=45m ./...
 
 # actionlint checks the workflows (ours and the example for control repos);
 # it reads action.yml where a workflow uses it locally. action.yml's inputs
@@ -40,14 +45,18 @@ lint-actions:
 # tools installs what the tests need beyond Go (see tools.mk).
 tools: claude-code
 
-# fuzz runs every fuzz target for FUZZTIME each.
+# fuzz runs every fuzz target for FUZZTIME each, goes on past a failing
+# one, and lists every failure at the end (exit status 1 if any).
 fuzz:
-	@set -e; for pkg in $$($(GO) list ./...); do \
+	@failed=""; for pkg in $$($(GO) list ./...); do \
 	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
 	  for t in $$(grep -hoE '^func (Fuzz[A-Za-z0-9_]+)' $$dir/*_test.go 2>/dev/null | sed 's/func //'); do \
-	    echo "== $$pkg $$t"; $(GO) test -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) $$pkg; \
+	    echo "== $$pkg $$t"; \
+	    $(GO) test -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) $$pkg || failed="$$failed $$pkg.$$t"; \
 	  done; \
-	done
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz failures:"; for f in $$failed; do echo "  $$f"; done; exit 1; fi; \
+	echo "fuzz: every target passed"
 
 # bench prints one table of the figures README's Performance section keeps.
 bench:

@@ -47,9 +47,13 @@ func FindBinary(getenv func(string) string, dir string) (string, error) {
 }
 
 // Binary returns the claude binary for a test, skipping the test when it is
-// missing unless MENTION_RUNNER_REQUIRE_CLAUDE=1, which makes it fail.
+// missing unless MENTION_RUNNER_REQUIRE_CLAUDE=1, which makes it fail. With
+// -short every real Claude Code test skips: it is the inner loop's budget.
 func Binary(t testing.TB) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("skipping real Claude Code test in -short mode (make test runs it)")
+	}
 	wd, err := os.Getwd()
 	if err != nil {
 		t.Fatalf("getwd: %v", err)

@@ -6,6 +6,7 @@ package e2e
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"testing"
@@ -22,6 +23,10 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
+	flag.Parse()
+	if testing.Short() {
+		return m.Run() // every test skips (needBins); nothing to build
+	}
 	dir, err := os.MkdirTemp("", "mention-runner-e2e-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -45,4 +50,13 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	return m.Run()
+}
+
+// needBins skips an end-to-end test in -short mode, where the binaries are
+// not built: the whole flow is make test's work, not the inner loop's.
+func needBins(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end test: skipped in -short mode (make test runs it)")
+	}
 }

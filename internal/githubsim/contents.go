@@ -1,16 +1,10 @@
 package githubsim
 
 import (
-	"context"
 	"encoding/base64"
 	"net/http"
-	"os"
 	"path"
-	"path/filepath"
-	"strconv"
 	"strings"
-
-	"github.com/google/uuid"
 )
 
 // defaultBranch returns the repository's default branch.
@@ -43,7 +37,7 @@ func (c *call) contentEntry(full, ref, p, typ, sha string, size int) obj {
 }
 
 func (c *call) getContents() {
-	dir, full, _, ok := c.gitRepo("read")
+	g, full, ok := c.gitRepo("read")
 	if !ok {
 		return
 	}
@@ -52,43 +46,35 @@ func (c *call) getContents() {
 	if ref == "" {
 		ref = c.defaultBranch()
 	}
-	commit := c.s.resolveRev(ctx, dir, ref)
+	commit := g.resolveRev(ctx, ref)
 	if commit == "" {
 		c.err(http.StatusNotFound, "No commit found for the ref "+ref, nil)
 		return
 	}
 	p := strings.Trim(c.params["path"], "/")
-	spec := commit + ":" + p
-	sha, err := c.s.gitLine(ctx, dir, "rev-parse", "-q", "--verify", spec)
-	if err != nil || sha == "" {
+	it, found := g.lookupPath(ctx, g.treeOf(ctx, commit), p)
+	if !found {
 		c.notFound()
 		return
 	}
-	switch c.s.objectType(ctx, dir, sha) {
+	switch it.typ() {
 	case "blob":
-		data, err := c.s.runGit(ctx, dir, nil, nil, "cat-file", "blob", sha)
-		if err != nil {
-			c.gitFailed(err)
+		o, found := g.get(ctx, it.sha)
+		if !found {
+			c.notFound()
 			return
 		}
-		o := c.contentEntry(full, ref, p, "blob", sha, len(data))
-		o["content"], o["encoding"] = base64Lines(data), "base64"
-		c.json(http.StatusOK, o)
+		e := c.contentEntry(full, ref, p, "blob", it.sha, len(o.data))
+		e["content"], e["encoding"] = base64Lines(o.data), "base64"
+		c.json(http.StatusOK, e)
 	case "tree":
-		out, err := c.s.runGit(ctx, dir, nil, nil, "ls-tree", "-l", "-z", sha)
+		list := []any{}
+		err := g.lsTree(ctx, it.sha, "", false, func(name string, e treeItem, size int) {
+			list = append(list, c.contentEntry(full, ref, strings.TrimPrefix(p+"/"+name, "/"), e.typ(), e.sha, max(size, 0)))
+		})
 		if err != nil {
 			c.gitFailed(err)
 			return
-		}
-		list := []any{}
-		for _, rec := range strings.Split(string(out), "\x00") {
-			meta, name, ok := strings.Cut(rec, "\t")
-			f := strings.Fields(meta)
-			if !ok || len(f) < 4 {
-				continue
-			}
-			size, _ := strconv.Atoi(f[3])
-			list = append(list, c.contentEntry(full, ref, strings.TrimPrefix(p+"/"+name, "/"), f[1], f[2], size))
 		}
 		c.json(http.StatusOK, list)
 	default:
@@ -109,7 +95,7 @@ type contentPut struct {
 // file needs its current blob sha: missing → 422, stale → 409, as GitHub.
 func (c *call) putContents() {
 	var req contentPut
-	dir, full, refMu, ok := c.gitWrite(&req)
+	g, full, ok := c.gitWrite(&req)
 	if !ok {
 		return
 	}
@@ -143,14 +129,16 @@ func (c *call) putContents() {
 		return
 	}
 
-	refMu.Lock()
-	defer refMu.Unlock()
-	head := c.s.resolveRef(ctx, dir, refName)
+	head := g.resolveRef(ctx, refName)
 	if head == "" {
 		c.err(http.StatusNotFound, "Branch "+branch+" not found", nil)
 		return
 	}
-	current, _ := c.s.gitLine(ctx, dir, "rev-parse", "-q", "--verify", head+":"+p)
+	parentTree := g.treeOf(ctx, head)
+	current := ""
+	if it, found := g.lookupPath(ctx, parentTree, p); found {
+		current = it.sha
+	}
 	switch {
 	case current != "" && req.SHA == "":
 		c.invalid("Content", "sha", "missing_field", "\"sha\" wasn't supplied.")
@@ -162,17 +150,20 @@ func (c *call) putContents() {
 		c.err(http.StatusConflict, p+" does not match "+req.SHA+" (the file does not exist)", nil)
 		return
 	}
-	commit, blob, err := c.s.commitFile(ctx, dir, head, p, data, *req.Message, author, committer)
-	if err != nil {
+	files := map[string]flatEntry{}
+	if err := g.flatten(ctx, parentTree, "", files); err != nil {
 		c.gitFailed(err)
 		return
 	}
-	if _, err := c.s.runGit(ctx, dir, nil, nil, "update-ref", refName, commit, head); err != nil {
-		// The branch moved under us (a push): the caller's view is stale.
+	blob := g.put("blob", data)
+	setFile(files, p, flatEntry{mode: "100644", sha: blob})
+	commit := g.putCommit(g.writeFlat(files), []string{head}, *req.Message, author, committer)
+	if err := g.casRef(refName, head, commit); err != nil {
+		// The branch moved under us: the caller's view is stale.
 		c.err(http.StatusConflict, "branch "+branch+" was updated concurrently; retry", nil)
 		return
 	}
-	co, err := c.s.commitJSON(ctx, c.base, dir, full, commit)
+	co, err := commitJSON(ctx, g, c.base, full, commit)
 	if err != nil {
 		c.gitFailed(err)
 		return
@@ -183,33 +174,4 @@ func (c *call) putContents() {
 	}
 	content := c.contentEntry(full, branch, p, "blob", blob, len(data))
 	c.json(status, obj{"content": content, "commit": co})
-}
-
-// commitFile writes data at p on top of parent and returns the new commit
-// and blob shas.
-func (s *Sim) commitFile(ctx context.Context, dir, parent, p string, data []byte, msg string, author, committer signature) (string, string, error) {
-	out, err := s.runGit(ctx, dir, data, nil, "hash-object", "-w", "--stdin")
-	if err != nil {
-		return "", "", err
-	}
-	blob := strings.TrimSpace(string(out))
-	tmpDir := filepath.Join(s.gitDir, ".tmp")
-	if err := os.MkdirAll(tmpDir, 0o755); err != nil {
-		return "", "", err
-	}
-	index := filepath.Join(tmpDir, "index-"+uuid.NewString())
-	defer os.Remove(index)
-	env := []string{"GIT_INDEX_FILE=" + index}
-	if _, err := s.runGit(ctx, dir, nil, env, "read-tree", parent); err != nil {
-		return "", "", err
-	}
-	if _, err := s.runGit(ctx, dir, []byte("100644 "+blob+"\t"+p+"\n"), env, "update-index", "--add", "--index-info"); err != nil {
-		return "", "", err
-	}
-	tree, err := s.runGit(ctx, dir, nil, env, "write-tree")
-	if err != nil {
-		return "", "", err
-	}
-	commit, err := s.commitTree(ctx, dir, strings.TrimSpace(string(tree)), []string{parent}, msg, author, committer)
-	return commit, blob, err
 }

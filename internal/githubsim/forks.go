@@ -53,7 +53,7 @@ func (c *call) createFork() {
 	exists := c.s.repos[lower(owner+"/"+name)] != nil
 	c.s.mu.Unlock()
 	if !exists {
-		if _, err := c.s.addRepo(owner, name, src.Private, src.FullName, ""); err != nil && c.s.GitDir(owner+"/"+name) == "" {
+		if _, err := c.s.addRepo(owner, name, src.Private, src.FullName, ""); err != nil && c.s.gitOf(owner+"/"+name) == nil {
 			c.s.logf("githubsim: fork: %v", err)
 			c.err(http.StatusInternalServerError, "fork failed: "+err.Error(), nil)
 			return

@@ -1,25 +1,19 @@
 package githubsim
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
-
-	"github.com/google/uuid"
 )
 
-// gitRepo checks access and returns the repository's git directory; on
+// gitRepo checks access and returns the repository's git store; on
 // failure the response has been sent.
-func (c *call) gitRepo(need string) (dir, full string, refMu *sync.Mutex, ok bool) {
+func (c *call) gitRepo(need string) (g *gitStore, full string, ok bool) {
 	var fail func()
 	c.locked(func() func() {
 		r, f := c.repoLocked(need)
@@ -27,33 +21,33 @@ func (c *call) gitRepo(need string) (dir, full string, refMu *sync.Mutex, ok boo
 			fail = f
 			return nil
 		}
-		dir, full, refMu = r.gitPath, r.meta.FullName, r.refMu
+		g, full = r.git, r.meta.FullName
 		return nil
 	})
 	if fail != nil {
 		if c.login == "" && need != "read" {
 			c.err(http.StatusUnauthorized, "Requires authentication", nil)
-			return "", "", nil, false
+			return nil, "", false
 		}
 		fail()
-		return "", "", nil, false
+		return nil, "", false
 	}
-	return dir, full, refMu, true
+	return g, full, true
 }
 
 // gitWrite decodes a write request's body into req, then checks write
 // access like gitRepo; on failure the response has been sent.
-func (c *call) gitWrite(req any) (dir, full string, refMu *sync.Mutex, ok bool) {
+func (c *call) gitWrite(req any) (g *gitStore, full string, ok bool) {
 	if !c.decode(req) {
-		return "", "", nil, false
+		return nil, "", false
 	}
 	return c.gitRepo("write")
 }
 
 // existingObject is the type of the object sha names; when there is none it
 // answers 422 as GitHub does and ok is false.
-func (c *call) existingObject(ctx context.Context, dir, sha string) (typ string, ok bool) {
-	typ = c.s.objectType(ctx, dir, sha)
+func (c *call) existingObject(g *gitStore, sha string) (typ string, ok bool) {
+	typ = g.objectType(c.r.Context(), sha)
 	if typ == "" {
 		c.err(http.StatusUnprocessableEntity, "Object does not exist", nil)
 		return "", false
@@ -87,7 +81,7 @@ func (c *call) createBlob() {
 		Content  *string `json:"content"`
 		Encoding string  `json:"encoding"`
 	}
-	dir, full, _, ok := c.gitWrite(&req)
+	g, full, ok := c.gitWrite(&req)
 	if !ok {
 		return
 	}
@@ -109,30 +103,22 @@ func (c *call) createBlob() {
 		c.invalid("Blob", "encoding", "invalid", "encoding must be utf-8 or base64")
 		return
 	}
-	out, err := c.s.runGit(c.r.Context(), dir, data, nil, "hash-object", "-w", "--stdin")
-	if err != nil {
-		c.gitFailed(err)
-		return
-	}
-	sha := strings.TrimSpace(string(out))
+	sha := g.put("blob", data)
 	c.json(http.StatusCreated, obj{"sha": sha, "url": c.base + "repos/" + full + "/git/blobs/" + sha})
 }
 
 func (c *call) getBlob() {
-	dir, full, _, ok := c.gitRepo("read")
+	g, full, ok := c.gitRepo("read")
 	if !ok {
 		return
 	}
 	sha := c.params["sha"]
-	if c.s.objectType(c.r.Context(), dir, sha) != "blob" {
+	o, found := g.get(c.r.Context(), sha)
+	if !found || o.typ != "blob" {
 		c.notFound()
 		return
 	}
-	data, err := c.s.runGit(c.r.Context(), dir, nil, nil, "cat-file", "blob", sha)
-	if err != nil {
-		c.gitFailed(err)
-		return
-	}
+	data := o.data
 	c.json(http.StatusOK, obj{
 		"sha": sha, "node_id": "B_" + sha[:12], "size": len(data), "url": c.base + "repos/" + full + "/git/blobs/" + sha,
 		"content": base64Lines(data), "encoding": "base64",
@@ -154,17 +140,20 @@ func (c *call) createTree() {
 		BaseTree string      `json:"base_tree"`
 		Tree     []treeEntry `json:"tree"`
 	}
-	dir, full, _, ok := c.gitWrite(&req)
+	g, full, ok := c.gitWrite(&req)
 	if !ok {
 		return
 	}
 	ctx := c.r.Context()
-	// GitHub also accepts a commit sha here; git peels it to its tree.
-	if t := c.s.objectType(ctx, dir, req.BaseTree); req.BaseTree != "" && t != "tree" && t != "commit" {
-		c.invalid("Tree", "base_tree", "invalid", "base_tree is not a valid tree sha")
-		return
+	// GitHub also accepts a commit sha here, peeled to its tree.
+	base := ""
+	if req.BaseTree != "" {
+		if base = g.treeOf(ctx, req.BaseTree); base == "" {
+			c.invalid("Tree", "base_tree", "invalid", "base_tree is not a valid tree sha")
+			return
+		}
 	}
-	sha, msg, err := c.s.buildTree(ctx, dir, req.BaseTree, req.Tree)
+	sha, msg, err := c.s.buildTree(ctx, g, base, req.Tree)
 	if err != nil {
 		c.gitFailed(err)
 		return
@@ -173,27 +162,18 @@ func (c *call) createTree() {
 		c.invalid("Tree", "tree", "invalid", msg)
 		return
 	}
-	c.serveTree(dir, full, sha, false, http.StatusCreated)
+	c.serveTree(g, full, sha, false, http.StatusCreated)
 }
 
-// buildTree applies entries to base (or an empty tree) in a private index
-// and writes the result. msg explains invalid input.
-func (s *Sim) buildTree(ctx context.Context, dir, base string, entries []treeEntry) (sha, msg string, err error) {
-	tmpDir := filepath.Join(s.gitDir, ".tmp")
-	if err := os.MkdirAll(tmpDir, 0o755); err != nil {
-		return "", "", err
-	}
-	index := filepath.Join(tmpDir, "index-"+uuid.NewString())
-	defer os.Remove(index)
-	env := []string{"GIT_INDEX_FILE=" + index}
-	readArgs := []string{"read-tree", "--empty"}
+// buildTree applies entries to base (or an empty tree) the way git's index
+// would and writes the result. msg explains invalid input.
+func (s *Sim) buildTree(ctx context.Context, g *gitStore, base string, entries []treeEntry) (sha, msg string, err error) {
+	files := map[string]flatEntry{}
 	if base != "" {
-		readArgs = []string{"read-tree", base}
+		if err := g.flatten(ctx, base, "", files); err != nil {
+			return "", "", err
+		}
 	}
-	if _, err := s.runGit(ctx, dir, nil, env, readArgs...); err != nil {
-		return "", "", err
-	}
-	var info bytes.Buffer
 	var subtrees []treeEntry
 	for i, e := range entries {
 		p := strings.Trim(e.Path, "/")
@@ -218,118 +198,106 @@ func (s *Sim) buildTree(ctx context.Context, dir, base string, entries []treeEnt
 		}
 		switch {
 		case hasSHA && shaVal == nil: // explicit null deletes the path
-			fmt.Fprintf(&info, "0 %s\t%s\n", strings.Repeat("0", 40), p)
+			delete(files, p)
 		case e.Content != nil:
-			out, err := s.runGit(ctx, dir, []byte(*e.Content), nil, "hash-object", "-w", "--stdin")
-			if err != nil {
-				return "", "", err
-			}
-			fmt.Fprintf(&info, "%s %s\t%s\n", e.Mode, strings.TrimSpace(string(out)), p)
+			setFile(files, p, flatEntry{mode: e.Mode, sha: g.put("blob", []byte(*e.Content))})
 		case shaVal != nil:
 			if kind == "tree" {
 				subtrees = append(subtrees, treeEntry{Path: p, SHA: e.SHA})
 				continue
 			}
-			if kind == "blob" && s.objectType(ctx, dir, *shaVal) != "blob" {
+			if kind == "blob" && g.objectType(ctx, *shaVal) != "blob" {
 				return "", fmt.Sprintf("tree.sha %s at index %d is not a valid blob", *shaVal, i), nil
 			}
-			fmt.Fprintf(&info, "%s %s\t%s\n", e.Mode, *shaVal, p)
+			if !isSHA(*shaVal) {
+				return "", fmt.Sprintf("tree.sha %s at index %d is not a valid sha", *shaVal, i), nil
+			}
+			setFile(files, p, flatEntry{mode: e.Mode, sha: *shaVal})
 		default:
 			return "", fmt.Sprintf("tree entry %d needs sha or content", i), nil
-		}
-	}
-	if info.Len() > 0 {
-		if _, err := s.runGit(ctx, dir, info.Bytes(), env, "update-index", "--add", "--index-info"); err != nil {
-			return "", "", err
 		}
 	}
 	for _, st := range subtrees {
 		var sub string
 		_ = json.Unmarshal(st.SHA, &sub)
-		if s.objectType(ctx, dir, sub) != "tree" {
+		if g.objectType(ctx, sub) != "tree" {
 			return "", fmt.Sprintf("tree.sha %s for %s is not a valid tree", sub, st.Path), nil
 		}
 		// Replace whatever is under the path with the given tree.
-		out, err := s.runGit(ctx, dir, nil, env, "ls-files", "-z", "--", st.Path)
-		if err != nil {
+		removeUnder(files, st.Path)
+		add := map[string]flatEntry{}
+		if err := g.flatten(ctx, sub, st.Path+"/", add); err != nil {
 			return "", "", err
 		}
-		var rm bytes.Buffer
-		for _, f := range strings.Split(string(out), "\x00") {
-			if f != "" {
-				fmt.Fprintf(&rm, "0 %s\t%s\n", strings.Repeat("0", 40), f)
-			}
-		}
-		if rm.Len() > 0 {
-			if _, err := s.runGit(ctx, dir, rm.Bytes(), env, "update-index", "--index-info"); err != nil {
-				return "", "", err
-			}
-		}
-		if _, err := s.runGit(ctx, dir, nil, env, "read-tree", "--prefix="+st.Path+"/", sub); err != nil {
-			return "", "", err
+		for k, v := range add {
+			setFile(files, k, v)
 		}
 	}
-	out, err := s.runGit(ctx, dir, nil, env, "write-tree")
-	if err != nil {
-		return "", "", err
-	}
-	return strings.TrimSpace(string(out)), "", nil
+	return g.writeFlat(files), "", nil
 }
 
 func (c *call) getTree() {
-	dir, full, _, ok := c.gitRepo("read")
+	g, full, ok := c.gitRepo("read")
 	if !ok {
 		return
 	}
-	sha := c.params["sha"]
 	ctx := c.r.Context()
-	switch c.s.objectType(ctx, dir, sha) {
-	case "tree":
-	case "commit":
-		sha, _ = c.s.gitLine(ctx, dir, "rev-parse", sha+"^{tree}")
-	default:
-		if resolved := c.s.resolveRev(ctx, dir, sha); resolved != "" {
-			sha, _ = c.s.gitLine(ctx, dir, "rev-parse", resolved+"^{tree}")
-		} else {
-			c.notFound()
-			return
+	sha := g.treeOf(ctx, c.params["sha"])
+	if sha == "" {
+		if resolved := g.resolveRev(ctx, c.params["sha"]); resolved != "" {
+			sha = g.treeOf(ctx, resolved)
 		}
 	}
+	if sha == "" {
+		c.notFound()
+		return
+	}
 	rec := c.query("recursive")
-	c.serveTree(dir, full, sha, rec != "" && rec != "0" && rec != "false", http.StatusOK)
+	c.serveTree(g, full, sha, rec != "" && rec != "0" && rec != "false", http.StatusOK)
 }
 
-func (c *call) serveTree(dir, full, sha string, recursive bool, status int) {
-	args := []string{"ls-tree", "-l", "-z"}
-	if recursive {
-		args = append(args, "-r", "-t")
+// lsTree lists a tree like `git ls-tree -l [-r -t]`: each entry with its
+// path, and with -r the entries of subtrees after the subtree itself.
+func (g *gitStore) lsTree(ctx context.Context, sha, prefix string, recursive bool, visit func(p string, e treeItem, size int)) error {
+	o, ok := g.get(ctx, sha)
+	if !ok || o.typ != "tree" {
+		return fmt.Errorf("tree %s: %w", sha, errNoObject)
 	}
-	out, err := c.s.runGit(c.r.Context(), dir, nil, nil, append(args, sha)...)
+	for _, e := range parseTree(o.data) {
+		size := -1
+		if e.typ() == "blob" {
+			if b, ok := g.get(ctx, e.sha); ok {
+				size = len(b.data)
+			}
+		}
+		visit(prefix+e.name, e, size)
+		if recursive && e.typ() == "tree" {
+			if err := g.lsTree(ctx, e.sha, prefix+e.name+"/", true, visit); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (c *call) serveTree(g *gitStore, full, sha string, recursive bool, status int) {
+	entries := []any{}
+	err := g.lsTree(c.r.Context(), sha, "", recursive, func(p string, it treeItem, size int) {
+		e := obj{"path": p, "mode": it.apiMode(), "type": it.typ(), "sha": it.sha}
+		switch it.typ() {
+		case "blob":
+			e["url"] = c.base + "repos/" + full + "/git/blobs/" + it.sha
+			if size >= 0 {
+				e["size"] = size
+			}
+		case "tree":
+			e["url"] = c.base + "repos/" + full + "/git/trees/" + it.sha
+		}
+		entries = append(entries, e)
+	})
 	if err != nil {
 		c.gitFailed(err)
 		return
-	}
-	entries := []any{}
-	for _, rec := range strings.Split(string(out), "\x00") {
-		meta, p, ok := strings.Cut(rec, "\t")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(meta) // mode type sha size
-		if len(f) < 4 {
-			continue
-		}
-		e := obj{"path": p, "mode": f[0], "type": f[1], "sha": f[2]}
-		switch f[1] {
-		case "blob":
-			e["url"] = c.base + "repos/" + full + "/git/blobs/" + f[2]
-			if n, err := strconv.Atoi(f[3]); err == nil {
-				e["size"] = n
-			}
-		case "tree":
-			e["url"] = c.base + "repos/" + full + "/git/trees/" + f[2]
-		}
-		entries = append(entries, e)
 	}
 	c.json(status, obj{"sha": sha, "url": c.base + "repos/" + full + "/git/trees/" + sha, "tree": entries, "truncated": false})
 }
@@ -369,7 +337,7 @@ func (c *call) createCommit() {
 		Author    *sigRequest `json:"author"`
 		Committer *sigRequest `json:"committer"`
 	}
-	dir, full, _, ok := c.gitWrite(&req)
+	g, full, ok := c.gitWrite(&req)
 	if !ok {
 		return
 	}
@@ -378,12 +346,12 @@ func (c *call) createCommit() {
 		c.invalid("Commit", "message", "missing_field", "")
 		return
 	}
-	if c.s.objectType(ctx, dir, req.Tree) != "tree" {
+	if g.objectType(ctx, req.Tree) != "tree" {
 		c.invalid("Commit", "tree", "invalid", "Tree SHA does not exist")
 		return
 	}
 	for _, p := range req.Parents {
-		if c.s.objectType(ctx, dir, p) != "commit" {
+		if g.objectType(ctx, p) != "commit" {
 			c.invalid("Commit", "parents", "invalid", "Parent SHA does not exist or is not a commit object")
 			return
 		}
@@ -398,28 +366,24 @@ func (c *call) createCommit() {
 		c.invalid("Commit", "author", "invalid", "date must be an ISO 8601 timestamp")
 		return
 	}
-	sha, err := c.s.commitTree(ctx, dir, req.Tree, req.Parents, *req.Message, author, committer)
-	if err != nil {
-		c.gitFailed(err)
-		return
-	}
-	c.serveCommit(dir, full, sha, http.StatusCreated)
+	sha := g.putCommit(req.Tree, req.Parents, *req.Message, author, committer)
+	c.serveCommit(g, full, sha, http.StatusCreated)
 }
 
 func (c *call) getCommit() {
-	dir, full, _, ok := c.gitRepo("read")
+	g, full, ok := c.gitRepo("read")
 	if !ok {
 		return
 	}
-	if c.s.objectType(c.r.Context(), dir, c.params["sha"]) != "commit" {
+	if g.objectType(c.r.Context(), c.params["sha"]) != "commit" {
 		c.notFound()
 		return
 	}
-	c.serveCommit(dir, full, c.params["sha"], http.StatusOK)
+	c.serveCommit(g, full, c.params["sha"], http.StatusOK)
 }
 
-func (c *call) serveCommit(dir, full, sha string, status int) {
-	o, err := c.s.commitJSON(c.r.Context(), c.base, dir, full, sha)
+func (c *call) serveCommit(g *gitStore, full, sha string, status int) {
+	o, err := commitJSON(c.r.Context(), g, c.base, full, sha)
 	if err != nil {
 		c.gitFailed(err)
 		return
@@ -428,12 +392,12 @@ func (c *call) serveCommit(dir, full, sha string, status int) {
 }
 
 // commitJSON renders a git commit object as the git data API does.
-func (s *Sim) commitJSON(ctx context.Context, base, dir, full, sha string) (obj, error) {
-	raw, err := s.runGit(ctx, dir, nil, nil, "cat-file", "commit", sha)
-	if err != nil {
-		return nil, err
+func commitJSON(ctx context.Context, g *gitStore, base, full, sha string) (obj, error) {
+	raw, ok := g.get(ctx, sha)
+	if !ok || raw.typ != "commit" {
+		return nil, fmt.Errorf("commit %s: %w", sha, errNoObject)
 	}
-	head, msg, _ := strings.Cut(string(raw), "\n\n")
+	head, msg, _ := strings.Cut(string(raw.data), "\n\n")
 	o := obj{
 		"sha": sha, "node_id": "C_" + sha[:12], "url": base + "repos/" + full + "/git/commits/" + sha,
 		"html_url": base + full + "/commit/" + sha, "message": msg,

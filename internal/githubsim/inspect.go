@@ -3,9 +3,6 @@ package githubsim
 import (
 	"context"
 	"encoding/json"
-	"sort"
-	"strings"
-	"time"
 
 	"github.com/google/go-github/v62/github"
 )
@@ -105,6 +102,7 @@ func (s *Sim) OnDispatch(fn func(repo string, d Dispatch)) {
 func (s *Sim) Requests() []LoggedRequest {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.waitAnsweredLocked()
 	reqs := s.requests
 	if s.logLimit > 0 && len(reqs) > s.logLimit {
 		reqs = reqs[len(reqs)-s.logLimit:]
@@ -127,41 +125,62 @@ func (s *Sim) SetRequestLogLimit(n int) {
 func (s *Sim) ResetRequests() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.waitAnsweredLocked()
 	s.requests = nil
+}
+
+// startAnswer records that request id is about to show its outcome.
+func (s *Sim) startAnswer(id int64) {
+	s.mu.Lock()
+	s.answering[id] = struct{}{}
+	s.mu.Unlock()
+}
+
+// waitAnsweredLocked waits until every request that had started answering
+// when it was called is in the log. Requests still being handled without
+// an answer (a hang) are not waited for; the client cannot have seen them.
+func (s *Sim) waitAnsweredLocked() {
+	var upTo int64
+	for id := range s.answering {
+		upTo = max(upTo, id)
+	}
+	for {
+		pending := false
+		for id := range s.answering {
+			if id <= upTo {
+				pending = true
+				break
+			}
+		}
+		if !pending {
+			return
+		}
+		s.logged.Wait()
+	}
 }
 
 // Refs lists the full ref names of repo starting with prefix (e.g.
 // "refs/heads/"), sorted.
 func (s *Sim) Refs(repo, prefix string) []string {
-	dir := s.GitDir(repo)
-	if dir == "" {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	out, err := s.runGit(ctx, dir, nil, nil, "for-each-ref", "--format=%(refname)")
-	if err != nil {
-		s.logf("githubsim: refs %s: %v", repo, err)
+	g := s.gitOf(repo)
+	if g == nil {
 		return nil
 	}
 	var refs []string
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if l != "" && strings.HasPrefix(l, prefix) {
-			refs = append(refs, l)
-		}
+	for _, r := range g.listRefs(context.Background(), prefix) {
+		refs = append(refs, r.name)
 	}
-	sort.Strings(refs)
 	return refs
 }
 
-// GitDir is the path of repo's bare git repository ("" if unknown).
-func (s *Sim) GitDir(repo string) string {
+// gitOf is repo's git store (nil if unknown).
+func (s *Sim) gitOf(repo string) *gitStore {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r := s.repos[lower(repo)]; r != nil {
-		return r.gitPath
+		return r.git
 	}
-	return ""
+	return nil
 }
 
 // Notifications returns login's notification threads (read ones included),

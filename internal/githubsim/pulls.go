@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 )
 
@@ -26,13 +25,13 @@ func (c *call) pullLocked(need string) (*repoState, *issue, func()) {
 	return r, is, nil
 }
 
-// livePR reads head/base tips and the diff from git (no lock held).
-func (s *Sim) livePR(ctx context.Context, baseDir, headDir string, p pull, number int) prLive {
+// livePR reads head/base tips and the diff (no lock held).
+func (s *Sim) livePR(ctx context.Context, base, headRepo *gitStore, p pull, number int) prLive {
 	lv := prLive{headSHA: p.headSHA, baseSHA: p.baseSHA, diff: p.diff, commits: 1}
-	if sha := s.resolveRef(ctx, headDir, "refs/heads/"+p.headRef); sha != "" {
+	if sha := headRepo.resolveRef(ctx, "refs/heads/"+p.headRef); sha != "" {
 		lv.headSHA = sha
 	}
-	if sha := s.resolveRef(ctx, baseDir, "refs/heads/"+p.baseRef); sha != "" {
+	if sha := base.resolveRef(ctx, "refs/heads/"+p.baseRef); sha != "" {
 		lv.baseSHA = sha
 	}
 	if p.diff != "" {
@@ -41,18 +40,18 @@ func (s *Sim) livePR(ctx context.Context, baseDir, headDir string, p pull, numbe
 	// The head commit is in the base repo under refs/pull/N/head (fetched from
 	// forks when the PR was opened); prefer the live branch when it is local.
 	head := lv.headSHA
-	if s.objectType(ctx, baseDir, head) == "" {
-		head = s.resolveRef(ctx, baseDir, fmt.Sprintf("refs/pull/%d/head", number))
+	if base.objectType(ctx, head) == "" {
+		head = base.resolveRef(ctx, fmt.Sprintf("refs/pull/%d/head", number))
 	}
 	if head == "" || lv.baseSHA == "" {
 		return lv
 	}
-	if out, err := s.runGit(ctx, baseDir, nil, nil, "diff", "--no-color", "--no-ext-diff", lv.baseSHA+"..."+head); err == nil {
-		lv.diff = string(out)
+	if d, err := base.diff(ctx, lv.baseSHA, head); err == nil {
+		lv.diff = d
+	} else {
+		s.logf("githubsim: diff %s...%s: %v", lv.baseSHA, head, err)
 	}
-	if n, err := s.gitLine(ctx, baseDir, "rev-list", "--count", lv.baseSHA+".."+head); err == nil {
-		lv.commits, _ = strconv.Atoi(n)
-	}
+	lv.commits = base.countCommits(ctx, lv.baseSHA, head)
 	return lv
 }
 
@@ -122,7 +121,7 @@ func (s *Sim) pullJSONLocked(base string, r *repoState, is *issue, lv prLive) ob
 }
 
 func (c *call) getPull() {
-	var baseDir, headDir string
+	var baseGit, headGit *gitStore
 	var snap pull
 	var number int
 	var fail func()
@@ -132,9 +131,9 @@ func (c *call) getPull() {
 			fail = f
 			return nil
 		}
-		baseDir, headDir, snap, number = r.gitPath, r.gitPath, *is.pull, is.number
+		baseGit, headGit, snap, number = r.git, r.git, *is.pull, is.number
 		if hr := c.s.repos[lower(is.pull.headRepo)]; hr != nil {
-			headDir = hr.gitPath
+			headGit = hr.git
 		}
 		return nil
 	})
@@ -142,7 +141,7 @@ func (c *call) getPull() {
 		fail()
 		return
 	}
-	lv := c.s.livePR(c.r.Context(), baseDir, headDir, snap, number)
+	lv := c.s.livePR(c.r.Context(), baseGit, headGit, snap, number)
 	if accept := c.r.Header.Get("Accept"); strings.Contains(accept, "diff") {
 		c.w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		c.w.WriteHeader(http.StatusOK)
@@ -250,7 +249,8 @@ func (c *call) createPull() {
 	if !forked {
 		headOwner, headRef = "", *req.Head
 	}
-	var baseDir, headDir, baseFull, headFull string
+	var baseGit, headGit *gitStore
+	var baseFull, headFull string
 	var fail func()
 	c.locked(func() func() {
 		r, f := c.repoLocked("read")
@@ -258,15 +258,15 @@ func (c *call) createPull() {
 			fail = f
 			return nil
 		}
-		baseDir, baseFull = r.gitPath, r.meta.FullName
-		headDir, headFull = r.gitPath, r.meta.FullName
+		baseGit, baseFull = r.git, r.meta.FullName
+		headGit, headFull = r.git, r.meta.FullName
 		if forked && !equalFold(headOwner, r.meta.Owner) {
 			hr := c.s.forkOfLocked(r, headOwner)
 			if hr == nil {
 				fail = c.invalidF("PullRequest", "head", "invalid", "")
 				return nil
 			}
-			headDir, headFull = hr.gitPath, hr.meta.FullName
+			headGit, headFull = hr.git, hr.meta.FullName
 		}
 		return nil
 	})
@@ -275,18 +275,18 @@ func (c *call) createPull() {
 		return
 	}
 	ctx := c.r.Context()
-	baseSHA := c.s.resolveRef(ctx, baseDir, "refs/heads/"+*req.Base)
+	baseSHA := baseGit.resolveRef(ctx, "refs/heads/"+*req.Base)
 	if baseSHA == "" {
 		c.invalid("PullRequest", "base", "invalid", "")
 		return
 	}
-	headSHA := c.s.resolveRef(ctx, headDir, "refs/heads/"+headRef)
+	headSHA := headGit.resolveRef(ctx, "refs/heads/"+headRef)
 	if headSHA == "" {
 		c.invalid("PullRequest", "head", "invalid", "")
 		return
 	}
-	if headDir == baseDir {
-		if _, err := c.s.runGit(ctx, baseDir, nil, nil, "merge-base", "--is-ancestor", headSHA, baseSHA); err == nil {
+	if headGit == baseGit {
+		if baseGit.isAncestor(ctx, headSHA, baseSHA) {
 			c.err(http.StatusUnprocessableEntity, "Validation Failed", []any{obj{"resource": "PullRequest", "code": "custom",
 				"message": "No commits between " + *req.Base + " and " + *req.Head}})
 			return
@@ -316,12 +316,11 @@ func (c *call) createPull() {
 	}
 	// Keep the head commit reachable in the base repo, as GitHub's refs/pull/N/head.
 	pullRef := fmt.Sprintf("refs/pull/%d/head", number)
-	if headDir == baseDir {
-		_, _ = c.s.runGit(ctx, baseDir, nil, nil, "update-ref", pullRef, headSHA)
-	} else if _, err := c.s.runGit(ctx, baseDir, nil, nil, "fetch", "--quiet", "--no-tags", headDir, "+refs/heads/"+headRef+":"+pullRef); err != nil {
-		c.s.logf("githubsim: fetch PR head for %s#%d: %v", baseFull, number, err)
+	if headGit != baseGit {
+		baseGit.copyReachable(ctx, headGit, headSHA)
 	}
-	lv := c.s.livePR(ctx, baseDir, headDir, pull{headRepo: headFull, headRef: headRef, headSHA: headSHA, baseRef: *req.Base, baseSHA: baseSHA}, number)
+	baseGit.setRef(pullRef, headSHA)
+	lv := c.s.livePR(ctx, baseGit, headGit, pull{headRepo: headFull, headRef: headRef, headSHA: headSHA, baseRef: *req.Base, baseSHA: baseSHA}, number)
 	c.locked(func() func() {
 		r := c.s.repos[lower(baseFull)]
 		is := r.issues[number]

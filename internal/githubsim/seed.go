@@ -3,12 +3,9 @@ package githubsim
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/google/go-github/v62/github"
 )
@@ -113,50 +110,34 @@ func (s *Sim) addRepo(owner, name string, private bool, parent, readme string) (
 	id := s.newIDLocked()
 	meta := &Repo{ID: id, NodeID: nodeID("R", id), Owner: o.Login, Name: name, FullName: full, Private: private,
 		DefaultBranch: "main", Fork: parent != "", Parent: parent, CreatedAt: s.now().UTC()}
-	rs := &repoState{meta: meta, perms: map[string]string{}, labels: map[string]*label{}, issues: map[int]*issue{},
-		nextNumber: 1, gitPath: filepath.Join(s.gitDir, o.Login, name+".git"), refMu: &sync.Mutex{}}
 	var src *repoState
 	if parent != "" {
 		src = s.repos[lower(parent)]
 	}
-	s.repos[lower(full)] = rs
-	s.mu.Unlock()
-
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	var err error
+	var srcGit *gitStore
 	if src != nil {
-		err = s.cloneShared(ctx, src.gitPath, rs.gitPath)
-	} else {
-		err = os.MkdirAll(filepath.Dir(rs.gitPath), 0o755)
-		if err == nil {
-			err = s.initBareRepo(ctx, rs.gitPath, "main", readme, o.Login)
-		}
+		srcGit = src.git
 	}
-	if err != nil {
-		s.mu.Lock()
-		delete(s.repos, lower(full))
-		s.mu.Unlock()
-		return nil, fmt.Errorf("githubsim: create repo %s: %w", full, err)
-	}
-	s.mu.Lock()
+	rs := &repoState{meta: meta, perms: map[string]string{}, labels: map[string]*label{}, issues: map[int]*issue{},
+		nextNumber: 1, git: newGitStore(s, filepath.Join(s.gitDir, o.Login, name+".git"), meta.DefaultBranch, srcGit)}
+	s.repos[lower(full)] = rs
 	if src != nil {
 		src.forks = append(src.forks, full)
 	}
 	s.mu.Unlock()
-	return meta, nil
-}
 
-// cloneShared makes a fork: a bare clone whose objects borrow from src.
-func (s *Sim) cloneShared(ctx context.Context, src, dst string) error {
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
+	if src != nil {
+		// A fork starts with its parent's branches and tags; objects are
+		// shared through the network.
+		for _, r := range src.git.listRefs(context.Background(), "refs/") {
+			if strings.HasPrefix(r.name, "refs/heads/") || strings.HasPrefix(r.name, "refs/tags/") {
+				rs.git.setRef(r.name, r.sha)
+			}
+		}
+	} else {
+		s.initRepo(rs.git, meta.DefaultBranch, readme, o.Login)
 	}
-	if _, err := s.runGit(ctx, "", nil, nil, "clone", "--bare", "--shared", "--quiet", src, dst); err != nil {
-		return err
-	}
-	_, err := s.runGit(ctx, dst, nil, nil, "config", "http.receivepack", "true")
-	return err
+	return meta, nil
 }
 
 // SetPermission grants login a permission on repo: "admin", "maintain",
@@ -200,15 +181,14 @@ func (s *Sim) CreatePR(repo, author, title, body, head, base string, diff string
 	if err := checkBody(body); err != nil {
 		return 0, fmt.Errorf("githubsim: create PR: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	baseSHA := s.resolveRef(ctx, r.gitPath, "refs/heads/"+base)
+	ctx := context.Background()
+	baseSHA := r.git.resolveRef(ctx, "refs/heads/"+base)
 	if baseSHA == "" {
 		return 0, fmt.Errorf("githubsim: create PR: base branch %q does not exist in %s", base, repo)
 	}
-	headSHA := s.resolveRef(ctx, r.gitPath, "refs/heads/"+head)
+	headSHA := r.git.resolveRef(ctx, "refs/heads/"+head)
 	if headSHA == "" {
-		if _, err := s.runGit(ctx, r.gitPath, nil, nil, "update-ref", "refs/heads/"+head, baseSHA, ""); err != nil {
+		if err := r.git.createRef("refs/heads/"+head, baseSHA); err != nil {
 			return 0, fmt.Errorf("githubsim: create PR head %q: %w", head, err)
 		}
 		headSHA = baseSHA

@@ -36,6 +36,18 @@ type logWriter struct {
 	status int
 	body   bytes.Buffer
 	before func() // runs once before the header is written
+	answer func() // runs once before the client can see anything
+	seen   bool
+}
+
+// answering marks the moment the client may start to see the outcome.
+func (lw *logWriter) answering() {
+	if !lw.seen {
+		lw.seen = true
+		if lw.answer != nil {
+			lw.answer()
+		}
+	}
 }
 
 func (lw *logWriter) WriteHeader(code int) {
@@ -45,6 +57,7 @@ func (lw *logWriter) WriteHeader(code int) {
 	if lw.before != nil {
 		lw.before()
 	}
+	lw.answering()
 	lw.status = code
 	lw.ResponseWriter.WriteHeader(code)
 }
@@ -70,6 +83,7 @@ func (lw *logWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if !ok {
 		return nil, nil, fmt.Errorf("githubsim: connection cannot be hijacked")
 	}
+	lw.answering() // a reset is an outcome the client sees
 	return h.Hijack()
 }
 
@@ -94,7 +108,11 @@ func (s *Sim) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 
 	entry := &LoggedRequest{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, At: s.now()}
-	lw := &logWriter{ResponseWriter: w}
+	// The entry is logged when the handler ends, which can be after the
+	// client has its answer; the log readers wait for every request the
+	// client may already have seen (see answering), so a test that resets
+	// the log after a call never finds that call logged afterwards.
+	lw := &logWriter{ResponseWriter: w, answer: func() { s.startAnswer(reqID) }}
 	w.Header().Set("X-GitHub-Request-Id", fmt.Sprintf("SIM:%08d", reqID))
 	defer func() {
 		entry.Status = lw.status
@@ -104,6 +122,10 @@ func (s *Sim) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		// Trim in batches so a full log costs amortised O(1) per request.
 		if s.logLimit > 0 && len(s.requests) > s.logLimit+s.logLimit/4 {
 			s.requests = append([]LoggedRequest(nil), s.requests[len(s.requests)-s.logLimit:]...)
+		}
+		if lw.seen {
+			delete(s.answering, reqID)
+			s.logged.Broadcast()
 		}
 		s.mu.Unlock()
 	}()

@@ -75,6 +75,8 @@ type Sim struct {
 	servedLM  map[string]map[string]int     // lower login → Last-Modified sent → version
 	hooks     []func(string, Dispatch)
 	requests  []LoggedRequest
+	answering map[int64]struct{} // requests whose outcome the client may see, not yet logged
+	logged    *sync.Cond         // signalled when one of them is logged
 	logLimit  int
 	reqSeq    int64
 	primary   int
@@ -127,7 +129,9 @@ func New(o Options) (*Sim, error) {
 		windows:   map[string]*rateWindow{},
 		writes:    map[string][]time.Time{},
 		rng:       rand.New(rand.NewPCG(uint64(o.Seed), 0x9e3779b97f4a7c15)),
+		answering: map[int64]struct{}{},
 	}
+	s.logged = sync.NewCond(&s.mu)
 	if s.now == nil {
 		s.now = time.Now
 	}

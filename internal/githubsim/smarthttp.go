@@ -1,8 +1,10 @@
 package githubsim
 
 import (
+	"context"
 	"net/http"
 	"net/http/cgi"
+	"net/http/httptest"
 	"strings"
 )
 
@@ -80,6 +82,21 @@ func (s *Sim) serveGit(w http.ResponseWriter, r *http.Request, entry *LoggedRequ
 		return
 	}
 
+	// git serves from disk: write what only memory holds, and hold the
+	// disk during a push so its ref changes can be read back exactly.
+	g := repo.git
+	g.diskMu.Lock()
+	if err := g.sync(); err != nil {
+		g.diskMu.Unlock()
+		s.logf("githubsim: %v", err)
+		http.Error(w, "githubsim: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	pushing := push && r.Method == http.MethodPost
+	if !pushing {
+		g.diskMu.Unlock()
+	}
+
 	r2 := r.Clone(r.Context())
 	r2.URL.Path = canon
 	if rest != "" {
@@ -91,5 +108,24 @@ func (s *Sim) serveGit(w http.ResponseWriter, r *http.Request, entry *LoggedRequ
 		"REMOTE_USER=" + login,
 	}, s.gitEnv...)
 	h := &cgi.Handler{Path: s.gitBin, Args: []string{"http-backend"}, Root: "/", Env: env, Logger: nil}
-	h.ServeHTTP(w, r2)
+	if !pushing {
+		h.ServeHTTP(w, r2)
+		return
+	}
+	// A push's answer (a short status report) is held until its ref changes
+	// are in memory, so a client never reads a ref older than its push.
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, r2)
+	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
+	err := g.readBack(ctx)
+	cancel()
+	g.diskMu.Unlock()
+	if err != nil {
+		s.logf("githubsim: read refs after push to %s: %v", canon, err)
+	}
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(rec.Body.Bytes())
 }

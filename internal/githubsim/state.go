@@ -2,7 +2,6 @@ package githubsim
 
 import (
 	"encoding/json"
-	"sync"
 	"time"
 )
 
@@ -16,10 +15,7 @@ type repoState struct {
 	nextNumber int
 	dispatches []Dispatch
 	forks      []string // full names
-	gitPath    string
-	// refMu serialises ref writes made through the API, so "create if absent"
-	// is atomic among concurrent requests; git's own ref locking guards pushes.
-	refMu *sync.Mutex
+	git        *gitStore
 }
 
 type label struct {

@@ -25,14 +25,22 @@ const (
 
 func newWorld(t *testing.T, seed int64) *World {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("load test: skipped in -short mode (make test runs it)")
+	}
 	w, err := NewWorld(WorldOptions{Repos: repos, Seed: seed})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = w.Close() })
 	return w
 }
 
+// hangGuard only catches a hang: it is far above the slowest measured run
+// (a burst under load, race detector on, CPU hogs running), never a speed
+// requirement. Speed lives in make bench.
+const hangGuard = 30 * time.Minute
+
 func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	t.Cleanup(cancel)
 	return ctx
 }
