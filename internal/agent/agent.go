@@ -20,7 +20,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 
 	"github.com/mention-runner/mention-runner/internal/config"
 	"github.com/mention-runner/mention-runner/internal/engine"
@@ -28,6 +27,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/gate"
 	"github.com/mention-runner/mention-runner/internal/job"
 	"github.com/mention-runner/mention-runner/internal/loopdetect"
+	"github.com/mention-runner/mention-runner/internal/mention"
 	"github.com/mention-runner/mention-runner/internal/policy"
 	"github.com/mention-runner/mention-runner/internal/prompt"
 	"github.com/mention-runner/mention-runner/internal/record"
@@ -99,7 +99,7 @@ func Run(ctx context.Context, o Options) (*Outcome, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	r := &run{o: o, cfg: o.Config, dir: filepath.Join(o.Config.RunDir, runID), sessionID: uuid.NewString(),
+	r := &run{o: o, cfg: o.Config, dir: filepath.Join(o.Config.RunDir, runID),
 		loop: loopdetect.New(o.Config.LoopThreshold)}
 	r.out = Outcome{RunID: runID, Engine: o.Config.Engine, Model: o.Config.Model, StartedAt: o.Now().UTC()}
 	r.gateLog = &gateTail{path: filepath.Join(r.dir, gate.LogFile)}
@@ -112,6 +112,7 @@ type run struct {
 	cfg       *config.Config
 	dir       string
 	sessionID string
+	prompt    string // the rendered prompt the engine got
 
 	rec     *record.Recorder
 	builder *record.Builder
@@ -140,6 +141,7 @@ func (r *run) execute(ctx context.Context) (*Outcome, string, error) {
 		}
 	}
 	r.out.JobID = taskID
+	r.sessionID = record.SessionID(taskID, r.out.RunID)
 	rec, err := record.Open(r.dir, record.Meta{RunID: r.out.RunID, SessionID: r.sessionID, TaskID: taskID}, r.o.Now)
 	if err != nil {
 		return nil, r.dir, fmt.Errorf("agent: %w", err)
@@ -314,8 +316,16 @@ func (r *run) engine() (engine.Engine, error) {
 
 // runEngine runs the engine under the limits and ends the run.
 func (r *run) runEngine(ctx context.Context, eng engine.Engine, spec engine.Spec) (*Outcome, string, error) {
-	r.builder = record.NewBuilder(r.rec, session.Session{ID: r.sessionID, Intent: firstLine(r.job.Task),
+	r.builder = record.NewBuilder(r.rec, session.Session{ID: r.sessionID, Intent: firstLine(r.userTask()),
 		CreatedAt: r.out.StartedAt, UpdatedAt: r.out.StartedAt, UserID: r.job.Author})
+	// [User] is what the person asked, whatever the engine echoes: the
+	// rendered prompt (runner paths, headings) stays in prompt.md.
+	r.prompt = spec.Prompt
+	if task := r.userTask(); task != "" {
+		if err := r.builder.Add(session.Event{Kind: session.EventUserText, Time: r.out.StartedAt, Text: task}); err != nil {
+			r.problems = append(r.problems, err)
+		}
+	}
 	ctx, cancelTimeout := context.WithTimeoutCause(ctx, r.cfg.Timeout, errTimeout)
 	defer cancelTimeout()
 	ctx, stop := context.WithCancelCause(ctx)
@@ -353,7 +363,9 @@ func (r *run) classify(ctx context.Context, cause error, res *session.Result, en
 	case cause != nil && ctx.Err() != nil:
 		return FailureFailed, fmt.Errorf("stopped: the runner was cancelled: %w", cause)
 	case res != nil && res.Subtype == "error_max_turns":
-		return FailureMaxTurns, fmt.Errorf("stopped after %d turns: the turn limit (MR_MAX_TURNS=%d) was reached", res.NumTurns, r.cfg.MaxTurns)
+		// the engine's own words first, the runner's limit beside them
+		return FailureMaxTurns, fmt.Errorf("%s\n(the runner's turn limit MR_MAX_TURNS=%d was reached after %d turns)",
+			nonEmpty(engineText(res), "error_max_turns"), r.cfg.MaxTurns, res.NumTurns)
 	case engErr != nil && res != nil && res.IsError:
 		return FailureFailed, reported(res, engErr.Error())
 	case engErr != nil:
@@ -364,6 +376,23 @@ func (r *run) classify(ctx context.Context, cause error, res *session.Result, en
 		return FailureFailed, reported(res, nonEmpty(res.Text, "(no text)"))
 	}
 	return "", nil
+}
+
+// engineText is what the engine said about how it ended.
+func engineText(res *session.Result) string {
+	if t := strings.TrimSpace(strings.Join(res.Errors, "\n")); t != "" {
+		return t
+	}
+	return strings.TrimSpace(res.Text)
+}
+
+// userTask is the trigger's task as the session shows it: the comment
+// after the mention and its flags, sanitized, mentions neutralised.
+func (r *run) userTask() string {
+	if r.job == nil {
+		return ""
+	}
+	return mention.Neutralize(sanitize.Text(r.job.Task))
 }
 
 // reported is an error result's text, naming its subtype unless it is the

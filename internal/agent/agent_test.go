@@ -63,6 +63,8 @@ func TestFailures(t *testing.T) {
 		failure  string
 		contains []string
 	}{
+		{"turn limit", nil, `echo '{"type":"result","subtype":"error_max_turns","is_error":true,"num_turns":3,"errors":["Reached maximum number of turns (2)"]}'; exit 1`, FailureMaxTurns,
+			[]string{"Reached maximum number of turns (2)\n(the runner's turn limit MR_MAX_TURNS="}},
 		{"engine crashes", nil, `echo "Error: segfault in node" >&2; exit 3`, FailureCrash,
 			[]string{"exited with status 3", "segfault in node"}},
 		{"engine error result", nil, `echo '{"type":"result","subtype":"error_during_execution","is_error":true,"result":"boom"}'`, FailureFailed,
@@ -111,8 +113,52 @@ func TestFailures(t *testing.T) {
 			evs := f.events(t)
 			assert.Equal(t, "run.failed", evs[len(evs)-1].Type)
 			assert.NotEmpty(t, eventsOf(evs, "error"), "the failure is in errors.jsonl too")
+			// core-types: stopped by the runner is interrupted, anything else failed
+			want := session.StatusFailed
+			if tc.failure == FailureLoop || tc.failure == FailureTimeout {
+				want = session.StatusInterrupted
+			}
+			assert.Equal(t, want, f.session(t).Status)
+			for _, turn := range f.session(t).Turns {
+				for _, c := range turn.ToolCalls {
+					assert.NotEqual(t, session.ToolPending, c.Status, "the run is over: %s", c.ID)
+				}
+			}
 		})
 	}
+}
+
+// TestUserTurnIsTheTask: [User] is the trigger's task (after the mention
+// and flags, sanitized, mentions neutralised), never the rendered prompt;
+// ids carry their core-types prefixes.
+func TestUserTurnIsTheTask(t *testing.T) {
+	f := newFixture(t, "@helperbot !cfg comment-limit=1\nplease ask @carol<!-- hidden --> about the build")
+	f.env["MR_ENGINE"] = "replay"
+	p := filepath.Join(t.TempDir(), "script.jsonl")
+	require.NoError(t, os.WriteFile(p, []byte(`{"tool":"add_comment","args":{"repo":"octo/hello","number":42,"body":"hi"}}`+"\n"+`{"text":"Done."}`), 0o644))
+	f.env["MR_REPLAY_SCRIPT"] = p
+	_, err := f.run(t, nil)
+	require.NoError(t, err)
+	s := f.session(t)
+	assert.True(t, strings.HasPrefix(s.ID, "sess_"), s.ID)
+	require.NotEmpty(t, s.Turns)
+	first := s.Turns[0]
+	assert.Equal(t, "user", first.Role)
+	require.Len(t, first.Blocks, 1)
+	assert.Equal(t, "please ask @\u2060carol about the build", first.Blocks[0].Content)
+	assert.Equal(t, "please ask @\u2060carol about the build", s.Intent)
+	for _, turn := range s.Turns {
+		assert.True(t, strings.HasPrefix(turn.ID, "entry_"), turn.ID)
+		assert.True(t, strings.HasPrefix(turn.TurnID, "turn_"), turn.TurnID)
+		if turn.Role == "user" && turn.Sequence > 0 {
+			t.Errorf("a second user turn: %+v", turn)
+		}
+		for _, c := range turn.ToolCalls {
+			assert.Equal(t, "Comment on an issue or pull request", c.DisplayName, "display_name from the gate tool's title")
+		}
+	}
+	evs := f.events(t)
+	assert.Equal(t, s.ID, evs[0].SessionID)
 }
 
 func TestReplayEngine(t *testing.T) {

@@ -57,10 +57,8 @@ func (r *run) finish(failure string, ferr error) (*Outcome, string, error) {
 	var errs []error
 	sess := session.Session{ID: r.sessionID, Status: session.StatusFailed, CreatedAt: r.out.StartedAt, UpdatedAt: r.out.EndedAt}
 	if r.builder != nil {
+		r.builder.SetStatus(SessionStatus(r.out.Failure))
 		sess = r.builder.Session()
-	}
-	if r.out.Failure != "" && sess.Status != session.StatusInterrupted {
-		sess.Status = session.StatusFailed
 	}
 	if err := record.WriteSessionJSON(filepath.Join(r.dir, record.SessionFile), sess); err != nil {
 		errs = append(errs, err)
@@ -91,6 +89,19 @@ func (r *run) finish(failure string, ferr error) (*Outcome, string, error) {
 		return &out, r.dir, &RunError{Outcome: &out, RunDir: r.dir}
 	}
 	return &out, r.dir, nil
+}
+
+// SessionStatus is the session's status (core-types) for how the run
+// ended: stopped by the runner (loop, timeout) is interrupted; a crash,
+// an engine error or the turn limit is failed.
+func SessionStatus(failure string) string {
+	switch failure {
+	case "":
+		return session.StatusCompleted
+	case FailureLoop, FailureTimeout:
+		return session.StatusInterrupted
+	}
+	return session.StatusFailed
 }
 
 // checkDeliverables: did the agent queue at least one write or a noop?

@@ -18,6 +18,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/config"
 	"github.com/mention-runner/mention-runner/internal/engine"
 	"github.com/mention-runner/mention-runner/internal/record"
+	"github.com/mention-runner/mention-runner/internal/session"
 )
 
 // runnerBin is the runner binary built once for the tests that start the
@@ -155,6 +156,15 @@ func (f *fixture) events(t *testing.T) []record.Event {
 	evs, err := record.ReadEvents(filepath.Join(f.runDir(), record.EventsFile))
 	require.NoError(t, err)
 	return evs
+}
+
+func (f *fixture) session(t *testing.T) session.Session {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(f.runDir(), record.SessionFile))
+	require.NoError(t, err)
+	var s session.Session
+	require.NoError(t, json.Unmarshal(data, &s))
+	return s
 }
 
 func eventsOf(evs []record.Event, typ string) []record.Event {

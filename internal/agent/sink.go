@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/mention-runner/mention-runner/internal/gate"
 	"github.com/mention-runner/mention-runner/internal/record"
@@ -13,6 +14,12 @@ import (
 // tool records (Builder), loop detection, and the gate's decisions, read
 // from its log when a tool result shows the gate has answered.
 func (r *run) sink(ev session.Event) {
+	switch {
+	case ev.Kind == session.EventUserText && strings.TrimSpace(ev.Text) == strings.TrimSpace(r.prompt):
+		return // an engine echoing the prompt: [User] is the task already
+	case ev.Kind == session.EventToolUse && ev.DisplayName == "":
+		ev.DisplayName = gate.DisplayName(ev.ToolName) // the gate tools' MCP titles
+	}
 	if err := r.builder.Add(ev); err != nil {
 		r.problems = append(r.problems, err)
 	}

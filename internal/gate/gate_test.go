@@ -345,3 +345,13 @@ func TestGateSubprocess(t *testing.T) {
 	assert.Len(t, readOutputs(t, cfg), 1)
 	assert.Len(t, readLog(t, cfg), 2)
 }
+
+func TestDisplayName(t *testing.T) {
+	for _, tool := range Tools {
+		assert.NotEmpty(t, DisplayName(tool), tool)
+		assert.Equal(t, DisplayName(tool), DisplayName(EngineToolName(tool)), tool)
+	}
+	assert.Equal(t, "Comment on an issue or pull request", DisplayName("mcp__gate__add_comment"))
+	assert.Empty(t, DisplayName("Bash"))
+	assert.Empty(t, DisplayName("mcp__other__add_comment"))
+}

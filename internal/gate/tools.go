@@ -2,6 +2,7 @@ package gate
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -27,6 +28,19 @@ var Tools = []string{ToolAddComment, ToolCreateIssue, ToolCreatePullRequest, Too
 // EngineToolName is how Claude Code names a gate tool (mcp__gate__add_comment).
 func EngineToolName(tool string) string { return "mcp__" + ServerName + "__" + tool }
 
+// DisplayName is a gate tool's friendly name, its MCP title, looked up by
+// the name the engine called it (mcp__gate__add_comment or add_comment);
+// "" for any other tool.
+func DisplayName(engineTool string) string {
+	name := strings.TrimPrefix(engineTool, "mcp__"+ServerName+"__")
+	for _, t := range toolDefs {
+		if t.Name == name {
+			return t.Title
+		}
+	}
+	return ""
+}
+
 // The descriptions are static: they explain the mechanism, and a denial
 // explains the policy, so the agent learns the rules the moment they matter.
 const queuedNote = " Nothing is written immediately: the request is checked against this run's permission policy, queued, and carried out after the run ends. If the policy does not allow it, the call fails with the reason; do not repeat a denied call, adapt instead."
@@ -34,6 +48,7 @@ const queuedNote = " Nothing is written immediately: the request is checked agai
 var toolDefs = []*mcp.Tool{
 	{
 		Name:        ToolAddComment,
+		Title:       "Comment on an issue or pull request",
 		Description: "Post a comment (GitHub Markdown) on an existing issue or pull request." + queuedNote,
 		InputSchema: object(map[string]any{
 			"repo":   str("Repository as owner/name, e.g. octo-org/hello-world."),
@@ -43,6 +58,7 @@ var toolDefs = []*mcp.Tool{
 	},
 	{
 		Name:        ToolCreateIssue,
+		Title:       "Open an issue",
 		Description: "Open a new issue." + queuedNote,
 		InputSchema: object(map[string]any{
 			"repo":   str("Repository as owner/name."),
@@ -52,7 +68,8 @@ var toolDefs = []*mcp.Tool{
 		}, "repo", "title", "body"),
 	},
 	{
-		Name: ToolCreatePullRequest,
+		Name:  ToolCreatePullRequest,
+		Title: "Open a pull request",
 		Description: "Open a pull request from the commits you made in the working directory. First commit your changes with git on the current branch (you cannot push; the commits are bundled and pushed for you). " +
 			"The pull request contains every commit on HEAD that is not on the base branch; changes to .github/workflows/ are refused unless the operator allows them, and the bundle has a size limit." + queuedNote,
 		InputSchema: object(map[string]any{
@@ -65,6 +82,7 @@ var toolDefs = []*mcp.Tool{
 	},
 	{
 		Name:        ToolNoop,
+		Title:       "Finish without writing",
 		Description: "Record that you are deliberately writing nothing to GitHub, and why (e.g. the request needs no reply, or is not something you should do). The reason appears in the run log.",
 		InputSchema: object(map[string]any{
 			"reason": strMax("Why nothing is written.", MaxReasonChars),

@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/mention-runner/mention-runner/internal/redact"
@@ -14,53 +15,115 @@ const (
 	HeadingMaxTurns = "## Error: Max Turns Reached"
 	HeadingNoRecord = "## Error: Agent Produced No Record"
 	HeadingPublish  = "## Error: Publish Problems"
+	HeadingNoWrite  = "## Error: Nothing Written"
 )
 
 // maxErrorText keeps the engine text of a timeout or max-turns section
 // well under a comment's limit.
 const maxErrorText = 20000
 
-// errorSections is the error comment on the log issue, "" when there is
-// nothing to report. Gate denials are not errors and never appear here.
-func errorSections(run AgentRun, res *Result, o Options) string {
-	var secs []string
-	problems := res.Problems
+// errorComment is one error comment on the log issue: one per cause, so
+// a failure reads as what it is and nothing is stacked under it.
+type errorComment struct {
+	index int // its marker index under the job's ".error" key
+	body  string
+}
+
+// Marker indices of the error comments.
+const (
+	errorIndexCause    = 0 // the run's cause: runtime error, loop, timeout, turn limit
+	errorIndexNoRecord = 1
+	errorIndexPublish  = 2 // writes that failed while publishing
+)
+
+// errorComments are the error comments on the log issue, none when there
+// is nothing to report. Gate denials are not errors and never appear here.
+func errorComments(run AgentRun, res *Result, o Options) []errorComment {
+	var out []errorComment
+	add := func(i int, s string) {
+		out = append(out, errorComment{index: i, body: redact.String(strings.TrimRight(s, "\n") + "\n")})
+	}
 	if o.RunDir == "" {
 		reason := o.NoRecordReason
 		if reason == "" {
 			reason = ErrNoRecord.Error()
 		}
-		secs = append(secs, HeadingNoRecord+"\n\nThe agent job left no run record (events, session, outputs), so nothing it may have asked for was published.\n\n"+fence(reason))
-		if len(problems) > 0 {
-			problems = problems[1:] // the first problem is this one
-		}
+		add(errorIndexNoRecord, HeadingNoRecord+"\n\nThe agent job left no run record (events, session, outputs), so nothing it may have asked for was published.\n\n"+fence(reason))
 	}
 	switch run.Cause {
 	case CauseLoop:
-		secs = append(secs, render.ErrorLoop(run.Loop))
+		add(errorIndexCause, render.ErrorLoop(run.Loop))
 	case CauseTimeout:
-		secs = append(secs, HeadingTimeout+"\n\nThe engine was stopped at the run's wall-clock limit (MR_TIMEOUT)."+engineText(run.ErrorText))
+		add(errorIndexCause, HeadingTimeout+"\n\nThe engine was stopped at the run's wall-clock limit (MR_TIMEOUT)."+engineText(run.ErrorText))
 	case CauseMaxTurns:
-		secs = append(secs, HeadingMaxTurns+"\n\nThe engine used every turn it was allowed (MR_MAX_TURNS) before finishing."+engineText(run.ErrorText))
+		add(errorIndexCause, HeadingMaxTurns+"\n\nThe engine used every turn it was allowed (MR_MAX_TURNS) before finishing."+engineText(run.ErrorText))
 	case CauseFailed:
+		if res.NothingWritten && run.Status == "completed" {
+			add(errorIndexCause, HeadingNoWrite+"\n\nThe agent finished without asking for any write and without calling `noop` to say why, so the run counts as failed.")
+			break
+		}
 		text := run.ErrorText
 		if strings.TrimSpace(text) == "" {
 			text = "(the engine reported no error text; status " + first(run.Status, "unknown") + ")"
 		}
-		secs = append(secs, render.ErrorRuntime(text))
+		add(errorIndexCause, render.ErrorRuntime(text))
 	}
-	if len(problems) > 0 {
+	if len(res.PublishProblems) > 0 {
 		var b strings.Builder
 		b.WriteString(HeadingPublish + "\n\n")
-		for _, p := range problems {
+		for _, p := range res.PublishProblems {
 			b.WriteString("- " + oneLine(redact.String(p)) + "\n")
 		}
-		secs = append(secs, b.String())
+		add(errorIndexPublish, b.String())
 	}
-	for i, s := range secs {
-		secs[i] = strings.TrimRight(s, "\n") + "\n"
+	return out
+}
+
+// maxReasonChars bounds the log issue's one-line reason.
+const maxReasonChars = 300
+
+// failureReason is why the run failed, in one line for the log issue
+// body; "" when it did not.
+func failureReason(run AgentRun, res *Result, o Options) string {
+	if res.Cause == "" {
+		return ""
 	}
-	return redact.String(strings.Join(secs, "\n"))
+	var why string
+	switch {
+	case o.RunDir == "":
+		why = "the agent job left no run record: " + first(o.NoRecordReason, ErrNoRecord.Error())
+	case run.Cause == CauseLoop && len(run.Loop) > 0:
+		why = fmt.Sprintf("loop detected: %d identical consecutive calls of %s; the runner stopped the engine", run.Loop[0].Count, run.Loop[0].Tool)
+	case run.Cause == CauseLoop:
+		why = "loop detected: the runner stopped the engine"
+	case run.Cause == CauseTimeout:
+		why = "the engine ran past the wall-clock limit (MR_TIMEOUT) and was stopped"
+	case run.Cause == CauseMaxTurns:
+		why = "the engine used every turn it was allowed (MR_MAX_TURNS): " + firstLine(run.ErrorText)
+	case run.Cause == CauseFailed:
+		why = "the engine failed: " + first(firstLine(run.ErrorText), "no error text")
+	case res.NothingWritten:
+		why = nothingWritten
+	case len(res.PublishProblems) > 0:
+		why = "publishing failed: " + firstLine(res.PublishProblems[0])
+	case len(res.Problems) > 0:
+		why = firstLine(res.Problems[0])
+	default:
+		why = res.Cause
+	}
+	why = oneLine(redact.String(strings.TrimRight(why, ": ")))
+	if r := []rune(why); len(r) > maxReasonChars {
+		why = string(r[:maxReasonChars]) + "…"
+	}
+	return why
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return strings.TrimSpace(s)
 }
 
 func engineText(s string) string {

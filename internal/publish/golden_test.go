@@ -65,12 +65,14 @@ func TestGoldenLogIssueFailure(t *testing.T) {
 	pol := policy.Effective(flags, policy.DefaultCeilings(), policy.Thread{}, nil)
 	run := goldenRun()
 	run.Status, run.Cause = "failed", CauseLoop
+	run.Loop = []render.LoopCall{{Tool: "Read", Args: `{"file_path":"a.go"}`, Count: 6}}
 	res := &Result{Status: "failed", Cause: CauseLoop,
 		Refused: []render.Refusal{
 			{Index: 1, Kind: "issue", Repo: "acme/widgets", Rule: policy.RuleCommentOnly, Reason: "denied: comment-only allows comments only, not a new issue in acme/widgets"},
 			{Index: 2, Kind: "comment (#3)", Repo: "blocked/repo", Rule: policy.RuleRepoBlocked, Reason: `denied: blocked/repo is blocked by the opt-out entry "blocked/*"`},
 			{Index: 3, Kind: "comment (#7)", Repo: "acme/widgets", Rule: RuleForgedMarker, Reason: "denied: the text carries a mention-runner idempotency marker, which only publish may write"},
 		}}
+	res.Reason = failureReason(run, res, goldenOptions())
 	golden(t, "log_issue_failure.golden", render.LogIssueBody(buildReport(goldenThread, pol, nil, run, res, goldenOptions())))
 }
 
@@ -128,9 +130,9 @@ func TestGoldenErrors(t *testing.T) {
 		{"error_max_turns.golden", AgentRun{Cause: CauseMaxTurns}, Result{}, nil},
 		{"error_no_record.golden", AgentRun{}, Result{Problems: []string{"agent produced no record: runs/ has no run directory"}},
 			func(o *Options) { o.RunDir, o.NoRecordReason = "", "no run directory in runs" }},
-		{"error_publish.golden", AgentRun{}, Result{Problems: []string{
-			"output 2: comment on acme/widgets#7: POST https://api.github.com/repos/acme/widgets/issues/7/comments: 422 Validation Failed",
-			"nothing was written and the agent did not say why (no noop)"}}, nil},
+		{"error_publish.golden", AgentRun{}, Result{PublishProblems: []string{
+			"output 2: comment on acme/widgets#7: POST https://api.github.com/repos/acme/widgets/issues/7/comments: 422 Validation Failed"}}, nil},
+		{"error_nothing_written.golden", AgentRun{Cause: CauseFailed, Status: "completed"}, Result{Cause: CauseFailed, NothingWritten: true}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
@@ -138,12 +140,48 @@ func TestGoldenErrors(t *testing.T) {
 			if tc.o != nil {
 				tc.o(&o)
 			}
-			got := errorSections(tc.run, &tc.res, o)
-			require.NotEmpty(t, got)
-			golden(t, tc.file, got)
+			got := errorComments(tc.run, &tc.res, o)
+			require.Len(t, got, 1, "one error comment per cause")
+			golden(t, tc.file, got[0].body)
 		})
 	}
-	assert.Empty(t, errorSections(AgentRun{Denied: 3}, &Result{}, goldenOptions()), "denials are not errors")
+	assert.Empty(t, errorComments(AgentRun{Denied: 3}, &Result{}, goldenOptions()), "denials are not errors")
+	// a crash that also wrote nothing is one comment, not a stack
+	crash := errorComments(AgentRun{Cause: CauseFailed, Status: "failed", ErrorText: "claude exited with status 3"},
+		&Result{Cause: CauseFailed, Problems: []string{"x"}}, goldenOptions())
+	require.Len(t, crash, 1)
+	assert.NotContains(t, crash[0].body, HeadingPublish)
+}
+
+func TestFailureReason(t *testing.T) {
+	o := goldenOptions()
+	cases := []struct {
+		name string
+		run  AgentRun
+		res  Result
+		o    func(*Options)
+		want string
+	}{
+		{"completed", AgentRun{}, Result{}, nil, ""},
+		{"loop", AgentRun{Cause: CauseLoop, Loop: []render.LoopCall{{Tool: "Read", Count: 6}}}, Result{Cause: CauseLoop}, nil,
+			"loop detected: 6 identical consecutive calls of Read; the runner stopped the engine"},
+		{"crash keeps the engine's first line", AgentRun{Cause: CauseFailed, ErrorText: "claude exited with status 3\nstack…"}, Result{Cause: CauseFailed}, nil,
+			"the engine failed: claude exited with status 3"},
+		{"max turns", AgentRun{Cause: CauseMaxTurns, ErrorText: "Reached maximum number of turns (1)\n(the runner's…)"}, Result{Cause: CauseMaxTurns}, nil,
+			"the engine used every turn it was allowed (MR_MAX_TURNS): Reached maximum number of turns (1)"},
+		{"nothing written", AgentRun{Status: "completed"}, Result{Cause: CauseFailed, NothingWritten: true}, nil, nothingWritten},
+		{"no record", AgentRun{}, Result{Cause: CauseFailed}, func(o *Options) { o.RunDir, o.NoRecordReason = "", "no run directory in runs" },
+			"the agent job left no run record: no run directory in runs"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			oo := o
+			if c.o != nil {
+				c.o(&oo)
+			}
+			assert.Equal(t, c.want, failureReason(c.run, &c.res, oo))
+		})
+	}
 }
 
 func TestGoldenStepSummary(t *testing.T) {

@@ -102,6 +102,7 @@ func (p *publisher) applyAll(ctx context.Context, plan Plan) error {
 			return fmt.Errorf("publish: interrupted at output %d: %w", e.Index, ctx.Err())
 		case err != nil:
 			p.res.Problems = append(p.res.Problems, err.Error())
+			p.res.PublishProblems = append(p.res.PublishProblems, err.Error())
 			p.logf("%v", err)
 		case refused != nil:
 			p.res.Refused = append(p.res.Refused, *refused)
@@ -147,19 +148,25 @@ func (p *publisher) outcome(ctx context.Context, run AgentRun, plan Plan) {
 	}
 	if written == 0 && len(plan.Noops) == 0 {
 		if cause == "" {
+			// only then is it the cause: a run that already failed says why itself
 			cause = CauseFailed
+			p.res.NothingWritten = true
+			p.res.Problems = append(p.res.Problems, nothingWritten)
 		}
-		p.res.Problems = append(p.res.Problems, "nothing was written and the agent did not say why (no noop)")
 		if err := p.notice(ctx); err != nil {
 			p.res.Problems = append(p.res.Problems, err.Error())
+			p.res.PublishProblems = append(p.res.PublishProblems, err.Error())
 		}
 	}
 	p.res.Cause = cause
+	p.res.Reason = failureReason(run, p.res, p.o)
 	p.res.Status = "completed"
 	if cause != "" {
 		p.res.Status = "failed"
 	}
 }
+
+const nothingWritten = "nothing was written and the agent did not say why (no noop)"
 
 // sessionOf is the session to post; without a record it says so.
 func sessionOf(run AgentRun) session.Session {

@@ -17,7 +17,7 @@ import (
 
 // Marker job ids of the writes publish makes on its own behalf.
 func logKey(jobID string) key            { return key{jobID + ".log", 0} }
-func errorKey(jobID string) key          { return key{jobID + ".error", 0} }
+func errorKey(jobID string, i int) key   { return key{jobID + ".error", i} }
 func noticeKey(jobID string) key         { return key{jobID + ".notice", 0} }
 func sessionKey(jobID string, i int) key { return key{jobID + ".session", i} }
 
@@ -36,9 +36,9 @@ func (p *publisher) report(ctx context.Context, run AgentRun) error {
 			return err
 		}
 	}
-	if body := errorSections(run, p.res, p.o); body != "" {
-		k := errorKey(p.job.JobID)
-		if err := p.upsertLogComment(ctx, k, withMarker(body, k)); err != nil {
+	for _, ec := range errorComments(run, p.res, p.o) {
+		k := errorKey(p.job.JobID, ec.index)
+		if err := p.upsertLogComment(ctx, k, withMarker(ec.body, k)); err != nil {
 			return err
 		}
 	}
@@ -84,6 +84,7 @@ func buildReport(t thread, pol policy.Policy, polErr error, run AgentRun, res *R
 		Turns:          run.Turns,
 		CostUSD:        run.CostUSD,
 		Status:         statusText(res.Status, res.Cause),
+		Reason:         res.Reason,
 		PolicyWords:    policyFlags(pol, polErr),
 		Refused:        res.Refused,
 		Denied:         run.Denied,

@@ -23,6 +23,7 @@ type Builder struct {
 	started  map[string]string // call id → its tool.started event id
 	ended    bool              // the engine reported its result
 	finished bool
+	window   int // the model's context window, once the engine reports it
 }
 
 // NewBuilder starts from s (id, intent, user, created_at…; turns are
@@ -156,6 +157,9 @@ func (b *Builder) result(res *session.Result) error {
 	if res == nil {
 		res = &session.Result{}
 	}
+	if res.ContextWindow > 0 {
+		b.window = res.ContextWindow
+	}
 	b.s.Status = session.StatusCompleted
 	sev := SeverityInfo
 	if res.IsError {
@@ -169,8 +173,10 @@ func (b *Builder) result(res *session.Result) error {
 }
 
 // Finish ends the stream: calls that never got a result are recorded as
-// cancelled (the engine ended the session) or pending (the stream just
-// stopped), and the session is marked interrupted in the second case.
+// cancelled (nothing runs them any more, whether the engine ended the
+// session, crashed or was stopped). Without a result from the engine the
+// session stays running; the caller knows why it ended and sets the
+// status (SetStatus).
 func (b *Builder) Finish() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -178,13 +184,7 @@ func (b *Builder) Finish() error {
 		return nil
 	}
 	b.finished = true
-	status := session.ToolPending
-	if b.ended {
-		status = session.ToolCancelled
-	} else if b.s.Status == session.StatusRunning {
-		b.s.Status = session.StatusInterrupted
-	}
-	open := b.asm.Flush(status)
+	open := b.asm.Flush(session.ToolCancelled)
 	b.done = append(b.done, b.asm.Released()...)
 	for _, c := range open {
 		if err := b.r.Tool(toolRecord(c)); err != nil {
@@ -194,12 +194,35 @@ func (b *Builder) Finish() error {
 	return nil
 }
 
-// Session is a snapshot of the session so far.
+// Ended reports whether the engine reported its result.
+func (b *Builder) Ended() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.ended
+}
+
+// SetStatus sets the session's status (core-types Session Status) once
+// the caller knows how the run ended.
+func (b *Builder) SetStatus(status string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.s.Status = status
+}
+
+// Session is a snapshot of the session so far. Every turn carries the
+// model's context window once the engine has reported it.
 func (b *Builder) Session() session.Session {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := b.s
 	s.Turns = append(append([]session.TurnProjection{}, b.done...), b.asm.Pending()...)
+	if b.window > 0 {
+		for i := range s.Turns {
+			if s.Turns[i].ContextWindow == 0 {
+				s.Turns[i].ContextWindow = b.window
+			}
+		}
+	}
 	return s
 }
 

@@ -101,11 +101,32 @@ func TestBuilderInterrupted(t *testing.T) {
 	}
 	require.NoError(t, b.Finish())
 	require.NoError(t, r.Close())
+	assert.False(t, b.Ended())
+	assert.Equal(t, session.StatusRunning, b.Session().Status, "the caller decides: stopped or crashed")
+	b.SetStatus(session.StatusInterrupted)
 	assert.Equal(t, session.StatusInterrupted, b.Session().Status)
 	tools, _, err := ReadTools(filepath.Join(dir, ToolsFile))
 	require.NoError(t, err)
 	require.Len(t, tools, 1)
-	assert.Equal(t, "pending", tools[0].Status)
+	assert.Equal(t, "cancelled", tools[0].Status, "a call nothing will finish is cancelled")
+}
+
+func TestBuilderContextWindow(t *testing.T) {
+	r := open(t, t.TempDir())
+	b := NewBuilder(r, session.Session{ID: "sess_1"})
+	evs := script()
+	last := evs[len(evs)-1]
+	require.Equal(t, session.EventResult, last.Kind)
+	res := *last.Result
+	res.ContextWindow = 200000
+	last.Result = &res
+	for _, ev := range append(evs[:len(evs)-1], last) {
+		require.NoError(t, b.Add(ev))
+	}
+	require.NoError(t, b.Finish())
+	for _, turn := range b.Session().Turns {
+		assert.Equal(t, 200000, turn.ContextWindow, turn.ID)
+	}
 }
 
 // writeRun records a whole run the way the runner does.

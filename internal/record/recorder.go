@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/mention-runner/mention-runner/internal/redact"
 	"github.com/mention-runner/mention-runner/internal/render/redactjson"
 )
@@ -251,3 +253,10 @@ func (r *Recorder) Close() error {
 
 // redactString is used for free text written outside JSON.
 var redactString = redact.String
+
+// SessionID is a run's session id (core-types "sess_…"). It is derived
+// from the job and the run, so the three jobs of one run (assemble, agent,
+// publish) write their events under the same session without passing it on.
+func SessionID(jobID, runID string) string {
+	return "sess_" + uuid.NewSHA1(uuid.NameSpaceURL, []byte("mention-runner:"+jobID+":"+runID)).String()
+}

@@ -22,6 +22,7 @@ type Report struct {
 	Turns          int
 	CostUSD        *float64
 	Status         string
+	Reason         string // why the run failed, one line; "" when it did not
 	PolicyWords    string // the effective policy, e.g. "comment-only comment-limit=5"
 	// tracking lists (SPEC §6)
 	Comments []string // full comment URLs
@@ -129,6 +130,9 @@ func LogIssueBody(r Report) string {
 	}
 	item("Engine", engine)
 	item("Status", value(r.Status))
+	if r.Reason != "" {
+		item("Why it failed", value(r.Reason))
+	}
 	cost := "n/a"
 	if r.CostUSD != nil {
 		cost = fmt.Sprintf("$%.4f", *r.CostUSD)

@@ -101,7 +101,8 @@ func (e *Engine) Run(ctx context.Context, spec engine.Spec, sink engine.Sink) (*
 	if gateErr != nil {
 		r.emit(session.Event{Kind: session.EventUnknown, Text: "gate MCP server failed to start: " + gateErr.Error()})
 	}
-	r.emit(session.Event{Kind: session.EventUserText, Text: spec.Prompt})
+	// The prompt is not echoed (Claude Code does not either): the record's
+	// [User] turn is the trigger's task, which the agent stage adds.
 
 	turnOf := turns(e.steps)
 	turn, last := 0, ""
@@ -156,6 +157,10 @@ func (r *run) result(start time.Time, subtype string, isErr bool, turns int, tex
 	zero := 0.0
 	res := &session.Result{Subtype: subtype, IsError: isErr, NumTurns: turns, DurationMS: time.Since(start).Milliseconds(),
 		TotalCostUSD: &zero, Text: text, PermissionDenials: r.denials}
+	if subtype == "error_max_turns" {
+		// as streamjson reads Claude Code's: the reason in errors and text
+		res.Errors = []string{text}
+	}
 	r.emit(session.Event{Kind: session.EventResult, IsError: isErr, Result: res})
 	return res
 }

@@ -91,21 +91,20 @@ func TestReplayAgainstRealGate(t *testing.T) {
 	)
 	evs, res, err := collect(t, context.Background(), e, fx.spec)
 	require.NoError(t, err)
-	assert.Equal(t, "init user_text text tool_use tool_result tool_use tool_result text result", kinds(evs))
+	assert.Equal(t, "init text tool_use tool_result tool_use tool_result text result", kinds(evs), "the prompt is not echoed")
 
 	init := evs[0].Init
 	require.NotNil(t, init)
 	assert.Equal(t, []session.MCPServer{{Name: "gate", Status: "connected"}}, init.MCPServers)
 	assert.Subset(t, init.Tools, []string{"mcp__gate__add_comment", "mcp__gate__create_issue", "mcp__gate__create_pull_request", "mcp__gate__noop"})
-	assert.Equal(t, "Please say hello on o/r#5.", evs[1].Text)
 
-	use1, res1, use2, res2 := evs[3], evs[4], evs[5], evs[6]
+	use1, res1, use2, res2 := evs[2], evs[3], evs[4], evs[5]
 	assert.Equal(t, "mcp__gate__add_comment", use1.ToolName)
 	assert.JSONEq(t, `{"repo":"o/r","number":5,"body":"Hello!"}`, string(use1.Input))
 	assert.Equal(t, use1.ToolCallID, res1.ToolCallID)
 	assert.False(t, res1.IsError, res1.Output)
 	assert.Contains(t, res1.Output, "queued (output #0)")
-	assert.Equal(t, evs[2].MessageID, use1.MessageID, "text and its tool call are one turn")
+	assert.Equal(t, evs[1].MessageID, use1.MessageID, "text and its tool call are one turn")
 
 	assert.Equal(t, "mcp__gate__create_issue", use2.ToolName)
 	assert.True(t, res2.IsError)
@@ -141,7 +140,7 @@ func TestReplayCrash(t *testing.T) {
 	var ce *CrashError
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "replay engine crashed: segfault in the model", err.Error())
-	assert.Equal(t, "init user_text text", kinds(evs))
+	assert.Equal(t, "init text", kinds(evs))
 }
 
 func TestReplayMaxTurns(t *testing.T) {
@@ -159,7 +158,7 @@ func TestReplayMaxTurns(t *testing.T) {
 	assert.True(t, res.IsError)
 	assert.Equal(t, 2, res.NumTurns, "as Claude Code: the refused turn is counted")
 	assert.Equal(t, "Reached maximum number of turns (1)", res.Text)
-	assert.Equal(t, "init user_text text tool_use tool_result result", kinds(evs))
+	assert.Equal(t, "init text tool_use tool_result result", kinds(evs))
 	es, err := outputs.ReadFile(filepath.Join(fx.runDir, outputs.FileName))
 	require.NoError(t, err)
 	assert.Len(t, es, 1, "the call past the limit never reached the gate")
@@ -189,7 +188,7 @@ func TestReplaySleepStops(t *testing.T) {
 	e := script(t, `{"sleep_ms": 600000}`)
 	ctx, cancel := context.WithCancel(context.Background())
 	res, err := e.Run(ctx, engine.Spec{}, func(ev session.Event) {
-		if ev.Kind == session.EventUserText {
+		if ev.Kind == session.EventInit {
 			cancel()
 		}
 	})
@@ -202,11 +201,11 @@ func TestReplayGateMissing(t *testing.T) {
 	e := script(t, `{"tool": "noop", "args": {"reason": "x"}}`, `{"text": "bye"}`)
 	evs, res, err := collect(t, context.Background(), e, spec)
 	require.NoError(t, err)
-	assert.Equal(t, "init unknown user_text tool_use tool_result text result", kinds(evs))
+	assert.Equal(t, "init unknown tool_use tool_result text result", kinds(evs))
 	assert.Contains(t, evs[1].Text, "gate MCP server failed to start")
 	assert.Equal(t, []session.MCPServer{{Name: "gate", Status: "failed"}}, evs[0].Init.MCPServers)
-	assert.True(t, evs[4].IsError)
-	assert.Contains(t, evs[4].Output, "No such tool available: mcp__gate__noop")
+	assert.True(t, evs[3].IsError)
+	assert.Contains(t, evs[3].Output, "No such tool available: mcp__gate__noop")
 	assert.Equal(t, "success", res.Subtype)
 }
 
