@@ -20,7 +20,6 @@ import (
 	"strings"
 	"time"
 
-
 	"github.com/mention-runner/mention-runner/internal/config"
 	"github.com/mention-runner/mention-runner/internal/engine"
 	"github.com/mention-runner/mention-runner/internal/engine/claude"

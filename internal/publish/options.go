@@ -55,23 +55,23 @@ type GitOptions struct {
 
 // Result is what publish did.
 type Result struct {
-	JobID        string
-	LogIssue     int
-	Status       string // completed | failed
-	Cause        string // "" or a Cause* constant (also the log issue's label)
-	Reason       string // why the run failed, one line ("" when it did not)
-	Problems     []string
+	JobID    string
+	LogIssue int
+	Status   string // completed | failed
+	Cause    string // "" or a Cause* constant (also the log issue's label)
+	Reason   string // why the run failed, one line ("" when it did not)
+	Problems []string
 	// PublishProblems are writes that failed while publishing (a subset
 	// of Problems); they get their own error comment.
 	PublishProblems []string
 	// NothingWritten: the agent ended well but wrote nothing and did not
 	// say why (no noop), which is the run's cause.
 	NothingWritten bool
-	Written      []Written
-	Refused      []render.Refusal
-	Report       render.Report
-	SessionParts []string
-	StepSummary  string
+	Written        []Written
+	Refused        []render.Refusal
+	Report         render.Report
+	SessionParts   []string
+	StepSummary    string
 }
 
 // Written is one applied (or found already applied) write.
