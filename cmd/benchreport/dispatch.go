@@ -16,11 +16,15 @@ func (t *tableRun) dispatch() []benchreport.Row {
 		return []benchreport.Row{benchreport.Failed("dispatcher", command, err)}
 	}
 	var rows []benchreport.Row
-	for _, sub := range []struct{ name, label string }{
-		{"issue/cold", "issue mention, fresh dispatcher (event mode)"},
-		{"issue/warm", "issue mention, running dispatcher (serve/poll)"},
-		{"pr/cold", "PR mention, fresh dispatcher (event mode)"},
-		{"pr/warm", "PR mention, running dispatcher (serve/poll)"},
+	// Goals (issue 16): 0 = no goal for that figure.
+	for _, sub := range []struct {
+		name, label        string
+		maxReqs, maxRounds float64
+	}{
+		{"issue/cold", "issue mention, fresh dispatcher (event mode)", 8, 4},
+		{"issue/warm", "issue mention, running dispatcher (serve/poll)", 6, 3},
+		{"pr/cold", "PR mention, fresh dispatcher (event mode)", 0, 0},
+		{"pr/warm", "PR mention, running dispatcher (serve/poll)", 9, 3},
 	} {
 		b, ok := benchreport.Find(res, bench+"/"+sub.name)
 		if !ok {
@@ -28,10 +32,18 @@ func (t *tableRun) dispatch() []benchreport.Row {
 			continue
 		}
 		rows = append(rows,
-			benchreport.Row{Name: "dispatcher: requests per " + sub.label, Figure: benchreport.Num(b.Metrics["requests/mention"]), Unit: "requests", Command: command},
-			benchreport.Row{Name: "dispatcher: sequential round trips per " + sub.label, Figure: benchreport.Num(b.Metrics["roundtrips/mention"]), Unit: "round trips", Command: command},
+			countRow("dispatcher: requests per "+sub.label, "requests", command, b.Metrics["requests/mention"], sub.maxReqs),
+			countRow("dispatcher: sequential round trips per "+sub.label, "round trips", command, b.Metrics["roundtrips/mention"], sub.maxRounds),
 			benchreport.Row{Name: "dispatcher: wall time per " + sub.label + ", 50 ms latency", Figure: benchreport.Num(b.Metrics["ms/mention"]), Unit: "ms", Command: command},
 		)
 	}
 	return rows
+}
+
+// countRow is a request or round-trip count, with its ceiling when it has one.
+func countRow(name, unit, command string, v, ceiling float64) benchreport.Row {
+	if ceiling == 0 {
+		return benchreport.Row{Name: name, Figure: benchreport.Num(v), Unit: unit, Command: command}
+	}
+	return benchreport.WithinLimit(name, unit, command, v, benchreport.LowerIsBetter, ceiling)
 }

@@ -15,10 +15,10 @@ import (
 )
 
 // sections in table order; --only picks some.
-var sections = []string{"transport", "render", "dispatch", "launch", "assemble"}
+var sections = []string{"transport", "pipeline", "render", "dispatch", "launch", "assemble"}
 
-// renderLimitMiB is the issue-8 ceiling for rendering a 200 MB log.
-const renderLimitMiB = 100
+// rounds is how many times ours and the floor alternate; medians are shown.
+const rounds = 3
 
 func init() {
 	app.Register(&cli.Command{
@@ -29,11 +29,13 @@ func init() {
 }
 
 type tableRun struct {
-	ctx       context.Context
-	env       *cli.Env
-	renderMB  int
-	launches  int
-	runnerBin string
+	ctx           context.Context
+	env           *cli.Env
+	renderMB      int
+	launches      int
+	runnerBin     string
+	dispatcherBin string
+	selfBin       string // this program, for the floor processes
 }
 
 func runTable(ctx context.Context, env *cli.Env, args []string) error {
@@ -52,7 +54,7 @@ func runTable(ctx context.Context, env *cli.Env, args []string) error {
 		return cli.Usagef("--render-mb and --launch-runs must be at least 1")
 	}
 	t := &tableRun{ctx: ctx, env: env, renderMB: *renderMB, launches: *launches}
-	if want["render"] || want["launch"] {
+	if want["render"] || want["launch"] || want["pipeline"] {
 		dir, err := os.MkdirTemp("", "benchreport-bin-")
 		if err != nil {
 			return fmt.Errorf("temp dir: %w", err)
@@ -64,6 +66,16 @@ func runTable(ctx context.Context, env *cli.Env, args []string) error {
 		cancel()
 		if err != nil {
 			return fmt.Errorf("build runner (run benchreport from the repository root): %w: %s", err, tail(string(out), 800))
+		}
+		t.dispatcherBin = filepath.Join(dir, "dispatcher")
+		bctx, cancel = context.WithTimeout(ctx, 3*time.Minute)
+		out, err = exec.CommandContext(bctx, goBin(), "build", "-o", t.dispatcherBin, "./cmd/dispatcher").CombinedOutput()
+		cancel()
+		if err != nil {
+			return fmt.Errorf("build dispatcher: %w: %s", err, tail(string(out), 800))
+		}
+		if t.selfBin, err = os.Executable(); err != nil {
+			return fmt.Errorf("find own binary for the floor programs: %w", err)
 		}
 	}
 	var rows []benchreport.Row
@@ -105,6 +117,8 @@ func (t *tableRun) section(s string) []benchreport.Row {
 	switch s {
 	case "transport":
 		return t.transport()
+	case "pipeline":
+		return t.pipeline()
 	case "render":
 		return t.render()
 	case "dispatch":
@@ -119,18 +133,77 @@ func (t *tableRun) section(s string) []benchreport.Row {
 
 func (t *tableRun) transport() []benchreport.Row {
 	const name = "transport: encode + assemble, 10 MiB context"
-	res, command, err := goBench(t.ctx, "./internal/transport", "^BenchmarkEncodeAssemble10MiB$")
+	var ours, floor, alloc []float64
+	var command string
+	for range rounds {
+		for _, b := range []string{"BenchmarkEncodeAssemble10MiB", "BenchmarkFloorEncodeAssemble10MiB"} {
+			res, cmd, err := goBench(t.ctx, "./internal/transport", "^"+b+"$", "-benchtime", "10x")
+			if err != nil {
+				return []benchreport.Row{benchreport.Failed(name, cmd, err)}
+			}
+			r, ok := benchreport.Find(res, b)
+			if !ok {
+				return []benchreport.Row{benchreport.Failed(name, cmd, fmt.Errorf("benchmark result %s missing", b))}
+			}
+			if b == "BenchmarkFloorEncodeAssemble10MiB" {
+				floor = append(floor, r.Metrics["MB/s"])
+				continue
+			}
+			command = cmd
+			ours = append(ours, r.Metrics["MB/s"])
+			alloc = append(alloc, r.Metrics["B/op"]/(1<<20))
+		}
+	}
+	command += " (floor: BenchmarkFloorEncodeAssemble10MiB, alternated)"
+	return []benchreport.Row{
+		benchreport.VersusFloor(name, "MB/s", command, median(ours), median(floor), benchreport.HigherIsBetter, 0.8),
+		{Name: "transport: allocated per 10 MiB round trip", Figure: benchreport.Num(median(alloc)), Unit: "MiB", Command: command},
+	}
+}
+
+// pipeline times `dispatcher encode | runner decode` on a 10 MiB context as
+// whole processes, against a process doing the floor's work.
+func (t *tableRun) pipeline() []benchreport.Row {
+	const name = "transport: dispatcher encode | runner decode, 10 MiB, whole processes"
+	const command = "go run ./cmd/benchreport table --only pipeline"
+	f, err := os.CreateTemp("", "benchreport-context-*.json")
 	if err != nil {
 		return []benchreport.Row{benchreport.Failed(name, command, err)}
 	}
-	b, ok := benchreport.Find(res, "BenchmarkEncodeAssemble10MiB")
-	if !ok {
-		return []benchreport.Row{benchreport.Failed(name, command, fmt.Errorf("benchmark result missing"))}
+	defer os.Remove(f.Name())
+	_, err = f.Write(benchreport.ContextJSON(10 << 20))
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	return []benchreport.Row{
-		{Name: name, Figure: benchreport.Num(b.Metrics["MB/s"]), Unit: "MB/s", Command: command},
-		{Name: "transport: allocated per 10 MiB round trip", Figure: benchreport.Num(b.Metrics["B/op"] / (1 << 20)), Unit: "MiB", Command: command},
+	if err != nil {
+		return []benchreport.Row{benchreport.Failed(name, command, err)}
 	}
+	const maxBytes = "--max-bytes=16777216"
+	var ours, floor []float64
+	for range rounds {
+		d, err := benchreport.Pipe(t.ctx, f.Name(),
+			[]string{t.dispatcherBin, "encode", "--jobid", "7f1c8e2a-3b4d-5e6f-8a9b-0c1d2e3f4a5b", maxBytes},
+			[]string{t.runnerBin, "decode", maxBytes})
+		if err != nil {
+			return []benchreport.Row{benchreport.Failed(name, command, err)}
+		}
+		ours = append(ours, d.Seconds())
+		d, err = benchreport.Pipe(t.ctx, f.Name(), []string{t.selfBin, "floor", "transport"})
+		if err != nil {
+			return []benchreport.Row{benchreport.Failed(name, command, err)}
+		}
+		floor = append(floor, d.Seconds())
+	}
+	return []benchreport.Row{benchreport.VersusFloor(name, "s", command, median(ours), median(floor), benchreport.LowerIsBetter, 1.5)}
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 func (t *tableRun) assemble() []benchreport.Row {
@@ -148,23 +221,36 @@ func (t *tableRun) assemble() []benchreport.Row {
 
 func (t *tableRun) render() []benchreport.Row {
 	command := fmt.Sprintf("go run ./cmd/benchreport table --only render --render-mb %d", t.renderMB)
-	name := fmt.Sprintf("transcript: runner render --from-stream, %d MB stream-json", t.renderMB)
+	name := fmt.Sprintf("transcript: runner render --from-stream, %d MB stream-json, wall time", t.renderMB)
 	seed, err := loadSeed()
 	if err != nil {
 		return []benchreport.Row{benchreport.Failed(name, command, err)}
 	}
-	r, err := benchreport.RenderStream(t.ctx, t.runnerBin, seed, int64(t.renderMB)*1e6)
-	if err != nil {
-		return []benchreport.Row{benchreport.Failed(name, command, err)}
+	var rows []benchreport.Row
+	var ours, floor []float64
+	var mbps float64
+	for range rounds {
+		r, f, err := benchreport.RenderVersusFloor(t.ctx, t.runnerBin, t.selfBin, seed, int64(t.renderMB)*1e6)
+		if err != nil {
+			return []benchreport.Row{benchreport.Failed(name, command, err)}
+		}
+		ours, floor = append(ours, r.Wall.Seconds()), append(floor, f.Wall.Seconds())
+		mbps = max(mbps, r.MBps())
 	}
-	peak := benchreport.Num(r.MaxRSSMiB())
-	if r.MaxRSSMiB() >= renderLimitMiB {
-		peak += fmt.Sprintf(" (over the %d MiB limit)", renderLimitMiB)
+	rows = append(rows,
+		benchreport.VersusFloor(name, "s", command+" (floor: encoding/json.Valid on every line, alternated)", median(ours), median(floor), benchreport.LowerIsBetter, 1.5),
+		benchreport.Row{Name: "transcript: render throughput (best round)", Figure: benchreport.Num(mbps), Unit: "MB/s", Command: command})
+	// Peak memory must stay flat in the log's size.
+	for _, mb := range []int{20, 100, 200} {
+		r, err := benchreport.RenderStream(t.ctx, t.runnerBin, seed, int64(mb)*1e6)
+		pname := fmt.Sprintf("transcript: peak RSS rendering %d MB", mb)
+		if err != nil {
+			rows = append(rows, benchreport.Failed(pname, command, err))
+			continue
+		}
+		rows = append(rows, benchreport.WithinLimit(pname, "MiB", command, r.MaxRSSMiB(), benchreport.LowerIsBetter, 32))
 	}
-	return []benchreport.Row{
-		{Name: name, Figure: benchreport.Num(r.MBps()), Unit: "MB/s", Command: command},
-		{Name: "transcript: peak RSS of that render (child ru_maxrss)", Figure: peak, Unit: "MiB", Command: command},
-	}
+	return rows
 }
 
 // loadSeed reads the real Claude Code logs the generated log is made of.

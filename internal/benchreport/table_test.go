@@ -19,6 +19,10 @@ func TestMarkdownGolden(t *testing.T) {
 		{Name: "peak | pipes", Figure: Num(19.7), Unit: "MiB", Command: "go run `x`"},
 		Failed("dispatcher", "go test ./internal/loadtest", errors.New("line one\nline | two")),
 		{Name: "big", Figure: Num(1234.5), Unit: "ms"},
+		VersusFloor("throughput", "MB/s", "go test -bench X", 150, 170, HigherIsBetter, 0.8),
+		VersusFloor("slow", "s", "go run y", 2, 1, LowerIsBetter, 1.5),
+		WithinLimit("requests", "requests", "go test -bench Z", 7, LowerIsBetter, 6),
+		WithinLimit("peak", "MiB", "", 17, LowerIsBetter, 32),
 	}
 	got := Markdown(rows)
 	path := filepath.Join("testdata", "table.golden.md")

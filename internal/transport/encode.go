@@ -130,7 +130,7 @@ func checkObject(b []byte) *Error {
 	if len(t) == 0 {
 		return newErr(KindNotJSONObject, "", -1, "context is empty; it must be one JSON object")
 	}
-	if !json.Valid(b) {
+	if !validJSON(b) {
 		return newErr(KindNotJSONObject, "", -1, "context is not valid JSON (or has data after the object)")
 	}
 	if t[0] != '{' {

@@ -187,3 +187,20 @@ func equalPayload(a, b Payload) bool {
 	a.Shard, b.Shard = nil, nil
 	return a == b
 }
+
+// FuzzValidJSON: the fast validator agrees with encoding/json.Valid on
+// every input, so choosing it for speed changes no decision.
+func FuzzValidJSON(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":"\xff"}`, "{\"a\":\"\x01\"}", `{"a":"\u12"}`, `{"a":"\ud800"}`, `{}x`,
+		`{"a":1e999}`, `{"a":01}`, `[`, `{"a":tru}`, "\ufeff{}", `{"a":1.}`, `{"a":[1,{"b":null}]}`, " \t\r\n{ } ", "{\v}"} {
+		f.Add([]byte(s))
+	}
+	for _, s := range assembleSeeds {
+		f.Add([]byte(strings.SplitN(s, "\n", 2)[0]))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := validJSON(b), json.Valid(b); got != want {
+			t.Fatalf("validJSON(%q) = %v, encoding/json says %v", b, got, want)
+		}
+	})
+}
