@@ -25,15 +25,16 @@ test-fast:
 	$(GO) test -short -count=1 ./...
 
 fmt-check:
-	@bad=$$(find . -name '*.go' -not -path './tools/claude-code/*' -not -path './.git/*' | xargs -r gofmt -l); \
+	@bad=$$(find . -name '*.go' -not -path './tools/*' -not -path './.git/*' | xargs -r gofmt -l); \
 	if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
 
 vet:
 	$(GO) vet ./...
 
-# The real Claude Code tests must run in CI, not skip.
+# The real engine CLI tests must run in CI, not skip.
 unit:
-	MENTION_RUNNER_REQUIRE_CLAUDE=1 CLAUDE_BIN=$(CLAUDE_BIN) $(GO) test -race -count=1 -timeout=45m ./...
+	MENTION_RUNNER_REQUIRE_CLAUDE=1 MENTION_RUNNER_REQUIRE_ENGINES=1 CLAUDE_BIN=$(CLAUDE_BIN) \
+	  CODEX_BIN=$(CODEX_BIN) GEMINI_BIN=$(GEMINI_BIN) $(GO) test -race -count=1 -timeout=45m ./...
 
 # actionlint checks the workflows (ours and the example for control repos);
 # it reads action.yml where a workflow uses it locally. action.yml's inputs
@@ -43,7 +44,7 @@ lint-actions:
 	if [ -n "$$files" ]; then echo "actionlint $$files"; $(ACTIONLINT) $$files; fi
 
 # tools installs what the tests need beyond Go (see tools.mk).
-tools: claude-code
+tools: engines
 
 # fuzz runs every fuzz target for FUZZTIME each, goes on past a failing
 # one, and lists every failure at the end (exit status 1 if any).

@@ -23,6 +23,8 @@ import (
 	"github.com/mention-runner/mention-runner/internal/config"
 	"github.com/mention-runner/mention-runner/internal/engine"
 	"github.com/mention-runner/mention-runner/internal/engine/claude"
+	"github.com/mention-runner/mention-runner/internal/engine/codex"
+	"github.com/mention-runner/mention-runner/internal/engine/gemini"
 	"github.com/mention-runner/mention-runner/internal/gate"
 	"github.com/mention-runner/mention-runner/internal/job"
 	"github.com/mention-runner/mention-runner/internal/loopdetect"
@@ -295,6 +297,7 @@ func (r *run) prepare(raw []byte, env []string) (engine.Spec, error) {
 		Prompt: text, WorkDir: workDir, RunDir: runDirAbs,
 		GateCommand: []string{exe, "mcp", "--config", gatePath},
 		Env:         env, MaxTurns: r.cfg.MaxTurns, Model: r.cfg.Model, MaxBudgetUSD: r.cfg.MaxBudgetUSD,
+		ContextFile: ctxPath,
 		// the sanitized context lives outside the checkout; allow reading it
 		AllowedTools: append([]string{"Read(/" + ctxPath + ")"}, r.cfg.AllowedTools...),
 	}, nil
@@ -305,12 +308,16 @@ func (r *run) engine() (engine.Engine, error) {
 		return r.o.Engine, nil
 	}
 	switch r.cfg.Engine {
-	case "claude":
+	case claude.Name:
 		return claude.New(r.cfg.ClaudeBin), nil
+	case codex.Name:
+		return codex.New(r.cfg.CodexBin), nil
+	case gemini.Name:
+		return gemini.New(r.cfg.GeminiBin), nil
 	case "replay":
 		return newReplay(r.cfg)
 	}
-	return nil, fmt.Errorf("unknown engine %q (MR_ENGINE): want claude or replay", r.cfg.Engine)
+	return nil, fmt.Errorf("unknown engine %q (MR_ENGINE): want claude, codex, gemini or replay", r.cfg.Engine)
 }
 
 // runEngine runs the engine under the limits and ends the run.
@@ -454,6 +461,7 @@ func (r *run) emitConfig(env, dropped []string) {
 		"loop_threshold": c.LoopThreshold, "system_prompt_file": c.SystemPromptFile, "workspace": c.Workspace,
 		"allow_workflow_changes": c.AllowWorkflowChanges, "max_bundle_bytes": c.MaxBundleBytes,
 		"run_dir": c.RunDir, "context_file": c.ContextFile, "claude_bin": c.ClaudeBin,
+		"codex_bin": c.CodexBin, "gemini_bin": c.GeminiBin,
 		"engine_env": names, "engine_env_dropped": dropped,
 	})
 }

@@ -17,6 +17,10 @@ var envAllowed = []string{
 	"ANTHROPIC_SMALL_FAST_MODEL", "ANTHROPIC_DEFAULT_SONNET_MODEL", "ANTHROPIC_DEFAULT_OPUS_MODEL",
 	"ANTHROPIC_DEFAULT_HAIKU_MODEL", "ANTHROPIC_CUSTOM_HEADERS",
 	"DISABLE_PROMPT_CACHING", "MAX_THINKING_TOKENS", "API_TIMEOUT_MS", "BASH_DEFAULT_TIMEOUT_MS",
+	// engine codex (OPENAI_BASE_URL is read by the runner's codex engine)
+	"OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORGANIZATION", "OPENAI_PROJECT",
+	// engine gemini
+	"GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL",
 }
 
 // envAllowedPrefixes pass Claude Code's own settings (CLAUDE_CODE_MAX_RETRIES,
@@ -24,7 +28,8 @@ var envAllowed = []string{
 var envAllowedPrefixes = []string{"CLAUDE_CODE_"}
 
 // envForced are set whatever the parent says: no self-update, telemetry,
-// error reports or other traffic besides the model API.
+// error reports or other traffic besides the model API (the codex and
+// gemini engines turn the same off in the settings they write).
 var envForced = []string{
 	"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 	"DISABLE_AUTOUPDATER=1",

@@ -135,7 +135,7 @@ func (f *fixture) run(t *testing.T, eng engine.Engine) (*Outcome, error) {
 	cfg, err := config.Load(f.getenv)
 	require.NoError(t, err)
 	// hard stop well past MR_TIMEOUT, so a hung engine fails the test
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout+15*time.Second)
 	defer cancel()
 	var log strings.Builder
 	exe := f.exe
@@ -146,7 +146,7 @@ func (f *fixture) run(t *testing.T, eng engine.Engine) (*Outcome, error) {
 	t.Logf("agent log:\n%s", log.String())
 	require.Equal(t, f.runDir(), dir)
 	if keep := os.Getenv("AGENT_TEST_KEEP"); keep != "" {
-		_ = exec.Command("cp", "-r", dir, filepath.Join(keep, t.Name())).Run()
+		_ = exec.Command("cp", "-r", dir, filepath.Join(keep, strings.ReplaceAll(t.Name(), "/", "_"))).Run()
 	}
 	return out, err
 }

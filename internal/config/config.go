@@ -128,7 +128,7 @@ var Settings = []Setting{
 	{Env: "GITHUB_API_URL", Default: "https://api.github.com", Doc: "REST API base URL (GitHub Enterprise or the simulator)."},
 	{Env: "GITHUB_SERVER_URL", Default: "https://github.com", Doc: "Web base URL, for links in the report."},
 	{Env: "MR_RUN_DIR", Input: "run-dir", Default: "runs", Doc: "Where run records go: <dir>/<run-id>/."},
-	{Env: "MR_ENGINE", Input: "engine", Default: "claude", Doc: "Agent engine: claude (Claude Code CLI) or replay (scripted session, for tests and the demo).", Modes: "agent,publish", check: oneOf("claude", "replay")},
+	{Env: "MR_ENGINE", Input: "engine", Default: "claude", Doc: "Agent engine: claude (Claude Code CLI), codex (OpenAI Codex CLI), gemini (Gemini CLI) or replay (scripted session, for tests and the demo).", Modes: "agent,publish", check: oneOf("claude", "codex", "gemini", "replay")},
 	{Env: "MR_MODEL", Input: "model", Doc: "Model passed to the engine (--model); empty = the engine's default.", Modes: "agent"},
 	{Env: "MR_MAX_TURNS", Input: "max-turns", Default: "30", Doc: "Most agent turns before the run stops as failed.", Modes: "agent", check: intRange(1, 500)},
 	{Env: "MR_TIMEOUT", Input: "timeout", Default: "30m", Doc: "Wall-clock limit for the engine.", Modes: "agent", check: durRange(time.Minute/60, 6*time.Hour)},
@@ -150,6 +150,8 @@ var Settings = []Setting{
 	{Env: "MR_CONTEXT_SHA256", Input: "context-sha256", Doc: "agent, publish: SHA-256 of the context file from assemble; the file is refused if it differs.", Modes: "agent,publish", check: sha256Hex},
 	{Env: "MR_LOG_ISSUE", Input: "log-issue", Doc: "agent, publish: the run-log issue number from assemble.", Modes: "agent,publish", check: optionalInt},
 	{Env: "MR_CLAUDE_BIN", Input: "claude-bin", Default: "claude", Doc: "Claude Code executable.", Modes: "agent"},
+	{Env: "MR_CODEX_BIN", Input: "codex-bin", Default: "codex", Doc: "OpenAI Codex CLI executable (engine codex; key in OPENAI_API_KEY).", Modes: "agent"},
+	{Env: "MR_GEMINI_BIN", Input: "gemini-bin", Default: "gemini", Doc: "Gemini CLI executable (engine gemini; key in GEMINI_API_KEY).", Modes: "agent"},
 	{Env: "MR_WORKSPACE", Input: "workspace", Doc: "Checkout of the target repo the agent works in. Defaults to the current directory.", Modes: "agent"},
 }
 
@@ -166,6 +168,7 @@ type Config struct {
 	AllowPushToTarget, AllowWorkflowChanges          bool
 	MaxContextBytes, MaxBundleBytes                  int
 	BlocklistPath, ReplayScript, ClaudeBin           string
+	CodexBin, GeminiBin                              string
 	Workspace                                        string
 	ContextFile, ContextSHA256                       string
 	LogIssue                                         int // 0 = unknown
@@ -212,6 +215,7 @@ func Load(getenv func(string) string) (*Config, error) {
 		AllowPushToTarget: v["MR_ALLOW_PUSH_TO_TARGET"] == "true", AllowWorkflowChanges: v["MR_ALLOW_WORKFLOW_CHANGES"] == "true",
 		MaxContextBytes: atoi("MR_MAX_CONTEXT_BYTES"), MaxBundleBytes: atoi("MR_MAX_BUNDLE_BYTES"),
 		BlocklistPath: v["MR_BLOCKLIST_PATH"], ReplayScript: v["MR_REPLAY_SCRIPT"], ClaudeBin: v["MR_CLAUDE_BIN"],
+		CodexBin: v["MR_CODEX_BIN"], GeminiBin: v["MR_GEMINI_BIN"],
 		Workspace: v["MR_WORKSPACE"], ContextFile: v["MR_CONTEXT_FILE"], ContextSHA256: v["MR_CONTEXT_SHA256"],
 		LogIssue: atoi("MR_LOG_ISSUE"), AllowedTools: splitList(v["MR_ALLOWED_TOOLS"]),
 		WriteGap: gap,

@@ -1,4 +1,4 @@
-// Package engine is the interface every agent engine (claude, replay) meets:
+// Package engine is the interface every agent engine (claude, codex, gemini, replay) meets:
 // the runner's agent mode hands it a Spec and receives session events.
 package engine
 
@@ -19,6 +19,9 @@ type Spec struct {
 	Model        string
 	MaxBudgetUSD float64
 	AllowedTools []string // engine-native tool names the agent may use besides the gate's
+	// ContextFile is the sanitized context the prompt points at; an engine
+	// without a file-reading tool gives it inline.
+	ContextFile string
 }
 
 // Sink receives engine events; it is called in order, from one goroutine.

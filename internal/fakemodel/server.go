@@ -16,7 +16,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 )
 
 // maxBody caps a request body; Claude Code sends ~100 KB per turn.
@@ -40,17 +39,12 @@ type Server struct {
 	// Side answers side requests; nil means DefaultSide. Set before serving.
 	Side func(Request) Reply
 
-	mu       sync.Mutex
-	script   Script
-	next     int // next index into script.replies
-	msgSeq   int
-	requests []Request
-	problems []string
-	ts       *httptest.Server
+	*Player // the script, the request log and the problems
+	ts      *httptest.Server
 }
 
 // New makes a server that answers with script.
-func New(script Script) *Server { return &Server{script: script} }
+func New(script Script) *Server { return &Server{Player: NewPlayer(script)} }
 
 // Start serves on a loopback port until Close.
 func (s *Server) Start() *Server {
@@ -73,13 +67,6 @@ func (s *Server) Close() {
 	}
 }
 
-// Requests returns a copy of every request received, in order.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
-
 // AgentRequests returns the messages calls that were not side requests.
 func (s *Server) AgentRequests() []Request {
 	var out []Request
@@ -89,21 +76,6 @@ func (s *Server) AgentRequests() []Request {
 		}
 	}
 	return out
-}
-
-// Problems lists what went wrong on the server side: an exhausted script,
-// unparsable bodies. A passing test expects none.
-func (s *Server) Problems() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.problems...)
-}
-
-// Remaining is how many scripted replies were not used.
-func (s *Server) Remaining() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.script.replies) - s.next
 }
 
 // Handler serves the fake API, e.g. for httptest.NewServer.
@@ -120,16 +92,16 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 
 	switch {
 	case hr.URL.Path == "/" && (hr.Method == http.MethodHead || hr.Method == http.MethodGet):
-		s.record(&req)
+		s.Record(&req)
 		w.WriteHeader(http.StatusOK)
 	case hr.URL.Path == "/v1/messages/count_tokens" && hr.Method == http.MethodPost:
-		s.record(&req)
+		s.Record(&req)
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]int{"input_tokens": len(body)/4 + 1})
 	case hr.URL.Path == "/v1/messages" && hr.Method == http.MethodPost:
 		s.messages(w, &req)
 	default:
-		s.record(&req)
+		s.Record(&req)
 		http.NotFound(w, hr)
 	}
 }
@@ -137,13 +109,13 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 func (s *Server) messages(w http.ResponseWriter, req *Request) {
 	req.parseBody()
 	if req.ParseError != "" {
-		s.record(req)
-		s.problem("request %d: bad JSON body: %s", req.Seq, req.ParseError)
+		s.Record(req)
+		s.Problem("request %d: bad JSON body: %s", req.Seq, req.ParseError)
 		writeError(w, &APIError{Status: 400, Type: "invalid_request_error", Message: req.ParseError})
 		return
 	}
 	req.Side = req.IsSide()
-	s.record(req)
+	s.Record(req)
 
 	var reply Reply
 	if req.Side {
@@ -153,7 +125,7 @@ func (s *Server) messages(w http.ResponseWriter, req *Request) {
 		}
 		reply = side(*req)
 	} else {
-		reply = s.nextReply(*req)
+		reply = s.Next(*req)
 	}
 	if reply.Error != nil {
 		writeError(w, reply.Error)
@@ -171,32 +143,9 @@ func (s *Server) messages(w http.ResponseWriter, req *Request) {
 	}
 }
 
-// nextReply consumes the script. An exhausted sequence ends the turn with
-// a text saying so (and records a problem) rather than hanging the client.
-func (s *Server) nextReply(req Request) Reply {
-	s.mu.Lock()
-	fn := s.script.fn
-	if fn == nil {
-		defer s.mu.Unlock()
-		if s.next >= len(s.script.replies) {
-			s.problems = append(s.problems, fmt.Sprintf(
-				"request %d: script exhausted after %d replies", req.Seq, len(s.script.replies)))
-			return Text("fakemodel: script exhausted")
-		}
-		r := s.script.replies[s.next]
-		s.next++
-		return r
-	}
-	s.mu.Unlock()
-	return fn(req) // outside the lock: fn may call Requests()
-}
-
 // fillIDs assigns the message id and ids of tool_use blocks that have none.
 func (s *Server) fillIDs(r Reply) (string, Reply) {
-	s.mu.Lock()
-	s.msgSeq++
-	n := s.msgSeq
-	s.mu.Unlock()
+	n := s.NextID()
 	content := make([]Block, len(r.Content))
 	for i, b := range r.Content {
 		if b.Type == "tool_use" && b.ID == "" {
@@ -209,19 +158,6 @@ func (s *Server) fillIDs(r Reply) (string, Reply) {
 	}
 	r.Content = content
 	return fmt.Sprintf("msg_fake_%03d", n), r
-}
-
-func (s *Server) record(r *Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r.Seq = len(s.requests) + 1
-	s.requests = append(s.requests, *r)
-}
-
-func (s *Server) problem(format string, a ...any) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.problems = append(s.problems, fmt.Sprintf(format, a...))
 }
 
 // DefaultSide answers side requests: a JSON title for structured-output

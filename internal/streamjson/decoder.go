@@ -46,12 +46,26 @@ type Decoder struct {
 	// Now stamps events with their arrival time (stream-json lines carry
 	// none); nil means time.Now. Tests set a fixed clock.
 	Now func() time.Time
+	// Map turns one line into events; nil means Claude Code's stream-json.
+	// Other engines' JSONL streams (Codex, Gemini CLI) plug in here and get
+	// the same line handling: size cap, blank lines, read errors.
+	Map LineMapper
 
 	r       *bufio.Reader
 	buf     []byte
 	line    int
 	pending []session.Event
 	err     error // sticky read error, returned once pending is drained
+}
+
+// LineMapper maps one JSONL line (its 1-based number, its arrival time)
+// to events; it must never fail: bad input becomes an EventUnknown (see
+// Unknown).
+type LineMapper func(line []byte, n int, now time.Time) []session.Event
+
+// Unknown is an EventUnknown keeping line raw, with a note.
+func Unknown(line []byte, note string, now time.Time) session.Event {
+	return session.Event{Kind: session.EventUnknown, Time: now, Raw: rawJSON(line), Text: note}
 }
 
 // NewDecoder returns a decoder reading from r.
@@ -90,7 +104,11 @@ func (d *Decoder) Next() (session.Event, error) {
 				continue
 			}
 		}
-		d.pending = d.decodeLine(line, d.pending)
+		if d.Map != nil {
+			d.pending = append(d.pending, d.Map(line, d.line, d.now())...)
+		} else {
+			d.pending = d.decodeLine(line, d.pending)
+		}
 	}
 	ev := d.pending[0]
 	d.pending[0] = session.Event{}

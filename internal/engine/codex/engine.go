@@ -1,0 +1,192 @@
+// Package codex is the engine that runs the OpenAI Codex CLI
+// non-interactively (`codex exec --json`): the prompt on stdin, its JSONL
+// event stream parsed as it arrives, the gate as its only MCP server and
+// every built-in ability that reaches past the gate (shell, web search,
+// images, sub-agents, plugins, hooks, skills, memories) switched off.
+//
+// Isolation: Codex runs in an empty working directory the engine makes,
+// not in the checkout, so no project file (AGENTS.md, .codex/config.toml,
+// .codex/hooks.json, .agents/skills, .rules, .env) is ever discovered;
+// CODEX_HOME is a fresh directory under the engine's HOME and
+// --ignore-user-config skips even that; every setting comes from the
+// command line. Without a shell Codex cannot read files, so the sanitized
+// context is given inline in the prompt.
+package codex
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mention-runner/mention-runner/internal/engine"
+	"github.com/mention-runner/mention-runner/internal/engine/process"
+	"github.com/mention-runner/mention-runner/internal/session"
+)
+
+// Name is the engine's name (MR_ENGINE).
+const Name = "codex"
+
+// Program names Codex in error texts.
+const Program = "codex"
+
+// DefaultModel is used when the spec names none. Codex's own default model
+// offers tools only through its JavaScript "code mode", which is switched
+// off here; this one takes the gate's tools as plain function tools.
+const DefaultModel = "gpt-5.5"
+
+// BaseURLEnv in the engine's environment points Codex at another Responses
+// API (a proxy, or the tests' fake); Codex itself no longer reads it.
+const BaseURLEnv = "OPENAI_BASE_URL"
+
+// DisabledFeatures are Codex features switched off for every run: each
+// gives the model a way to act or read outside the gate.
+var DisabledFeatures = []string{
+	"shell_tool", "unified_exec", "code_mode_host", "multi_agent", "goals", "view_image",
+	"image_generation", "apps", "plugins", "remote_plugin", "hooks", "memories", "skill_search",
+	"skill_mcp_dependency_install", "tool_suggest", "browser_use", "browser_use_external",
+	"computer_use", "in_app_browser", "workspace_dependencies", "sleep_tool",
+}
+
+// Engine runs Codex. The zero value is not usable; set Bin.
+type Engine struct {
+	Bin string // the codex executable
+	// Retries is how often Codex retries a failed API request or stream;
+	// nil leaves Codex's default. Only used with BaseURLEnv.
+	Retries *int
+	// Grace and StderrTail: see process.Spec.
+	Grace      time.Duration
+	StderrTail int
+}
+
+// New returns an engine running bin.
+func New(bin string) *Engine { return &Engine{Bin: bin} }
+
+// Name is "codex".
+func (e *Engine) Name() string { return Name }
+
+// Args is Codex's command line: exec with JSONL events, the prompt on
+// stdin, in workDir, ephemeral, no user config or exec-policy rules, a
+// read-only sandbox, never asking for approval, no web search, no project
+// docs, the features above off, the gate as the only MCP server (its tools
+// approved: the gate itself decides), and the model and provider.
+func (e *Engine) Args(spec engine.Spec, workDir, baseURL string) []string {
+	args := []string{"exec", "--json", "--color", "never", "--skip-git-repo-check", "--ephemeral",
+		"--ignore-user-config", "--ignore-rules", "-C", workDir, "-s", "read-only",
+		"-c", `approval_policy="never"`, "-c", `web_search="disabled"`, "-c", "project_doc_max_bytes=0",
+		"-c", `history.persistence="none"`, "-c", "check_for_update_on_startup=false",
+		"-c", "include_apply_patch_tool=false",
+		"-c", "mcp_servers.gate=" + gateTOML(spec.GateCommand),
+	}
+	for _, f := range DisabledFeatures {
+		args = append(args, "--disable", f)
+	}
+	if baseURL != "" {
+		p := `{name="mention-runner",base_url=` + tomlString(strings.TrimRight(baseURL, "/")) +
+			`,env_key="OPENAI_API_KEY",wire_api="responses"`
+		if e.Retries != nil {
+			n := strconv.Itoa(*e.Retries)
+			p += ",request_max_retries=" + n + ",stream_max_retries=" + n
+		}
+		args = append(args, "-c", `model_provider="mention-runner"`, "-c", "model_providers.mention-runner="+p+"}")
+	}
+	return append(args, "-m", orModel(spec.Model), "-")
+}
+
+// gateTOML is the gate's MCP server entry as an inline TOML table.
+func gateTOML(argv []string) string {
+	var args []string
+	for _, a := range argv[1:] {
+		args = append(args, tomlString(a))
+	}
+	return "{command=" + tomlString(argv[0]) + ",args=[" + strings.Join(args, ",") +
+		`],default_tools_approval_mode="approve",startup_timeout_sec=30}`
+}
+
+// tomlString quotes s as a TOML basic string.
+func tomlString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// Prompt is spec's prompt with the sanitized context inline, since Codex
+// has no tool to read it.
+func Prompt(spec engine.Spec) (string, error) {
+	if spec.ContextFile == "" {
+		return spec.Prompt, nil
+	}
+	b, err := os.ReadFile(spec.ContextFile)
+	if err != nil {
+		return "", fmt.Errorf("read the context for the prompt: %w", err)
+	}
+	return spec.Prompt + "\n\nYou have no tool to read files; the data file `" + spec.ContextFile +
+		"` follows in full:\n\n````json\n" + strings.TrimRight(string(b), "\n") + "\n````\n", nil
+}
+
+// Run starts Codex and blocks until it ends or ctx is done (see
+// engine.Engine). Codex has no turn limit of its own: the engine stops it
+// when the model would start a turn past spec.MaxTurns and reports
+// error_max_turns.
+func (e *Engine) Run(ctx context.Context, spec engine.Spec, sink engine.Sink) (*session.Result, error) {
+	if e.Bin == "" {
+		return nil, errors.New("codex engine: no codex executable configured")
+	}
+	if len(spec.GateCommand) == 0 || spec.GateCommand[0] == "" {
+		return nil, errors.New("codex engine: the gate command is empty")
+	}
+	prompt, err := Prompt(spec)
+	if err != nil {
+		return nil, fmt.Errorf("codex engine: %w", err)
+	}
+	env, home, err := isolatedEnv(spec.Env)
+	if err != nil {
+		return nil, fmt.Errorf("codex engine: %w", err)
+	}
+	workDir := filepath.Join(home, "work")
+	if err := os.MkdirAll(workDir, 0o700); err != nil {
+		return nil, fmt.Errorf("codex engine: %w", err)
+	}
+
+	m := newMapper(orModel(spec.Model))
+	return process.RunStream(ctx, process.Stream{Program: Program, Map: m.Map, MaxTurns: spec.MaxTurns,
+		Spec: process.Spec{Bin: e.Bin, Args: e.Args(spec, workDir, process.Lookup(env, BaseURLEnv)), Dir: workDir,
+			Env: env, Stdin: strings.NewReader(prompt), Grace: e.Grace, StderrTail: e.StderrTail}}, sink)
+}
+
+// isolatedEnv is env with CODEX_HOME set to a fresh directory under HOME
+// (which the caller made for this run).
+func isolatedEnv(env []string) ([]string, string, error) {
+	home := process.Lookup(env, "HOME")
+	if home == "" {
+		return nil, "", errors.New("the environment has no HOME (the runner makes a fresh one per run)")
+	}
+	codexHome := filepath.Join(home, ".codex")
+	if err := os.MkdirAll(codexHome, 0o700); err != nil {
+		return nil, "", err
+	}
+	return process.SetEnv(env, "CODEX_HOME", codexHome), home, nil
+}
+
+func orModel(m string) string {
+	if m == "" {
+		return DefaultModel
+	}
+	return m
+}

@@ -1,0 +1,197 @@
+// Package gemini is the engine that runs the Gemini CLI headless (`-o
+// stream-json`): the prompt on stdin, its JSONL event stream parsed as it
+// arrives, the gate as its only MCP server and only read-only built-in
+// tools (read_file, list_directory, glob, grep_search) in an allow-list.
+//
+// Isolation: every setting comes from the user settings file the engine
+// writes under the fresh HOME (a system settings file under a world-writable
+// /tmp would be skipped by the CLI, and the operator's own system settings
+// stay in force). The CLI runs in an empty working directory the engine
+// makes (trusted, holding only a copy of the sanitized context), so there
+// are no workspace settings to override ours;
+// the checkout is added with --include-directories, so the CLI never
+// treats it as its project: no .gemini/settings.json, .gemini/commands,
+// .gemini/agents, .gemini/skills, extensions, policies or .env from it are
+// read, and the memory file name is a per-run random name, so no
+// GEMINI.md (or any other context file) is loaded from anywhere.
+package gemini
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mention-runner/mention-runner/internal/engine"
+	"github.com/mention-runner/mention-runner/internal/engine/process"
+	"github.com/mention-runner/mention-runner/internal/session"
+)
+
+// Name is the engine's name (MR_ENGINE).
+const Name = "gemini"
+
+// Program names the Gemini CLI in errors.
+const Program = "gemini cli"
+
+// DefaultModel is used when the spec names none ("auto" would route each
+// turn through an extra classifier call).
+const DefaultModel = "gemini-2.5-pro"
+
+// ReadOnlyTools are the built-in tools offered: they read files in the
+// workspace (the checkout and the context copy) and change nothing.
+var ReadOnlyTools = []string{"read_file", "list_directory", "glob", "grep_search"}
+
+// EditTools are offered when the operator allows edits ("Edit"/"Write" in
+// MR_ALLOWED_TOOLS); the CLI keeps them inside the workspace.
+var EditTools = []string{"write_file", "replace"}
+
+// GateTools are the gate's tools as the Gemini CLI names them.
+var GateTools = []string{"mcp_gate_add_comment", "mcp_gate_create_issue", "mcp_gate_create_pull_request", "mcp_gate_noop"}
+
+// Engine runs the Gemini CLI. The zero value is not usable; set Bin.
+type Engine struct {
+	Bin string // the gemini executable
+	// Grace and StderrTail: see process.Spec.
+	Grace      time.Duration
+	StderrTail int
+}
+
+// New returns an engine running bin.
+func New(bin string) *Engine { return &Engine{Bin: bin} }
+
+// Name is "gemini".
+func (e *Engine) Name() string { return Name }
+
+// Tools is the tools.core allow-list for spec.
+func Tools(spec engine.Spec) []string {
+	tools := append([]string{}, ReadOnlyTools...)
+	for _, t := range spec.AllowedTools {
+		name, _, _ := strings.Cut(strings.TrimSpace(t), "(")
+		if name == "Edit" || name == "Write" {
+			tools = append(tools, EditTools...)
+			break
+		}
+	}
+	return append(tools, GateTools...)
+}
+
+// Settings is the settings file for spec: API-key auth, the gate as the
+// only MCP server (trusted: the gate itself decides), the tool allow-list,
+// no context files (memoryFile is a name no repository has), no hooks,
+// skills, sub-agents, checkpoints, telemetry or update checks, and no
+// loop detection of its own (the runner's applies to every engine).
+func Settings(spec engine.Spec, memoryFile string) map[string]any {
+	return map[string]any{
+		"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"},
+			"folderTrust": map[string]any{"enabled": true}},
+		"mcpServers": map[string]any{"gate": map[string]any{
+			"command": spec.GateCommand[0], "args": spec.GateCommand[1:], "trust": true, "timeout": 600000}},
+		"mcp":   map[string]any{"allowed": []string{"gate"}},
+		"tools": map[string]any{"core": Tools(spec), "useRipgrep": false},
+		"context": map[string]any{"fileName": []string{memoryFile}, "loadMemoryFromIncludeDirectories": false,
+			"discoveryMaxDirs": 1},
+		"privacy":     map[string]any{"usageStatisticsEnabled": false},
+		"telemetry":   map[string]any{"enabled": false},
+		"general":     map[string]any{"enableAutoUpdate": false, "enableAutoUpdateNotification": false, "checkpointing": map[string]any{"enabled": false}},
+		"hooksConfig": map[string]any{"enabled": false},
+		// the runner detects loops itself (MR_LOOP_THRESHOLD) and reports them
+		"model":        map[string]any{"disableLoopDetection": true},
+		"skills":       map[string]any{"enabled": false},
+		"experimental": map[string]any{"enableAgents": false},
+	}
+}
+
+// Args is the CLI's command line: headless with stream-json, the model,
+// the checkout as an extra workspace directory, default approval mode (so
+// nothing outside the allow-list runs), and a one-line prompt that points
+// at the full prompt on stdin.
+func Args(spec engine.Spec) []string {
+	args := []string{"-o", "stream-json", "-m", orModel(spec.Model), "--approval-mode", "default",
+		"--allowed-mcp-server-names", "gate"}
+	if spec.WorkDir != "" {
+		args = append(args, "--include-directories", spec.WorkDir)
+	}
+	return append(args, "-p", "Do the task described above.")
+}
+
+func orModel(m string) string {
+	if m == "" {
+		return DefaultModel
+	}
+	return m
+}
+
+// Run starts the Gemini CLI and blocks until it ends or ctx is done (see
+// engine.Engine). The engine enforces spec.MaxTurns itself and reports
+// error_max_turns.
+func (e *Engine) Run(ctx context.Context, spec engine.Spec, sink engine.Sink) (*session.Result, error) {
+	if e.Bin == "" {
+		return nil, errors.New("gemini engine: no gemini executable configured")
+	}
+	if len(spec.GateCommand) == 0 || spec.GateCommand[0] == "" {
+		return nil, errors.New("gemini engine: the gate command is empty")
+	}
+	env, workDir, err := prepare(spec)
+	if err != nil {
+		return nil, fmt.Errorf("gemini engine: %w", err)
+	}
+	prompt := spec.Prompt
+	if spec.ContextFile != "" {
+		prompt += "\n\nFor your read_file tool the data file is at `" + filepath.Join(workDir, filepath.Base(spec.ContextFile)) + "`.\n"
+	}
+	m := newMapper(orModel(spec.Model))
+	return process.RunStream(ctx, process.Stream{Program: Program, Map: m.Map, Flush: m.Flush, MaxTurns: spec.MaxTurns,
+		Spec: process.Spec{Bin: e.Bin, Args: Args(spec), Dir: workDir, Env: env,
+			Stdin: strings.NewReader(prompt), Grace: e.Grace, StderrTail: e.StderrTail}}, sink)
+}
+
+// prepare writes the settings under the fresh HOME, makes the empty
+// working directory with a copy of the context, and returns the CLI's
+// environment.
+func prepare(spec engine.Spec) (env []string, workDir string, err error) {
+	home := process.Lookup(spec.Env, "HOME")
+	if home == "" {
+		return nil, "", errors.New("the environment has no HOME (the runner makes a fresh one per run)")
+	}
+	nonce := make([]byte, 12)
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, "", err
+	}
+	b, err := json.MarshalIndent(Settings(spec, ".mention-runner-no-memory-"+hex.EncodeToString(nonce)+".md"), "", "  ")
+	if err != nil {
+		return nil, "", err
+	}
+	if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o700); err != nil {
+		return nil, "", err
+	}
+	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), b, 0o600); err != nil {
+		return nil, "", err
+	}
+	workDir = filepath.Join(home, "work")
+	if err := os.MkdirAll(workDir, 0o700); err != nil {
+		return nil, "", err
+	}
+	if spec.ContextFile != "" {
+		data, err := os.ReadFile(spec.ContextFile)
+		if err != nil {
+			return nil, "", fmt.Errorf("copy the context: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(workDir, filepath.Base(spec.ContextFile)), data, 0o600); err != nil {
+			return nil, "", fmt.Errorf("copy the context: %w", err)
+		}
+	}
+	env = spec.Env
+	for _, kv := range [][2]string{
+		{"GEMINI_CLI_TRUST_WORKSPACE", "true"}, // the empty working directory, not the checkout
+		{"GEMINI_CLI_NO_RELAUNCH", "true"},
+	} {
+		env = process.SetEnv(env, kv[0], kv[1])
+	}
+	return env, workDir, nil
+}

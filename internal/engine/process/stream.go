@@ -1,0 +1,115 @@
+package process
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/mention-runner/mention-runner/internal/engine"
+	"github.com/mention-runner/mention-runner/internal/session"
+	"github.com/mention-runner/mention-runner/internal/streamjson"
+)
+
+// Stream is an engine CLI whose stdout is a JSONL event stream.
+type Stream struct {
+	Program string // names the CLI in errors: "claude code", "codex", "gemini cli"
+	Spec    Spec
+	// Map decodes one line; nil means Claude Code's stream-json.
+	Map streamjson.LineMapper
+	// Flush returns events a mapper still holds when the stream ends.
+	Flush func() []session.Event
+	// MaxTurns makes the engine stop the CLI when the model would start a
+	// turn past it (for CLIs without a turn limit of their own); zero
+	// means the CLI enforces it, or there is none.
+	MaxTurns int
+}
+
+var errMaxTurns = errors.New("turn limit reached")
+
+// RunStream runs s, handing each event to sink in order, and returns the
+// CLI's result event (nil when none came). The error is an *ExitError
+// when the CLI exited badly or without a result (a clean exit with an
+// error result is for the caller to judge), ctx's cause (wrapped) when it
+// was stopped, or a start failure. A run stopped at MaxTurns returns an
+// error_max_turns result (also sent to sink) and no error.
+func RunStream(ctx context.Context, s Stream, sink engine.Sink) (*session.Result, error) {
+	if sink == nil {
+		sink = func(session.Event) {}
+	}
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	limit := engine.TurnLimit{Max: s.MaxTurns}
+	var result *session.Result
+	hitLimit := false
+	deliver := func(ev session.Event) {
+		if ev.Kind == session.EventResult && ev.Result != nil {
+			r := *ev.Result
+			result = &r
+		}
+		sink(ev)
+		if !hitLimit && limit.Observe(ev) {
+			hitLimit = true
+			stop(errMaxTurns)
+		}
+	}
+	x, err := Run(ctx, s.Spec, func(r io.Reader) {
+		dec := streamjson.NewDecoder(r)
+		dec.Map = s.Map
+		for {
+			ev, err := dec.Next()
+			if err != nil {
+				break
+			}
+			deliver(ev)
+		}
+		if s.Flush != nil {
+			for _, ev := range s.Flush() {
+				deliver(ev)
+			}
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Program, err)
+	}
+	if hitLimit && errors.Is(context.Cause(ctx), errMaxTurns) {
+		r := &session.Result{Subtype: engine.SubtypeMaxTurns, IsError: true, NumTurns: limit.Turns(),
+			Text: fmt.Sprintf("%s was stopped after %d turns (the turn limit)", s.Program, limit.Turns())}
+		sink(session.Event{Kind: session.EventResult, Time: time.Now(), IsError: true, Result: r})
+		return r, nil
+	}
+	if x.Stopped {
+		return result, fmt.Errorf("%s: stopped: %w", s.Program, context.Cause(ctx))
+	}
+	if x.Code == 0 && x.Signal == "" && result != nil {
+		return result, nil
+	}
+	text := ""
+	if result != nil {
+		text = result.Text
+	}
+	return result, NewExitError(s.Program, x, result == nil, text)
+}
+
+// Lookup is the value of name in env ("" when absent; the last wins).
+func Lookup(env []string, name string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == name {
+			return v
+		}
+	}
+	return ""
+}
+
+// SetEnv is env with name set to value (any earlier value removed).
+func SetEnv(env []string, name, value string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); k != name {
+			out = append(out, kv)
+		}
+	}
+	return append(out, name+"="+value)
+}

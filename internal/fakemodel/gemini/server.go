@@ -1,0 +1,177 @@
+// Package gemini is a scriptable fake of the Gemini API (generativelanguage
+// v1beta) for running the real Gemini CLI offline in tests: point
+// GOOGLE_GEMINI_BASE_URL at Server.URL() and script the replies with the
+// same fakemodel.Script that drives the fake Messages API.
+//
+// Routes: POST /v1beta/models/<model>:streamGenerateContent (SSE with
+// alt=sse) and :generateContent (JSON); POST …:countTokens → an estimate;
+// anything else → 404. Every request is recorded, its body parsed into a
+// fakemodel.Request (contents become user/assistant messages with text,
+// tool_use and tool_result blocks) so scripts are written once for every
+// provider. Calls that ask for JSON output (responseMimeType
+// application/json: the CLI's routing and next-speaker checks) are side
+// requests, answered by Server.Side without consuming the script.
+package gemini
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/mention-runner/mention-runner/internal/fakemodel"
+)
+
+const maxBody = 64 << 20
+
+// Server is the fake API. Create with New; serve with Start or Handler.
+type Server struct {
+	// Side answers side requests; nil means DefaultSide. Set before serving.
+	Side func(fakemodel.Request) fakemodel.Reply
+
+	*fakemodel.Player
+	ts *httptest.Server
+}
+
+// New makes a server that answers with script.
+func New(script fakemodel.Script) *Server { return &Server{Player: fakemodel.NewPlayer(script)} }
+
+// Start serves on a loopback port until Close.
+func (s *Server) Start() *Server {
+	s.ts = httptest.NewServer(s.Handler())
+	return s
+}
+
+// URL is the base URL for GOOGLE_GEMINI_BASE_URL (empty before Start).
+func (s *Server) URL() string {
+	if s.ts == nil {
+		return ""
+	}
+	return s.ts.URL
+}
+
+// Close stops a started server.
+func (s *Server) Close() {
+	if s.ts != nil {
+		s.ts.Close()
+	}
+}
+
+// AgentRequests returns the generate calls that were not side requests.
+func (s *Server) AgentRequests() []fakemodel.Request {
+	var out []fakemodel.Request
+	for _, r := range s.Requests() {
+		if strings.Contains(r.Path, "enerateContent") && !r.Side && r.ParseError == "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Handler serves the fake API.
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serve) }
+
+func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(hr.Body, maxBody))
+	if err != nil {
+		http.Error(w, "read body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	req := fakemodel.Request{Method: hr.Method, Path: hr.URL.Path, Query: hr.URL.RawQuery,
+		Header: hr.Header.Clone(), Body: body}
+	model, method, ok := strings.Cut(strings.TrimPrefix(hr.URL.Path, "/v1beta/models/"), ":")
+	if !ok || hr.Method != http.MethodPost || !strings.HasPrefix(hr.URL.Path, "/v1beta/models/") {
+		s.Record(&req)
+		http.NotFound(w, hr)
+		return
+	}
+	switch method {
+	case "streamGenerateContent", "generateContent":
+		req.Model, req.Stream = model, method == "streamGenerateContent"
+		s.generate(w, &req)
+	case "countTokens":
+		s.Record(&req)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]int{"totalTokens": len(body)/4 + 1})
+	default:
+		s.Record(&req)
+		http.NotFound(w, hr)
+	}
+}
+
+func (s *Server) generate(w http.ResponseWriter, req *fakemodel.Request) {
+	if err := parseRequest(req); err != nil {
+		req.ParseError = err.Error()
+		s.Record(req)
+		s.Problem("request %d: bad JSON body: %s", req.Seq, req.ParseError)
+		writeError(w, &fakemodel.APIError{Status: 400, Type: "INVALID_ARGUMENT", Message: req.ParseError})
+		return
+	}
+	s.Record(req)
+	var reply fakemodel.Reply
+	if req.Side {
+		side := s.Side
+		if side == nil {
+			side = DefaultSide
+		}
+		reply = side(*req)
+	} else {
+		reply = s.Next(*req)
+	}
+	if reply.Error != nil {
+		writeError(w, reply.Error)
+		return
+	}
+	n := s.NextID()
+	model := reply.Model
+	if model == "" {
+		model = req.Model
+	}
+	resp := response(n, model, reply)
+	if !req.Stream {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(resp)
+		return
+	}
+	writeSSE(w, resp)
+}
+
+// DefaultSide answers the CLI's JSON side requests: the next-speaker check
+// says the user speaks next (the turn is over), anything else gets {}.
+func DefaultSide(req fakemodel.Request) fakemodel.Reply {
+	if strings.Contains(string(req.Body), "next_speaker") {
+		return fakemodel.Text(`{"reasoning":"fake","next_speaker":"user"}`)
+	}
+	return fakemodel.Text(`{}`)
+}
+
+// writeError answers with the Google API error shape.
+func writeError(w http.ResponseWriter, e *fakemodel.APIError) {
+	status := e.Status
+	if status < 400 || status > 599 {
+		status = http.StatusInternalServerError
+	}
+	typ := e.Type
+	if typ == "" {
+		typ = "INTERNAL"
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
+		"code": status, "message": e.Message, "status": typ}})
+}
+
+// writeSSE streams resp as one SSE data event per part (text first, so a
+// client sees streaming), the last carrying finishReason and usage.
+func writeSSE(w http.ResponseWriter, resp map[string]any) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	fl, _ := w.(http.Flusher)
+	b, _ := json.Marshal(resp)
+	fmt.Fprintf(w, "data: %s\r\n\r\n", b)
+	if fl != nil {
+		fl.Flush()
+	}
+}

@@ -1,0 +1,135 @@
+// Package openai is a scriptable fake of the OpenAI Responses API for
+// running the real Codex CLI offline in tests: configure a model provider
+// whose base_url is Server.URL()+"/v1" and script the replies with the
+// same fakemodel.Script that drives the fake Messages API.
+//
+// Routes: POST /v1/responses (stream true → SSE, false → JSON); GET
+// /v1/models → an empty list; anything else → 404. Every request is
+// recorded, its body parsed into a fakemodel.Request (input items become
+// user/assistant messages with text, tool_use and tool_result blocks) so
+// scripts are written once for every provider.
+package openai
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+
+	"github.com/mention-runner/mention-runner/internal/fakemodel"
+)
+
+const maxBody = 64 << 20
+
+// Server is the fake API. Create with New; serve with Start or Handler.
+type Server struct {
+	*fakemodel.Player
+	ts *httptest.Server
+}
+
+// New makes a server that answers with script.
+func New(script fakemodel.Script) *Server { return &Server{Player: fakemodel.NewPlayer(script)} }
+
+// Start serves on a loopback port until Close.
+func (s *Server) Start() *Server {
+	s.ts = httptest.NewServer(s.Handler())
+	return s
+}
+
+// URL is the server's base URL (empty before Start); the API lives under /v1.
+func (s *Server) URL() string {
+	if s.ts == nil {
+		return ""
+	}
+	return s.ts.URL
+}
+
+// Close stops a started server.
+func (s *Server) Close() {
+	if s.ts != nil {
+		s.ts.Close()
+	}
+}
+
+// AgentRequests returns the responses calls, in order.
+func (s *Server) AgentRequests() []fakemodel.Request {
+	var out []fakemodel.Request
+	for _, r := range s.Requests() {
+		if r.Path == "/v1/responses" && r.ParseError == "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Handler serves the fake API.
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serve) }
+
+func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(hr.Body, maxBody))
+	if err != nil {
+		http.Error(w, "read body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	req := fakemodel.Request{Method: hr.Method, Path: hr.URL.Path, Query: hr.URL.RawQuery,
+		Header: hr.Header.Clone(), Body: body}
+	switch {
+	case hr.URL.Path == "/v1/responses" && hr.Method == http.MethodPost:
+		s.responses(w, &req)
+	case hr.URL.Path == "/v1/models" && hr.Method == http.MethodGet:
+		s.Record(&req)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"object":"list","data":[]}`)
+	default:
+		s.Record(&req)
+		http.NotFound(w, hr)
+	}
+}
+
+func (s *Server) responses(w http.ResponseWriter, req *fakemodel.Request) {
+	if err := parseRequest(req); err != nil {
+		req.ParseError = err.Error()
+		s.Record(req)
+		s.Problem("request %d: bad JSON body: %s", req.Seq, req.ParseError)
+		writeError(w, &fakemodel.APIError{Status: 400, Type: "invalid_request_error", Message: req.ParseError})
+		return
+	}
+	s.Record(req)
+	reply := s.Next(*req)
+	if reply.Error != nil {
+		writeError(w, reply.Error)
+		return
+	}
+	n := s.NextID()
+	model := reply.Model
+	if model == "" {
+		model = req.Model
+	}
+	resp := response(n, model, reply)
+	if !req.Stream {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(resp)
+		return
+	}
+	writeSSE(w, resp)
+}
+
+// writeError answers with the OpenAI error shape.
+func writeError(w http.ResponseWriter, e *fakemodel.APIError) {
+	status := e.Status
+	if status < 400 || status > 599 {
+		status = http.StatusInternalServerError
+	}
+	typ := e.Type
+	if typ == "" {
+		typ = "server_error"
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
+		"message": e.Message, "type": typ, "code": nil, "param": nil}})
+}
+
+// toolCallID is the call_id of the i-th tool call of reply n.
+func toolCallID(n, i int) string { return fmt.Sprintf("call_fake_%03d_%d", n, i) }

@@ -1,0 +1,88 @@
+package fakemodel
+
+import (
+	"fmt"
+	"sync"
+)
+
+// Player plays a Script and records the requests of one fake provider API:
+// this package's Messages API and the sibling fakes of other providers'
+// APIs (fakemodel/openai, fakemodel/gemini) share it, so one scripted
+// dialogue drives any engine. Safe for concurrent use.
+type Player struct {
+	mu       sync.Mutex
+	script   Script
+	next     int // next index into script.replies
+	ids      int
+	requests []Request
+	problems []string
+}
+
+// NewPlayer returns a player for script.
+func NewPlayer(script Script) *Player { return &Player{script: script} }
+
+// Record appends r to the request log, numbering it (r.Seq).
+func (p *Player) Record(r *Request) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r.Seq = len(p.requests) + 1
+	p.requests = append(p.requests, *r)
+}
+
+// Next consumes the script for one agent call. An exhausted sequence ends
+// the turn with a text saying so (and records a problem) rather than
+// hanging the client.
+func (p *Player) Next(req Request) Reply {
+	p.mu.Lock()
+	fn := p.script.fn
+	if fn == nil {
+		defer p.mu.Unlock()
+		if p.next >= len(p.script.replies) {
+			p.problems = append(p.problems, fmt.Sprintf(
+				"request %d: script exhausted after %d replies", req.Seq, len(p.script.replies)))
+			return Text("fakemodel: script exhausted")
+		}
+		r := p.script.replies[p.next]
+		p.next++
+		return r
+	}
+	p.mu.Unlock()
+	return fn(req) // outside the lock: fn may call Requests()
+}
+
+// NextID numbers the server's replies (message and tool call ids): 1, 2, 3…
+func (p *Player) NextID() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ids++
+	return p.ids
+}
+
+// Problem records something that went wrong on the server side.
+func (p *Player) Problem(format string, a ...any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.problems = append(p.problems, fmt.Sprintf(format, a...))
+}
+
+// Requests returns a copy of every request received, in order.
+func (p *Player) Requests() []Request {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]Request(nil), p.requests...)
+}
+
+// Problems lists what went wrong on the server side: an exhausted script,
+// unparsable bodies. A passing test expects none.
+func (p *Player) Problems() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.problems...)
+}
+
+// Remaining is how many scripted replies were not used.
+func (p *Player) Remaining() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.script.replies) - p.next
+}
