@@ -7,7 +7,7 @@ ACTIONLINT := $(GO) run github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 FUZZTIME ?= 10s
 BIN := bin
 
-.PHONY: all build test test-fast fmt-check vet unit lint-actions fuzz bench bench-all demo clean tools
+.PHONY: all build test test-fast fmt-check vet unit lint-actions fuzz bench bench-all demo clean tools release release-snapshot
 
 all: build
 
@@ -73,5 +73,27 @@ bench-all:
 demo: $(if $(filter claude,$(ENGINE)),claude-code)
 	$(GO) run ./cmd/demo --claude-bin "$(CLAUDE_BIN)"
 
+# GoReleaser, pinned, built from the Go module proxy (no other download).
+GORELEASER_VERSION := v2.15.1
+GORELEASER := $(GO) run github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
+# The assets scripts/install-binary.sh and README name.
+RELEASE_ASSETS := runner_linux_amd64 runner_linux_arm64 \
+	dispatcher_linux_amd64 dispatcher_linux_arm64 dispatcher_darwin_amd64 dispatcher_darwin_arm64 \
+	dispatcher_windows_amd64.exe dispatcher_windows_arm64.exe
+
+# release-snapshot builds every release asset into dist/ with the release
+# configuration, publishing nothing, and checks the assets and checksums.txt.
+release-snapshot:
+	$(GORELEASER) check
+	$(GORELEASER) release --snapshot --clean --skip=publish
+	@cd dist && for a in $(RELEASE_ASSETS); do test -f "$$a" || { echo "dist/$$a missing"; exit 1; }; done
+	@cd dist && test "$$(awk '{print $$2}' checksums.txt | sort)" = "$$(printf '%s\n' $(RELEASE_ASSETS) | sort)" \
+	  || { echo "checksums.txt does not list exactly the release assets:"; cat checksums.txt; exit 1; }
+	cd dist && sha256sum -c checksums.txt
+
+# release publishes the tagged commit (the release workflow runs it).
+release:
+	$(GORELEASER) release --clean
+
 clean:
-	rm -rf $(BIN) demo-out
+	rm -rf $(BIN) demo-out dist

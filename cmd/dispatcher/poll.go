@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"time"
 
 	"github.com/mention-runner/mention-runner/internal/cli"
 	"github.com/mention-runner/mention-runner/internal/dispatch"
@@ -10,7 +11,7 @@ import (
 func init() {
 	app.Register(&cli.Command{
 		Name:    "poll",
-		Summary: "poll the bot's notifications until stopped (SIGINT/SIGTERM)",
+		Summary: "poll the bot's notifications until stopped (SIGINT/SIGTERM) or for --for DURATION",
 		Run:     runPoll,
 	})
 }
@@ -18,8 +19,12 @@ func init() {
 func runPoll(ctx context.Context, env *cli.Env, args []string) error {
 	fs := cli.FlagSet(env, "dispatcher", "poll", "[flags]")
 	f := addSettings(fs)
+	window := fs.Duration("for", 0, "stop cleanly, between two cycles, after this long (e.g. 5h50m for a scheduled job; 0 = until stopped)")
 	if err := cli.ParseFlags(fs, args, false); err != nil {
 		return err
+	}
+	if *window < 0 {
+		return cli.Usagef("--for=%s: want a positive duration, like 5h50m", *window)
 	}
 	c, err := f.resolve(env, "poll", false)
 	if err != nil {
@@ -29,5 +34,9 @@ func runPoll(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return (&dispatch.Poller{D: d, Client: gh, MinInterval: c.pollInterval}).Run(ctx)
+	p := &dispatch.Poller{D: d, Client: gh, MinInterval: c.pollInterval}
+	if *window > 0 {
+		p.Until = time.Now().Add(*window)
+	}
+	return p.Run(ctx)
 }

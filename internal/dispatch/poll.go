@@ -35,6 +35,11 @@ type Poller struct {
 	MinInterval time.Duration
 	ReadMargin  time.Duration                                    // 0 = DefaultReadMargin
 	Sleep       func(ctx context.Context, d time.Duration) error // nil = timer honouring ctx
+	// Until ends Run cleanly before a wait that would pass it (zero = run
+	// until ctx ends): a scheduled job polls for a while and stops between
+	// cycles, never in the middle of one, so the next run can take over.
+	Until time.Time
+	Now   func() time.Time // nil = the dispatcher's clock
 
 	lastModified string
 	interval     time.Duration
@@ -111,12 +116,17 @@ func (p *Poller) Cycle(ctx context.Context) (CycleResult, error) {
 	return res, errors.Join(errs...)
 }
 
-// Run polls until ctx ends, waiting at least MinInterval and X-Poll-Interval
-// between cycles. A failed cycle is logged and retried next time.
+// Run polls until ctx ends (or Until comes), waiting at least MinInterval
+// and X-Poll-Interval between cycles. A failed cycle is logged and retried
+// next time.
 func (p *Poller) Run(ctx context.Context) error {
 	sleep := p.Sleep
 	if sleep == nil {
 		sleep = clock.Sleep
+	}
+	now := p.Now
+	if now == nil {
+		now = p.D.cfg.Now
 	}
 	for {
 		res, err := p.Cycle(ctx)
@@ -126,7 +136,12 @@ func (p *Poller) Run(ctx context.Context) error {
 		} else {
 			log.Info("poll cycle", "not_modified", res.NotModified, "threads", res.Threads, "decisions", len(res.Decisions))
 		}
-		if err := sleep(ctx, max(p.MinInterval, p.interval)); err != nil {
+		wait := max(p.MinInterval, p.interval)
+		if !p.Until.IsZero() && now().Add(wait).After(p.Until) {
+			log.Info("poll window over", "until", p.Until.UTC().Format(time.RFC3339))
+			return nil
+		}
+		if err := sleep(ctx, wait); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
