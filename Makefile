@@ -39,9 +39,20 @@ unit:
 # actionlint checks the workflows (ours and the example for control repos);
 # it reads action.yml where a workflow uses it locally. action.yml's inputs
 # are also checked against the runner's settings by internal/config tests.
+# The example is linted a second time against our own agent-run.yml: a copy
+# that calls it by local path, in a scratch repository, so actionlint checks
+# every input the example passes and every required one it leaves out.
+EXAMPLE_WORKFLOW := examples/control-repo/.github/workflows/mention-runner.yml
 lint-actions:
 	@files=$$(ls .github/workflows/*.yml examples/*/.github/workflows/*.yml 2>/dev/null); \
 	if [ -n "$$files" ]; then echo "actionlint $$files"; $(ACTIONLINT) $$files; fi
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	mkdir -p "$$tmp/.github/workflows"; cp .github/workflows/agent-run.yml "$$tmp/.github/workflows/"; \
+	sed 's#uses: mention-runner/mention-runner/.github/workflows/agent-run.yml@.*#uses: ./.github/workflows/agent-run.yml#' \
+	  $(EXAMPLE_WORKFLOW) > "$$tmp/.github/workflows/mention-runner.yml"; \
+	grep -q 'uses: ./.github/workflows/agent-run.yml' "$$tmp/.github/workflows/mention-runner.yml"; \
+	git -C "$$tmp" init -q; echo "actionlint $(EXAMPLE_WORKFLOW) against ./.github/workflows/agent-run.yml"; \
+	cd "$$tmp" && $(ACTIONLINT) .github/workflows/mention-runner.yml
 
 # tools installs what the tests need beyond Go (see tools.mk).
 tools: engines
