@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/mention-runner/mention-runner/internal/cli"
+	"github.com/mention-runner/mention-runner/internal/redact"
 )
 
 // app collects the subcommands; each lives in its own file and registers
@@ -16,6 +17,8 @@ import (
 var app = &cli.App{Name: "dispatcher", Summary: "turns @bot mentions into repository_dispatch events"}
 
 func main() {
+	// Every secret in the environment is redacted by value from all we write.
+	redact.AddSecretsFromEnv(os.Environ())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := app.Main(ctx, cli.OSEnv(), os.Args[1:])
 	stop()

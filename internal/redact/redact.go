@@ -4,6 +4,7 @@ package redact
 
 import (
 	"regexp"
+	"sort"
 	"strings"
 )
 
@@ -15,31 +16,107 @@ type rule struct {
 	hint []string
 }
 
+// Token prefixes are matched even when glued to a word ("xghp_…" still
+// reads as a token on GitHub), and a token runs to its last token character.
 var rules = []rule{
-	{"github-token", regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{20,255}\b`), []string{"ghp_", "gho_", "ghs_", "ghu_", "ghr_"}},
-	{"github-token", regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{20,255}\b`), []string{"github_pat_"}},
-	{"anthropic-key", regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_\-]{10,}`), []string{"sk-ant-"}},
-	{"aws-access-key", regexp.MustCompile(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b`), []string{"AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA"}},
+	{"github-token", regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{20,255}`), []string{"ghp_", "gho_", "ghs_", "ghu_", "ghr_"}},
+	{"github-token", regexp.MustCompile(`github_pat_[A-Za-z0-9_]{20,255}`), []string{"github_pat_"}},
+	{"anthropic-key", regexp.MustCompile(`sk-ant-[A-Za-z0-9_\-]{10,}`), []string{"sk-ant-"}},
+	{"aws-access-key", regexp.MustCompile(`(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b`), []string{"AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA"}},
 	// A secret access key is 40 base64 characters; only redact it next to a
 	// name that says what it is, or every long hash would go.
 	{"aws-secret-key", regexp.MustCompile(`(?i)(aws_?secret_?access_?key|secret_?access_?key|aws_?secret)(["']?\s*[:=]\s*["']?)[A-Za-z0-9/+=]{40}\b`), []string{"secret", "SECRET", "Secret"}},
-	{"jwt", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}`), []string{"eyJ"}},
+	{"jwt", regexp.MustCompile(`eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}`), []string{"eyJ"}},
 	{"bearer-token", regexp.MustCompile(`(?i)(authorization:\s*(?:bearer|token)\s+)[A-Za-z0-9_\-\.=]{20,}`), []string{"uthorization", "UTHORIZATION"}},
 }
 
-// String returns s with every secret replaced by [REDACTED:<kind>]. A
-// secret split by invisible characters (zero-width space, word joiner, soft
-// hyphen, bidi controls…) still reads as the secret on GitHub, so when s has
-// any, they are dropped before matching wherever that uncovers a secret.
+// String returns s with every secret replaced by [REDACTED:<kind>]: the
+// shapes above, and the exact values registered with AddSecret (raw,
+// percent- and base64-encoded). Secrets are matched in what a reader sees
+// on GitHub, not only in the raw text: markdown escapes ("ghp\_…"), HTML
+// entities ("ghp&#95;…"), inline tags, emphasis and code markers
+// ("gh<b>p_</b>…", "gh**p**_…") and invisible characters (zero-width
+// space, soft hyphen, bidi controls…) are read through, and all the source
+// text that shows the secret is replaced.
 func String(s string) string {
-	out := redact(s)
-	if strings.IndexFunc(s, invisible) < 0 {
+	secrets := registered()
+	if !strings.ContainsFunc(s, splits) {
+		return replace(s, matches(s, nil, secrets))
+	}
+	v := newView(s)
+	return replace(s, matches(v.text, v, secrets))
+}
+
+// match is a source range to redact and its label.
+type match struct {
+	start, end int
+	label      string
+}
+
+// matches finds the secrets in text (the view of the source when v is not
+// nil) and returns them as source ranges, in order, not overlapping.
+func matches(text string, v *view, secrets []string) []match {
+	var out []match
+	add := func(a, b int, label string) {
+		if v != nil {
+			a, b = v.from[a], v.to[b-1]
+		}
+		out = append(out, match{a, b, label})
+	}
+	for _, r := range rules {
+		if !containsAny(text, r.hint) {
+			continue
+		}
+		for _, m := range r.re.FindAllStringSubmatchIndex(text, -1) {
+			a := m[0]
+			if len(m) > 2 && m[len(m)-1] >= 0 { // keep the name and separator (the groups) so the text still reads
+				a = m[len(m)-1]
+			}
+			if a < m[1] {
+				add(a, m[1], r.label)
+			}
+		}
+	}
+	for _, sec := range secrets {
+		for i := 0; ; {
+			j := strings.Index(text[i:], sec)
+			if j < 0 {
+				break
+			}
+			add(i+j, i+j+len(sec), "secret")
+			i += j + len(sec)
+		}
+	}
+	if len(out) < 2 {
 		return out
 	}
-	if vis := redact(strings.Map(dropInvisible, s)); vis != strings.Map(dropInvisible, s) {
-		return vis
+	sort.Slice(out, func(i, j int) bool { return out[i].start < out[j].start })
+	merged := out[:1]
+	for _, m := range out[1:] {
+		last := &merged[len(merged)-1]
+		if m.start < last.end {
+			last.end = max(last.end, m.end)
+			continue
+		}
+		merged = append(merged, m)
 	}
-	return out
+	return merged
+}
+
+func replace(s string, ms []match) string {
+	if len(ms) == 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	prev := 0
+	for _, m := range ms {
+		b.WriteString(s[prev:m.start])
+		b.WriteString("[REDACTED:" + m.label + "]")
+		prev = m.end
+	}
+	b.WriteString(s[prev:])
+	return b.String()
 }
 
 // invisible reports characters that render as nothing.
@@ -51,29 +128,6 @@ func invisible(r rune) bool {
 		return true
 	}
 	return false
-}
-
-func dropInvisible(r rune) rune {
-	if invisible(r) {
-		return -1
-	}
-	return r
-}
-
-func redact(s string) string {
-	for _, r := range rules {
-		if !containsAny(s, r.hint) {
-			continue
-		}
-		switch r.label {
-		case "aws-secret-key", "bearer-token":
-			// keep the name and separator so the text still reads
-			s = r.re.ReplaceAllString(s, "${1}${2}[REDACTED:"+r.label+"]")
-		default:
-			s = r.re.ReplaceAllString(s, "[REDACTED:"+r.label+"]")
-		}
-	}
-	return s
 }
 
 // Bytes is String for byte slices.

@@ -1,0 +1,80 @@
+package redact
+
+import (
+	"encoding/base64"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// MinSecretLen is the shortest value AddSecret takes: shorter ones would
+// redact ordinary words.
+const MinSecretLen = 8
+
+var (
+	secretsMu sync.RWMutex
+	secrets   []string // every form of every registered value, longest first
+	seen      = map[string]bool{}
+)
+
+// AddSecret makes String redact value wherever it appears: raw, percent-
+// encoded (query and path forms) and base64-encoded (standard and URL
+// alphabets, at each of the three alignments a value can have inside a
+// longer encoded text, as in HTTP basic auth). Values shorter than
+// MinSecretLen are ignored.
+func AddSecret(value string) {
+	value = strings.TrimSpace(value)
+	if len(value) < MinSecretLen {
+		return
+	}
+	forms := []string{value, url.QueryEscape(value), url.PathEscape(value)}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+		for k := 0; k < 3; k++ {
+			// Encode behind k filler bytes and keep the characters that
+			// depend on the value alone.
+			e := enc.WithPadding(base64.NoPadding).EncodeToString(append(make([]byte, k), value...))
+			start, end := (k*8+5)/6, (k+len(value))*8/6
+			if end-start >= MinSecretLen {
+				forms = append(forms, e[start:end])
+			}
+		}
+	}
+	secretsMu.Lock()
+	defer secretsMu.Unlock()
+	for _, f := range forms {
+		if !seen[f] {
+			seen[f] = true
+			secrets = append(secrets, f)
+		}
+	}
+	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
+}
+
+func registered() []string {
+	secretsMu.RLock()
+	defer secretsMu.RUnlock()
+	return secrets
+}
+
+// secretName matches environment variable names that hold secrets.
+var secretName = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE|API_?KEY|ACCESS_?KEY|_KEY$|^KEY$|_PAT$|AUTH)`)
+
+// AddSecretsFromEnv registers the value of every variable in environ
+// ("NAME=value", as os.Environ returns) whose name says it holds a secret
+// (…TOKEN, …SECRET, …API_KEY, …PASSWORD, INPUT_… forms of action inputs
+// included). It returns the names it registered, for the run record.
+func AddSecretsFromEnv(environ []string) []string {
+	var names []string
+	for _, kv := range environ {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok || !secretName.MatchString(name) || len(strings.TrimSpace(val)) < MinSecretLen {
+			continue
+		}
+		AddSecret(val)
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}

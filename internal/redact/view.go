@@ -1,0 +1,120 @@
+package redact
+
+import (
+	"html"
+	"strings"
+	"unicode/utf8"
+)
+
+// view is a text as a reader sees it once GitHub has rendered it, with
+// each byte mapped back to the source bytes it came from: view byte i
+// shows source [from[i], to[i]).
+type view struct {
+	text     string
+	from, to []int
+}
+
+// splits reports the characters that can make the source differ from what
+// a reader sees: markdown escapes, entities, tags, emphasis and code
+// markers, invisible characters.
+func splits(r rune) bool {
+	switch r {
+	case '\\', '&', '<', '*', '~', '`':
+		return true
+	}
+	return r >= 0x80 && invisible(r)
+}
+
+// maxEntity bounds an HTML entity ("&CounterClockwiseContourIntegral;" is
+// the longest named one).
+const maxEntity = 40
+
+func newView(s string) *view {
+	v := &view{from: make([]int, 0, len(s)), to: make([]int, 0, len(s))}
+	var b strings.Builder
+	b.Grow(len(s))
+	emit := func(text string, from, to int) {
+		b.WriteString(text)
+		for range len(text) {
+			v.from = append(v.from, from)
+			v.to = append(v.to, to)
+		}
+	}
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch c {
+		case '\\':
+			if i+1 < len(s) && isPunct(s[i+1]) {
+				emit(s[i+1:i+2], i, i+2)
+				i += 2
+				continue
+			}
+		case '*', '~', '`':
+			i++
+			continue
+		case '&':
+			if j := strings.IndexByte(s[i:min(len(s), i+maxEntity)], ';'); j > 1 {
+				ent := s[i : i+j+1]
+				if dec := html.UnescapeString(ent); dec != ent {
+					emit(dec, i, i+j+1)
+					i += j + 1
+					continue
+				}
+			}
+		case '<':
+			if n := tagLen(s[i:]); n > 0 {
+				i += n
+				continue
+			}
+		}
+		if c >= utf8.RuneSelf {
+			r, w := utf8.DecodeRuneInString(s[i:])
+			if invisible(r) {
+				i += w
+				continue
+			}
+			emit(s[i:i+w], i, i+w)
+			i += w
+			continue
+		}
+		emit(s[i:i+1], i, i+1)
+		i++
+	}
+	v.text = b.String()
+	return v
+}
+
+func isPunct(c byte) bool {
+	return c >= '!' && c <= '/' || c >= ':' && c <= '@' || c >= '[' && c <= '`' || c >= '{' && c <= '~'
+}
+
+// maxTag bounds how far a tag is looked for, keeping the view linear.
+const maxTag = 256
+
+// tagLen returns the length of an HTML tag or comment at the start of s
+// ("<b>", "</span>", "<a href=x>", "<!-- … -->"), or 0.
+func tagLen(s string) int {
+	if strings.HasPrefix(s, "<!--") {
+		if j := strings.Index(s[4:min(len(s), maxTag)], "-->"); j >= 0 {
+			return 4 + j + 3
+		}
+		return 0
+	}
+	p := 1
+	if p < len(s) && s[p] == '/' {
+		p++
+	}
+	if p >= len(s) || !(s[p] >= 'a' && s[p] <= 'z' || s[p] >= 'A' && s[p] <= 'Z') {
+		return 0
+	}
+	end := min(len(s), maxTag)
+	for q := p; q < end; q++ {
+		switch s[q] {
+		case '>':
+			return q + 1
+		case '<', '\n':
+			return 0
+		}
+	}
+	return 0
+}
