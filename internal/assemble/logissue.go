@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 	"github.com/mention-runner/mention-runner/internal/redact"
+	"github.com/mention-runner/mention-runner/internal/render"
 )
 
 // Labels of run-log issues.
@@ -71,6 +72,7 @@ func (l *logIssues) find(ctx context.Context, jobID string, since time.Time) (*g
 }
 
 func (l *logIssues) create(ctx context.Context, title, body string, labels []string) (*github.Issue, error) {
+	body = render.Inert(body) // thread text on the control repo never pings or loads
 	is, _, err := l.gh.Issues.Create(ctx, l.owner, l.name, &github.IssueRequest{Title: &title, Body: &body, Labels: &labels})
 	if err != nil {
 		return nil, fmt.Errorf("create log issue in %s/%s: %w", l.owner, l.name, err)
@@ -79,6 +81,7 @@ func (l *logIssues) create(ctx context.Context, title, body string, labels []str
 }
 
 func (l *logIssues) comment(ctx context.Context, number int, body string) error {
+	body = render.Inert(body)
 	if _, _, err := l.gh.Issues.CreateComment(ctx, l.owner, l.name, number, &github.IssueComment{Body: &body}); err != nil {
 		return fmt.Errorf("comment on log issue %s/%s#%d: %w", l.owner, l.name, number, err)
 	}

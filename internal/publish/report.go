@@ -128,9 +128,11 @@ func policyFlags(p policy.Policy, polErr error) string {
 	return strings.Join(f, " ")
 }
 
-// withMarker ends a log-issue comment with its hidden marker.
+// withMarker ends a log-issue comment with its hidden marker. The text is
+// made inert first: agent text on the control repo must not ping anyone or
+// load images, whatever the run's policy.
 func withMarker(body string, k key) string {
-	return strings.TrimRight(body, "\n") + "\n\n" + k.marker()
+	return strings.TrimRight(render.Inert(body), "\n") + "\n\n" + k.marker()
 }
 
 // upsertLogComment posts body (ending with k's marker) on the log issue
@@ -195,7 +197,7 @@ func (p *publisher) ensureLogIssue(ctx context.Context) (int, error) {
 func (p *publisher) finishLogIssue(ctx context.Context, r render.Report) error {
 	owner, name := splitRepo(p.o.ControlRepo)
 	n := p.res.LogIssue
-	body := capLogBody(render.LogIssueBody(r)) + "\n" + logKey(p.job.JobID).marker() + "\n"
+	body := capLogBody(render.Inert(render.LogIssueBody(r))) + "\n" + logKey(p.job.JobID).marker() + "\n"
 	req := &github.IssueRequest{Body: github.String(body), State: github.String("open")}
 	if p.res.Status == "completed" {
 		req.State, req.StateReason = github.String("closed"), github.String("completed")

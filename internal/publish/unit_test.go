@@ -246,3 +246,14 @@ func TestCapLogBody(t *testing.T) {
 	assert.True(t, strings.HasSuffix(out, logCutNote))
 	assert.Equal(t, "short", capLogBody("short"))
 }
+
+// TestLogCommentsAreInert: agent text posted on the control repo's log
+// issue neither pings (@user) nor loads images, whatever the run's policy.
+func TestLogCommentsAreInert(t *testing.T) {
+	k := sessionKey("job-1", 0)
+	out := withMarker("[Assistant]\nping @alice and @org/team ![x](https://evil.example/p.png) <img src=https://evil.example/q.png>", k)
+	assert.NotRegexp(t, `@[A-Za-z]`, out)
+	assert.NotContains(t, out, "![")
+	assert.NotContains(t, out, "<img")
+	assert.True(t, strings.HasSuffix(out, k.marker()))
+}

@@ -33,9 +33,14 @@ func fenced(lang, content string) string {
 }
 
 // balance closes what free markdown (an agent's reply, a prompt, a body
-// cut short) left open and would otherwise swallow everything after it: a
-// code fence and an HTML comment.
+// cut short) left open and would otherwise swallow everything after it (the
+// NOTE block, the next turn): a code fence, an HTML comment, and HTML
+// elements (an unclosed <details> folds away all that follows). Openers
+// whose content runs to a closer that cannot be supplied reliably
+// (<script>, <style>, <textarea>, <plaintext>, processing instructions,
+// CDATA, declarations …) are neutralised: they show as text.
 func balance(s string) string {
+	s = neutraliseRawOpeners(s)
 	if fence := openFence(s); fence != "" {
 		if !strings.HasSuffix(s, "\n") {
 			s += "\n"
@@ -44,6 +49,16 @@ func balance(s string) string {
 	}
 	if i := strings.LastIndex(s, "<!--"); i >= 0 && !strings.Contains(s[i+4:], "-->") {
 		s += " -->"
+	}
+	open, overflow := openElements(s)
+	if overflow {
+		s = strings.ReplaceAll(s, "<", "<"+zwsp)
+	}
+	if len(open) > 0 {
+		s = strings.TrimRight(s, "\n") + "\n\n"
+		for i := len(open) - 1; i >= 0; i-- {
+			s += "</" + open[i] + ">\n"
+		}
 	}
 	return s
 }
