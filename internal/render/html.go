@@ -1,6 +1,10 @@
 package render
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/mention-runner/mention-runner/internal/mention"
+)
 
 // zwsp is inserted after a '<' or '@' to make markup or a mention show as
 // text: it renders as nothing, and neither a tag name nor a login can start
@@ -113,12 +117,13 @@ var mediaTags = []string{"img", "picture", "video", "audio", "source", "object",
 
 // Inert makes text safe to post where it must neither ping anyone nor load
 // anything (agent text on the control repo's log issue), keeping it
-// readable: each '@' followed by a login character gets an invisible zwsp
-// after it (no user or team mention), each "![" becomes "!"+zwsp+"[" (a
-// link, not an image) and each media tag ("<img", "<video" …) gets zwsp
-// after its '<' (shown as text). Inside code the zwsp is invisible too.
+// readable: mentions are neutralised (mention.Neutralize), each "!["
+// becomes "!"+zwsp+"[" (a link, not an image) and each media tag ("<img",
+// "<video" …) gets zwsp after its '<' (shown as text). Inside code the
+// inserted characters are invisible too.
 func Inert(s string) string {
-	if !strings.ContainsAny(s, "@!<") {
+	s = mention.Neutralize(s)
+	if !strings.ContainsAny(s, "!<") {
 		return s
 	}
 	var b strings.Builder
@@ -127,10 +132,6 @@ func Inert(s string) string {
 	for i := 0; i < len(s)-1; i++ {
 		var cut int // insert zwsp after s[:cut]
 		switch s[i] {
-		case '@':
-			if c := s[i+1]; isLetter(c) || c >= '0' && c <= '9' {
-				cut = i + 1
-			}
 		case '!':
 			if s[i+1] == '[' {
 				cut = i + 1

@@ -43,11 +43,12 @@ func TestWithNoteAlwaysShows(t *testing.T) {
 
 // TestInert: agent text posted to the control repo neither pings nor loads.
 func TestInert(t *testing.T) {
+	const wj = "\u2060" // mention.Neutralize's word joiner
 	cases := []struct{ in, want string }{
-		{"thanks @alice and @org/team", "thanks @" + zwsp + "alice and @" + zwsp + "org/team"},
+		{"thanks @alice and @org/team", "thanks @" + wj + "alice and @" + wj + "org/team"},
 		{"![x](https://evil.example/p.png)", "!" + zwsp + "[x](https://evil.example/p.png)"},
 		{"<img src=x> <IMG src=y> <picture> <video src=z>", "<" + zwsp + "img src=x> <" + zwsp + "IMG src=y> <" + zwsp + "picture> <" + zwsp + "video src=z>"},
-		{"a@b.com 2 @ 3 <b>ok</b> <imgx> !x [y]", "a@" + zwsp + "b.com 2 @ 3 <b>ok</b> <imgx> !x [y]"},
+		{"a@b.com 2 @ 3 <b>ok</b> <imgx> !x [y]", "a@b.com 2 @ 3 <b>ok</b> <imgx> !x [y]"},
 		{"", ""},
 		{"@", "@"},
 	}
