@@ -66,7 +66,7 @@ func errorComments(run AgentRun, res *Result, o Options) []errorComment {
 		if strings.TrimSpace(text) == "" {
 			text = "(the engine reported no error text; status " + first(run.Status, "unknown") + ")"
 		}
-		add(errorIndexCause, render.ErrorRuntime(text))
+		add(errorIndexCause, render.ErrorRuntimeFor(first(run.Engine, o.Engine), text))
 	}
 	if len(res.PublishProblems) > 0 {
 		var b strings.Builder

@@ -10,13 +10,32 @@ import (
 // maxErrorBytes keeps an error comment under GitHub's body limit.
 const maxErrorBytes = 60000
 
-// ErrorRuntime is the comment for an engine failure: the heading, then the
-// engine's original text in a text fence, so nothing in it can break the
-// markdown (or ping anyone); text too long for a comment is cut with a note.
-func ErrorRuntime(text string) string {
+// ErrorRuntime is the comment for a Claude Code failure (ErrorRuntimeFor).
+func ErrorRuntime(text string) string { return ErrorRuntimeFor("claude", text) }
+
+// engineTitles name the engines (MR_ENGINE) in error headings.
+var engineTitles = map[string]string{"claude": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI", "replay": "Replay"}
+
+// EngineTitle is the engine's name as people know it ("Claude Code" when
+// the record names none).
+func EngineTitle(engine string) string {
+	if t, ok := engineTitles[engine]; ok {
+		return t
+	}
+	if engine == "" {
+		return engineTitles["claude"]
+	}
+	return engine
+}
+
+// ErrorRuntimeFor is the comment for an engine failure: the heading
+// naming the engine ("## Error: Codex Runtime Error"), then the engine's
+// original text in a text fence, so nothing in it can break the markdown
+// (or ping anyone); text too long for a comment is cut with a note.
+func ErrorRuntimeFor(engine, text string) string {
 	text = redact.String(strings.TrimRight(text, "\n"))
 	kept := cutBytes(text, maxErrorBytes)
-	out := "## Error: Claude Code Runtime Error\n\n" + fenced("text", kept)
+	out := "## Error: " + EngineTitle(engine) + " Runtime Error\n\n" + fenced("text", kept)
 	if n := len([]rune(text[len(kept):])); n > 0 {
 		out += "\n" + CutNote(n) + "\n"
 	}

@@ -374,3 +374,18 @@ func TestLogIssueTitle(t *testing.T) {
 	assert.Equal(t, "mention-runner: acme/app#1 by octo (job j-1)", LogIssueTitle("acme/app#1", "octo\n", "j-1"))
 	assert.LessOrEqual(t, utf8.RuneCountInString(LogIssueTitle(strings.Repeat("x", 500), "a", "b")), 256)
 }
+
+func TestErrorRuntimeNamesTheEngine(t *testing.T) {
+	tests := []struct{ engine, heading string }{
+		{"", "## Error: Claude Code Runtime Error"},
+		{"claude", "## Error: Claude Code Runtime Error"},
+		{"codex", "## Error: Codex Runtime Error"},
+		{"gemini", "## Error: Gemini CLI Runtime Error"},
+		{"other", "## Error: other Runtime Error"},
+	}
+	for _, tc := range tests {
+		out := ErrorRuntimeFor(tc.engine, "codex exited with status 1: unexpected status 401")
+		assert.True(t, strings.HasPrefix(out, tc.heading+"\n\n"), "%q: %s", tc.engine, out)
+		assert.Contains(t, out, "unexpected status 401")
+	}
+}

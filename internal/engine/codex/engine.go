@@ -151,6 +151,9 @@ func (e *Engine) Run(ctx context.Context, spec engine.Spec, sink engine.Sink) (*
 	if len(spec.GateCommand) == 0 || spec.GateCommand[0] == "" {
 		return nil, errors.New("codex engine: the gate command is empty")
 	}
+	if err := engine.CheckNoExtraTools(Name, spec.AllowedTools); err != nil {
+		return nil, err
+	}
 	prompt, err := Prompt(spec)
 	if err != nil {
 		return nil, fmt.Errorf("codex engine: %w", err)

@@ -5,15 +5,17 @@
 //
 // Isolation: every setting comes from the user settings file the engine
 // writes under the fresh HOME (a system settings file under a world-writable
-// /tmp would be skipped by the CLI, and the operator's own system settings
-// stay in force). The CLI runs in an empty working directory the engine
-// makes (trusted, holding only a copy of the sanitized context), so there
-// are no workspace settings to override ours;
-// the checkout is added with --include-directories, so the CLI never
-// treats it as its project: no .gemini/settings.json, .gemini/commands,
-// .gemini/agents, .gemini/skills, extensions, policies or .env from it are
-// read, and the memory file name is a per-run random name, so no
-// GEMINI.md (or any other context file) is loaded from anywhere.
+// /tmp would be skipped by the CLI; the operator's own system settings stay
+// in force). The CLI runs in an empty working directory the engine makes,
+// trusted and holding only a copy of the sanitized context, so there are no
+// workspace settings to override ours, and no .gemini/ directory (commands,
+// agents, skills, extensions, policies), .env or memory file of the target
+// repository is ever read. The checkout is deliberately not part of the
+// workspace: Gemini CLI 0.61.0 loads GEMINI.md from every workspace
+// directory and from every directory a tool reads ("JIT context"), and
+// offers no setting to stop it, so a workspace holding the checkout would
+// let the repository instruct the model. The engine therefore reads the
+// thread's data, not the repository's files.
 package gemini
 
 import (
@@ -44,12 +46,8 @@ const Program = "gemini cli"
 const DefaultModel = "gemini-2.5-pro"
 
 // ReadOnlyTools are the built-in tools offered: they read files in the
-// workspace (the checkout and the context copy) and change nothing.
+// workspace (the context copy) and change nothing.
 var ReadOnlyTools = []string{"read_file", "list_directory", "glob", "grep_search"}
-
-// EditTools are offered when the operator allows edits ("Edit"/"Write" in
-// MR_ALLOWED_TOOLS); the CLI keeps them inside the workspace.
-var EditTools = []string{"write_file", "replace"}
 
 // GateTools are the gate's tools as the Gemini CLI names them.
 var GateTools = []string{"mcp_gate_add_comment", "mcp_gate_create_issue", "mcp_gate_create_pull_request", "mcp_gate_noop"}
@@ -68,18 +66,8 @@ func New(bin string) *Engine { return &Engine{Bin: bin} }
 // Name is "gemini".
 func (e *Engine) Name() string { return Name }
 
-// Tools is the tools.core allow-list for spec.
-func Tools(spec engine.Spec) []string {
-	tools := append([]string{}, ReadOnlyTools...)
-	for _, t := range spec.AllowedTools {
-		name, _, _ := strings.Cut(strings.TrimSpace(t), "(")
-		if name == "Edit" || name == "Write" {
-			tools = append(tools, EditTools...)
-			break
-		}
-	}
-	return append(tools, GateTools...)
-}
+// Tools is the tools.core allow-list: the read-only tools and the gate's.
+func Tools() []string { return append(append([]string{}, ReadOnlyTools...), GateTools...) }
 
 // Settings is the settings file for spec: API-key auth, the gate as the
 // only MCP server (trusted: the gate itself decides), the tool allow-list,
@@ -93,7 +81,7 @@ func Settings(spec engine.Spec, memoryFile string) map[string]any {
 		"mcpServers": map[string]any{"gate": map[string]any{
 			"command": spec.GateCommand[0], "args": spec.GateCommand[1:], "trust": true, "timeout": 600000}},
 		"mcp":   map[string]any{"allowed": []string{"gate"}},
-		"tools": map[string]any{"core": Tools(spec), "useRipgrep": false},
+		"tools": map[string]any{"core": Tools(), "useRipgrep": false},
 		"context": map[string]any{"fileName": []string{memoryFile}, "loadMemoryFromIncludeDirectories": false,
 			"discoveryMaxDirs": 1},
 		"privacy":     map[string]any{"usageStatisticsEnabled": false},
@@ -108,16 +96,12 @@ func Settings(spec engine.Spec, memoryFile string) map[string]any {
 }
 
 // Args is the CLI's command line: headless with stream-json, the model,
-// the checkout as an extra workspace directory, default approval mode (so
-// nothing outside the allow-list runs), and a one-line prompt that points
-// at the full prompt on stdin.
+// default approval mode (so nothing outside the allow-list runs), only the
+// gate's MCP server, and a one-line prompt that points at the full prompt
+// on stdin.
 func Args(spec engine.Spec) []string {
-	args := []string{"-o", "stream-json", "-m", orModel(spec.Model), "--approval-mode", "default",
-		"--allowed-mcp-server-names", "gate"}
-	if spec.WorkDir != "" {
-		args = append(args, "--include-directories", spec.WorkDir)
-	}
-	return append(args, "-p", "Do the task described above.")
+	return []string{"-o", "stream-json", "-m", orModel(spec.Model), "--approval-mode", "default",
+		"--allowed-mcp-server-names", "gate", "-p", "Do the task described above."}
 }
 
 func orModel(m string) string {
@@ -137,13 +121,17 @@ func (e *Engine) Run(ctx context.Context, spec engine.Spec, sink engine.Sink) (*
 	if len(spec.GateCommand) == 0 || spec.GateCommand[0] == "" {
 		return nil, errors.New("gemini engine: the gate command is empty")
 	}
+	if err := engine.CheckNoExtraTools(Name, spec.AllowedTools); err != nil {
+		return nil, err
+	}
 	env, workDir, err := prepare(spec)
 	if err != nil {
 		return nil, fmt.Errorf("gemini engine: %w", err)
 	}
 	prompt := spec.Prompt
 	if spec.ContextFile != "" {
-		prompt += "\n\nFor your read_file tool the data file is at `" + filepath.Join(workDir, filepath.Base(spec.ContextFile)) + "`.\n"
+		prompt += "\n\nFor your read_file tool the data file is at `" + filepath.Join(workDir, filepath.Base(spec.ContextFile)) +
+			"`. The repository's files are not available to you in this run.\n"
 	}
 	m := newMapper(orModel(spec.Model))
 	return process.RunStream(ctx, process.Stream{Program: Program, Map: m.Map, Flush: m.Flush, MaxTurns: spec.MaxTurns,
