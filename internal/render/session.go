@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	fastjson "github.com/segmentio/encoding/json"
 	"strings"
 
 	"github.com/mention-runner/mention-runner/internal/redact"
@@ -333,7 +334,7 @@ func shortArgs(args string, cut bool) string {
 	if !cut {
 		if kv, ok := objectFields(s); ok {
 			s = kv
-		} else if json.Valid([]byte(s)) {
+		} else if fastjson.Valid([]byte(s)) {
 			var c bytes.Buffer
 			if json.Compact(&c, []byte(s)) == nil {
 				s = c.String()
@@ -349,7 +350,7 @@ func shortArgs(args string, cut bool) string {
 
 // objectFields renders a JSON object as `k=v, k=v`, keeping field order.
 func objectFields(s string) (string, bool) {
-	if !strings.HasPrefix(s, "{") || !json.Valid([]byte(s)) {
+	if !strings.HasPrefix(s, "{") || !fastjson.Valid([]byte(s)) {
 		return "", false
 	}
 	dec := json.NewDecoder(strings.NewReader(s))

@@ -24,6 +24,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	fastjson "github.com/segmentio/encoding/json"
 	"io"
 	"time"
 
@@ -190,7 +191,11 @@ func checkLine(line []byte) error {
 	var head struct {
 		Type *string `json:"type"`
 	}
-	if err := json.Unmarshal(line, &head); err != nil {
+	if err := fastjson.Unmarshal(line, &head); err != nil {
+		// Rare (the run ends): encoding/json words the problem, as before.
+		if err = json.Unmarshal(line, &head); err == nil {
+			err = errors.New("not JSON")
+		}
 		var ute *json.UnmarshalTypeError
 		if errors.As(err, &ute) {
 			return fmt.Errorf("not a JSON object (%s)", ute.Value)

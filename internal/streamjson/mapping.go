@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	fastjson "github.com/segmentio/encoding/json"
 	"strings"
 	"time"
 
@@ -76,7 +77,7 @@ func (d *Decoder) decodeLine(raw []byte, out []session.Event) []session.Event {
 		return append(out, session.Event{Kind: session.EventUnknown, Time: now, Raw: rawJSON(raw), Text: note})
 	}
 	var l line
-	if err := json.Unmarshal(raw, &l); err != nil {
+	if err := fastjson.Unmarshal(raw, &l); err != nil {
 		return unknown(fmt.Sprintf("stream-json line %d: malformed JSON: %v", d.line, err))
 	}
 	switch {
@@ -129,7 +130,7 @@ func (d *Decoder) assistant(l line, raw []byte, now time.Time, out []session.Eve
 		u = &session.Usage{InputTokens: m.Usage.InputTokens, OutputTokens: m.Usage.OutputTokens}
 	}
 	var blocks []json.RawMessage
-	if json.Unmarshal(m.Content, &blocks) != nil || len(blocks) == 0 {
+	if fastjson.Unmarshal(m.Content, &blocks) != nil || len(blocks) == 0 {
 		return append(out, session.Event{Kind: session.EventUnknown, Time: now, Raw: rawJSON(raw),
 			Text: "assistant message without content blocks"})
 	}
@@ -140,7 +141,7 @@ func (d *Decoder) assistant(l line, raw []byte, now time.Time, out []session.Eve
 	for _, rb := range blocks {
 		ev := session.Event{Time: now, MessageID: m.ID, Model: m.Model, Usage: u}
 		var b block
-		if json.Unmarshal(rb, &b) != nil {
+		if fastjson.Unmarshal(rb, &b) != nil {
 			b.Type = ""
 		}
 		switch b.Type {
@@ -164,17 +165,17 @@ func (d *Decoder) assistant(l line, raw []byte, now time.Time, out []session.Eve
 // user emits tool results (and any plain text, e.g. replayed prompts).
 func (d *Decoder) user(l line, raw []byte, now time.Time, out []session.Event) []session.Event {
 	var s string
-	if json.Unmarshal(l.Message.Content, &s) == nil {
+	if fastjson.Unmarshal(l.Message.Content, &s) == nil {
 		return append(out, session.Event{Kind: session.EventUserText, Time: now, Text: s})
 	}
 	var blocks []json.RawMessage
-	if json.Unmarshal(l.Message.Content, &blocks) != nil || len(blocks) == 0 {
+	if fastjson.Unmarshal(l.Message.Content, &blocks) != nil || len(blocks) == 0 {
 		return append(out, session.Event{Kind: session.EventUnknown, Time: now, Raw: rawJSON(raw),
 			Text: "user message without content blocks"})
 	}
 	for _, rb := range blocks {
 		var b block
-		if json.Unmarshal(rb, &b) != nil {
+		if fastjson.Unmarshal(rb, &b) != nil {
 			b.Type = ""
 		}
 		switch b.Type {
@@ -198,11 +199,11 @@ func contentText(raw json.RawMessage) string {
 		return ""
 	}
 	var s string
-	if json.Unmarshal(raw, &s) == nil {
+	if fastjson.Unmarshal(raw, &s) == nil {
 		return s
 	}
 	var parts []block
-	if json.Unmarshal(raw, &parts) != nil {
+	if fastjson.Unmarshal(raw, &parts) != nil {
 		return string(raw)
 	}
 	texts := make([]string, 0, len(parts))
@@ -219,7 +220,7 @@ func contentText(raw json.RawMessage) string {
 // rawJSON keeps a line as Raw: as is when it is JSON, else as a JSON string
 // so the event still marshals.
 func rawJSON(b []byte) json.RawMessage {
-	if json.Valid(b) {
+	if fastjson.Valid(b) {
 		return append(json.RawMessage(nil), b...)
 	}
 	s, _ := json.Marshal(string(b))

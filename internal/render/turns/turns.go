@@ -8,6 +8,7 @@ package turns
 import (
 	"encoding/json"
 	"fmt"
+	fastjson "github.com/segmentio/encoding/json"
 	"strconv"
 	"strings"
 
@@ -374,7 +375,7 @@ func rawOrEmpty(b []byte) any {
 	if len(b) == 0 {
 		return map[string]any{}
 	}
-	if !json.Valid(b) {
+	if !fastjson.Valid(b) {
 		return string(b)
 	}
 	return json.RawMessage(b)
