@@ -33,6 +33,10 @@ type Commit struct {
 // not a v2/v3 bundle, no HEAD ref, or more than one ref.
 var ErrBadBundle = errors.New("not a single-HEAD git bundle")
 
+// ErrNoSharedHistory means the bundle does not build on any commit of the
+// base: it names no prerequisite commits.
+var ErrNoSharedHistory = errors.New("the bundle shares no history with the base (it has no prerequisite commits)")
+
 // maxHeader bounds the text header we read before the pack starts.
 const maxHeader = 64 << 10
 
@@ -52,6 +56,11 @@ func Inspect(ctx context.Context, repoDir, bundlePath string) (Info, error) {
 	}
 	if len(refs) != 1 || refs[0][1] != "HEAD" {
 		return Info{}, fmt.Errorf("prbundle: %s: %w (refs: %v)", bundlePath, ErrBadBundle, refs)
+	}
+	if len(prereqs) == 0 {
+		// A bundle with no prerequisites carries a whole history of its own:
+		// it shares none with the base, so nothing says what it changes.
+		return Info{}, fmt.Errorf("prbundle: %s: %w", bundlePath, ErrNoSharedHistory)
 	}
 	bundleAbs, err := filepath.Abs(bundlePath)
 	if err != nil {

@@ -120,14 +120,16 @@ func Capture(ctx context.Context, workdir, base string, opts Options) (Bundle, e
 		Commits: len(commits), Paths: paths, Size: st.Size()}, nil
 }
 
-// WorkflowPaths returns the paths that are or could become workflow files.
-// The match ignores case and also catches `.github` or `.github/workflows`
-// itself being replaced (e.g. by a symlink), so it errs on refusing.
+// WorkflowPaths returns the paths under .github/ (or .github itself), in
+// any case: workflows, but also the local actions, CODEOWNERS and settings
+// a workflow reads (a changed .github/actions/build/action.yml runs with
+// the workflow's permissions). Renames are seen under both names (the
+// paths come from --no-renames). It errs on refusing.
 func WorkflowPaths(paths []string) []string {
 	var out []string
 	for _, p := range paths {
 		l := strings.ToLower(strings.TrimPrefix(p, "./"))
-		if l == ".github" || l == ".github/workflows" || strings.HasPrefix(l, ".github/workflows/") {
+		if l == ".github" || strings.HasPrefix(l, ".github/") {
 			out = append(out, p)
 		}
 	}

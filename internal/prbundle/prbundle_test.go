@@ -159,6 +159,57 @@ func TestCaptureAndInspectRoundTrip(t *testing.T) {
 	assert.Equal(t, "hello, world", cl.git("show", "agent:README.md"))
 }
 
+// TestInspectTamperedBundles: what issue 14's red team pushed through
+// publish is refused: a bundle with a history of its own (no prerequisite
+// commits: its root commit's files were hidden by log.showRoot=false), and
+// changes anywhere under .github/ in any case, renames included.
+func TestInspectTamperedBundles(t *testing.T) {
+	r := newRepo(t)
+	clone := t.TempDir()
+	r.git("clone", "--quiet", r.dir, clone)
+	// The checkout's own config tries to hide root commits' files.
+	(&repo{t: t, dir: clone}).git("config", "log.showRoot", "false")
+	r.git("config", "log.showRoot", "false")
+
+	t.Run("no shared history", func(t *testing.T) {
+		o := &repo{t: t, dir: t.TempDir()}
+		o.git("init", "--quiet", "-b", "main")
+		o.commit("root", map[string]string{".github/actions/build/action.yml": "runs: {using: node20}\n"})
+		out := filepath.Join(t.TempDir(), "orphan.bundle")
+		o.git("bundle", "create", "--quiet", out, "HEAD")
+		_, err := Inspect(context.Background(), clone, out)
+		assert.ErrorIs(t, err, ErrNoSharedHistory)
+	})
+	for name, change := range map[string]func(r *repo){
+		"local action": func(r *repo) { r.commit("a", map[string]string{".github/actions/build/action.yml": "x\n"}) },
+		"upper case":   func(r *repo) { r.commit("a", map[string]string{".GitHub/Workflows/ci.yml": "x\n"}) },
+		"renamed in": func(r *repo) {
+			r.commit("a", map[string]string{"x.yml": "on: push\n"})
+			require.NoError(t, os.MkdirAll(filepath.Join(r.dir, ".github"), 0o755))
+			r.git("mv", "x.yml", ".github/x.yml")
+			r.git("commit", "--quiet", "-m", "mv")
+		},
+		"codeowners": func(r *repo) { r.commit("a", map[string]string{".github/CODEOWNERS": "* @evil\n"}) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			w := newRepo(t)
+			cl := t.TempDir()
+			w.git("clone", "--quiet", w.dir, cl)
+			base := w.git("rev-parse", "HEAD")
+			change(w)
+			out := filepath.Join(t.TempDir(), "b")
+			_, err := Capture(context.Background(), w.dir, base, Options{Out: out})
+			var we *WorkflowError
+			require.ErrorAs(t, err, &we, "the gate refuses")
+			_, err = Capture(context.Background(), w.dir, base, Options{Out: out, AllowWorkflowChanges: true})
+			require.NoError(t, err)
+			info, err := Inspect(context.Background(), cl, out)
+			require.NoError(t, err)
+			assert.True(t, info.TouchesWorkflows, "publish sees it: %v", info.Paths)
+		})
+	}
+}
+
 func TestInspectRefusals(t *testing.T) {
 	r := newRepo(t)
 	base := r.git("rev-parse", "HEAD")
@@ -197,7 +248,8 @@ func TestWorkflowPaths(t *testing.T) {
 	cases := map[string]bool{
 		".github/workflows/ci.yml": true, ".github/workflows": true, ".github": true,
 		".GITHUB/WORKFLOWS/x": true, "./.github/workflows/a": true,
-		".github/CODEOWNERS": false, "docs/.github/workflows/x": false, ".githubx/workflows/x": false,
+		".github/CODEOWNERS": true, ".github/actions/build/action.yml": true, ".GitHub/Actions/x.yml": true,
+		"docs/.github/workflows/x": false, ".githubx/workflows/x": false, "github/x": false,
 	}
 	for p, want := range cases {
 		assert.Equal(t, want, len(WorkflowPaths([]string{p})) == 1, p)

@@ -148,7 +148,7 @@ func (p *publisher) inspect(ctx context.Context, e outputs.Entry, repoDir, bundl
 	case len(info.Commits) == 0:
 		return reject(RuleBundleRejected, "the bundle holds no commits")
 	case info.TouchesWorkflows && !p.o.Git.AllowWorkflowChanges:
-		return reject(RuleWorkflowChanges, "the commits change GitHub Actions workflows (%s) and workflow changes are not allowed", strings.Join(prbundle.WorkflowPaths(info.Paths), ", "))
+		return reject(RuleWorkflowChanges, "the commits change files under .github/ (%s: workflows, the actions and settings they use) and such changes are not allowed", strings.Join(prbundle.WorkflowPaths(info.Paths), ", "))
 	case e.HeadSHA != "" && !strings.EqualFold(e.HeadSHA, info.HeadSHA):
 		return reject(RuleBundleRejected, "the bundle's head is %s but the gate queued %s", info.HeadSHA, e.HeadSHA)
 	}

@@ -55,6 +55,12 @@ func prEntry(repo, bundle, head string) outputs.Entry {
 // bundle goes to its fork and the PR's head is bot:branch.
 func TestPullRequestThroughFork(t *testing.T) {
 	f := newFixture(t, "")
+	// the mention is on upstream/lib, where the bot may not push
+	n, err := f.sim.CreateIssue("upstream/lib", "alice", "Lib breaks", "It breaks.")
+	require.NoError(t, err)
+	tr, err := f.sim.Comment("upstream/lib", n, "alice", "@"+testBot+" please fix")
+	require.NoError(t, err)
+	f.context = f.contextFor("upstream/lib", n, tr)
 	b := f.agentBundle("upstream/lib", "pr-0.bundle", map[string]string{"fix.txt": "fixed\n"})
 	f.add(prEntry("upstream/lib", "pr-0.bundle", b.HeadSHA))
 	res := f.run(f.options())
@@ -97,6 +103,24 @@ func TestPullRequestToTarget(t *testing.T) {
 }
 
 // TestPullRequestRefused: the bundle is inspected again on publish.
+// TestPullRequestOnlyOnTarget: a tampered queue asking for a PR on
+// another repository (the control repo, with push to target allowed) is
+// refused by publish itself, not only by the gate.
+func TestPullRequestOnlyOnTarget(t *testing.T) {
+	f := newFixture(t, "")
+	b := f.agentBundle(testControl, "pr-0.bundle", map[string]string{"fix.txt": "x\n"})
+	f.add(prEntry(testControl, "pr-0.bundle", b.HeadSHA))
+	o := f.options()
+	o.Git.AllowPushToTarget = true
+	res := f.run(o)
+	require.Len(t, res.Refused, 1)
+	assert.Equal(t, RulePRWrongRepo, res.Refused[0].Rule)
+	for _, w := range res.Written {
+		assert.NotEqual(t, policy.KindPullRequest, w.Kind)
+	}
+	assert.Empty(t, f.sim.Refs(testControl, "refs/heads/mention-runner/"), "nothing pushed to the control repo")
+}
+
 func TestPullRequestRefused(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -105,6 +129,8 @@ func TestPullRequestRefused(t *testing.T) {
 		rule  string
 	}{
 		{"workflow change", map[string]string{".github/workflows/ci.yml": "on: push\n"}, nil, RuleWorkflowChanges},
+		{"local action change", map[string]string{".github/actions/build/action.yml": "runs: {using: node20}\n"}, nil, RuleWorkflowChanges},
+		{"upper-case .github", map[string]string{".GitHub/Workflows/x.yml": "on: push\n"}, nil, RuleWorkflowChanges},
 		{"too large", map[string]string{"big.txt": "x\n"}, func(o *Options, _ *outputs.Entry) { o.Git.MaxBundleBytes = 10 }, RuleBundleTooLarge},
 		{"head mismatch", map[string]string{"a.txt": "a\n"}, func(_ *Options, e *outputs.Entry) { e.HeadSHA = "0123456789012345678901234567890123456789" }, RuleBundleRejected},
 		{"path escape", map[string]string{"a.txt": "a\n"}, func(_ *Options, e *outputs.Entry) { e.Bundle = "../pr-0.bundle" }, RuleInvalidBundle},

@@ -19,6 +19,7 @@ const (
 	RuleBundleRejected    = "bundle-rejected"
 	RuleWorkflowChanges   = "workflow-changes"
 	RuleBundleTooLarge    = "bundle-too-large"
+	RulePRWrongRepo       = "pr-wrong-repo"
 )
 
 // Plan is the outcome of the re-check: the writes to apply, in order, the
@@ -55,7 +56,7 @@ func Recheck(entries []outputs.Entry, readErr, policyErr error, p policy.Policy)
 			continue
 		}
 		// publish's own checks first: they must not use up a policy slot
-		if rule, reason, bad := malformed(e); bad {
+		if rule, reason, bad := malformed(e, p.Here.Repo); bad {
 			plan.Refused = append(plan.Refused, refusal(e, rule, reason))
 			continue
 		}
@@ -71,14 +72,19 @@ func Recheck(entries []outputs.Entry, readErr, policyErr error, p policy.Policy)
 
 // malformed catches entries the policy cannot judge but publish must not
 // apply: a body carrying an idempotency marker (it could pass itself off
-// as another write), a pull request without a plain bundle file name.
-func malformed(e outputs.Entry) (rule, reason string, bad bool) {
+// as another write), a pull request without a plain bundle file name, or
+// one on any repository but the target (here, from trusted data): its
+// commits were made on the target's checkout, as the gate also requires.
+func malformed(e outputs.Entry, here string) (rule, reason string, bad bool) {
 	for _, s := range []string{e.Body, e.Title} {
 		if strings.Contains(strings.ToLower(s), "mention-runner:job=") {
 			return RuleForgedMarker, "denied: the text carries a mention-runner idempotency marker, which only publish may write", true
 		}
 	}
 	if e.Kind == policy.KindPullRequest {
+		if here == "" || !strings.EqualFold(e.Repo, here) {
+			return RulePRWrongRepo, fmt.Sprintf("denied: pull requests can only be opened on %s, the repository the agent's commits were made on, not on %s", here, e.Repo), true
+		}
 		b := e.Bundle
 		if b == "" || b != filepath.Base(b) || b == "." || b == ".." || strings.ContainsAny(b, `/\`) {
 			return RuleInvalidBundle, fmt.Sprintf("denied: the bundle %q is not a file name inside the run directory", b), true
