@@ -37,9 +37,9 @@ var settings = []setting{
 	{"MAX_DIFF_BYTES", "max-diff-bytes", strconv.Itoa(threadctx.DefaultMaxDiffBytes), "cap on a pull request's diff in bytes"},
 	{"RATE_LIMIT_PER_HOUR", "rate-limit", strconv.Itoa(dispatch.DefaultRatePerHour), "runs per user per rolling hour"},
 	{"POLL_INTERVAL", "poll-interval", "60s", "least wait between poll cycles (GitHub's X-Poll-Interval wins when longer)"},
-	{"COMMENT_LIMIT", "comment-limit", "3", "operator ceiling: comments per issue/PR per run (0…1000; keep equal to the runner's)"},
-	{"ISSUE_LIMIT", "issue-limit", "1", "operator ceiling: issues created per run (0…1000; keep equal to the runner's)"},
-	{"PR_LIMIT", "pr-limit", "1", "operator ceiling: pull requests created per run (0…1000; keep equal to the runner's)"},
+	{"COMMENT_LIMIT", "comment-limit", strconv.Itoa(policy.DefaultCeilings().CommentLimit), "operator ceiling: comments per issue/PR per run (0…1000; keep equal to the runner's)"},
+	{"ISSUE_LIMIT", "issue-limit", strconv.Itoa(policy.DefaultCeilings().IssueLimit), "operator ceiling: issues created per run (0…1000; keep equal to the runner's)"},
+	{"PR_LIMIT", "pr-limit", strconv.Itoa(policy.DefaultCeilings().PRLimit), "operator ceiling: pull requests created per run (0…1000; keep equal to the runner's)"},
 }
 
 // flags holds a subcommand's setting flags until they are resolved.

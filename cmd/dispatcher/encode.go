@@ -10,9 +10,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/mention-runner/mention-runner/internal/cli"
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/transport"
 )
 
@@ -35,8 +34,8 @@ func runEncode(_ context.Context, env *cli.Env, args []string) error {
 	if *jobID == "" {
 		return cli.Usagef("--jobid is required")
 	}
-	if _, err := uuid.Parse(*jobID); err != nil {
-		return cli.Usagef("--jobid %q is not a UUID: %v", *jobID, err)
+	if _, err := contract.ParseJobID(*jobID); err != nil {
+		return cli.Usagef("--jobid: %v", err)
 	}
 	if *maxBytes <= 0 {
 		return cli.Usagef("--max-bytes must be positive, got %d", *maxBytes)

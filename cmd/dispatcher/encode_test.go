@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/cli"
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/transport"
 )
 
@@ -29,7 +30,7 @@ func assembleLines(t *testing.T, out string) []byte {
 	t.Helper()
 	a := transport.NewAssembler(transport.Options{})
 	for line := range strings.SplitSeq(strings.TrimSuffix(out, "\n"), "\n") {
-		require.Less(t, len(line), transport.MaxBodyBytes)
+		require.Less(t, len(line), contract.DispatchBodyBytes)
 		et, p, err := transport.ParseLine([]byte(line))
 		require.NoError(t, err)
 		_, err = a.Add(et, p)
@@ -78,7 +79,7 @@ func TestEncodeErrors(t *testing.T) {
 		msg         string
 	}{
 		{"missing jobid", `{}`, nil, 2, "--jobid is required"},
-		{"invalid jobid", `{}`, []string{"--jobid", "job-1"}, 2, `--jobid "job-1" is not a UUID`},
+		{"invalid jobid", `{}`, []string{"--jobid", "job-1"}, 2, `jobid "job-1" is not a UUID`},
 		{"bad timestamp", `{}`, []string{"--jobid", encodeJob, "--timestamp", "yesterday"}, 2, "not RFC 3339"},
 		{"stray argument", `{}`, []string{"--jobid", encodeJob, "extra"}, 2, `unexpected argument "extra"`},
 		{"unknown flag", `{}`, []string{"--job", encodeJob}, 2, "flag provided but not defined"},

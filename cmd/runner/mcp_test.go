@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/cli"
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/gate"
 	"github.com/mention-runner/mention-runner/internal/outputs"
 	"github.com/mention-runner/mention-runner/internal/policy"
@@ -88,7 +89,7 @@ func TestMCPServesOverStdio(t *testing.T) {
 	res3 := answers[3]["result"].(map[string]any)
 	assert.Equal(t, true, res3["isError"])
 	assert.Contains(t, res3["content"].([]any)[0].(map[string]any)["text"], "here-only")
-	es, err := outputs.ReadFile(filepath.Join(dir, outputs.FileName))
+	es, err := outputs.ReadFile(filepath.Join(dir, contract.OutputsFile))
 	require.NoError(t, err)
 	assert.Len(t, es, 1)
 }

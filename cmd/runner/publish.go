@@ -9,6 +9,7 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/cli"
 	"github.com/mention-runner/mention-runner/internal/config"
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/ghclient"
 	"github.com/mention-runner/mention-runner/internal/policy"
 	"github.com/mention-runner/mention-runner/internal/publish"
@@ -101,11 +102,7 @@ func runPublish(ctx context.Context, env *cli.Env, args []string) error {
 }
 
 func workflowRunURL(env *cli.Env, server string) string {
-	repo, id := env.Env("GITHUB_REPOSITORY"), env.Env("GITHUB_RUN_ID")
-	if repo == "" || id == "" {
-		return ""
-	}
-	return fmt.Sprintf("%s/%s/actions/runs/%s", server, repo, id)
+	return contract.WorkflowRunURL(server, env.Env("GITHUB_REPOSITORY"), env.Env("GITHUB_RUN_ID"))
 }
 
 func appendStepSummary(path, text string) error {

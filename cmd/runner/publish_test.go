@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/cli"
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/githubsim"
 	"github.com/mention-runner/mention-runner/internal/outputs"
 	"github.com/mention-runner/mention-runner/internal/policy"
@@ -57,7 +58,7 @@ func publishEnv(t *testing.T) (map[string]string, *githubsim.Sim) {
 	runDir := filepath.Join(dir, "runs", "run-1")
 	require.NoError(t, os.MkdirAll(runDir, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(runDir, "run.json"), []byte(`{"engine":"claude","status":"completed"}`), 0o644))
-	q, err := outputs.OpenQueue(filepath.Join(runDir, outputs.FileName))
+	q, err := outputs.OpenQueue(filepath.Join(runDir, contract.OutputsFile))
 	require.NoError(t, err)
 	_, err = q.Append(outputs.Entry{Kind: policy.KindComment, Repo: "acme/widgets", Number: n, Body: "Found it.", At: time.Now()})
 	require.NoError(t, err)

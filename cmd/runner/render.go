@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mention-runner/mention-runner/internal/cli"
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/record"
 	"github.com/mention-runner/mention-runner/internal/render"
 	"github.com/mention-runner/mention-runner/internal/session"
@@ -19,9 +20,6 @@ import (
 
 // SessionMarkdownFile holds the session as posted on the log issue.
 const SessionMarkdownFile = "session.md"
-
-// partBreak separates the parts in session.md: each part is one comment.
-const partBreak = "\n<!-- mention-runner: end of part; each part above and below is one log-issue comment -->\n\n"
 
 func init() {
 	app.Register(&cli.Command{
@@ -67,7 +65,7 @@ func renderRun(dir string, o render.SessionOptions) error {
 	}
 	parts := render.SessionMarkdown(s, o)
 	path := filepath.Join(dir, SessionMarkdownFile)
-	if err := os.WriteFile(path, []byte(strings.Join(parts, partBreak)), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(strings.Join(parts, contract.PartBreak)), 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/cli"
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/record"
 	"github.com/mention-runner/mention-runner/internal/session"
 )
@@ -84,12 +85,12 @@ func TestRenderRun(t *testing.T) {
 		require.NoError(t, b.Add(ev))
 	}
 	require.NoError(t, b.Finish())
-	require.NoError(t, b.WriteSessionJSON(filepath.Join(dir, record.SessionFile)))
+	require.NoError(t, b.WriteSessionJSON(filepath.Join(dir, contract.SessionFile)))
 	require.NoError(t, r.Close())
 
 	code, _, errOut := runCmd("render", "--run", dir)
 	require.Equal(t, 0, code, errOut)
-	transcript, err := os.ReadFile(filepath.Join(dir, record.TranscriptFile))
+	transcript, err := os.ReadFile(filepath.Join(dir, contract.TranscriptFile))
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(string(transcript), "# Run Transcript\n"))
 	md, err := os.ReadFile(filepath.Join(dir, SessionMarkdownFile))
@@ -99,7 +100,7 @@ func TestRenderRun(t *testing.T) {
 
 	code, _, _ = runCmd("render", "--run", dir)
 	require.Equal(t, 0, code)
-	again, err := os.ReadFile(filepath.Join(dir, record.TranscriptFile))
+	again, err := os.ReadFile(filepath.Join(dir, contract.TranscriptFile))
 	require.NoError(t, err)
 	assert.Equal(t, string(transcript), string(again), "render --run is deterministic")
 }

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/mention-runner/mention-runner/internal/config"
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/engine"
 	"github.com/mention-runner/mention-runner/internal/engine/claude"
 	"github.com/mention-runner/mention-runner/internal/engine/codex"
@@ -103,7 +104,7 @@ func Run(ctx context.Context, o Options) (*Outcome, string, error) {
 	r := &run{o: o, cfg: o.Config, dir: filepath.Join(o.Config.RunDir, runID),
 		loop: loopdetect.New(o.Config.LoopThreshold)}
 	r.out = Outcome{RunID: runID, Engine: o.Config.Engine, Model: o.Config.Model, StartedAt: o.Now().UTC()}
-	r.gateLog = &gateTail{path: filepath.Join(r.dir, gate.LogFile)}
+	r.gateLog = &gateTail{path: filepath.Join(r.dir, contract.GateLogFile)}
 	return r.execute(ctx)
 }
 
@@ -151,41 +152,41 @@ func (r *run) execute(ctx context.Context) (*Outcome, string, error) {
 	r.meta = record.RunMeta{RunID: r.out.RunID, JobID: taskID, SessionID: r.sessionID, Engine: r.cfg.Engine,
 		Model: r.cfg.Model, StartedAt: &r.out.StartedAt, Status: "running", WorkflowRunURL: r.workflowRunURL()}
 	r.logf("run %s, record in %s", r.out.RunID, r.dir)
-	r.emit("run.created", record.SeverityInfo, "run "+r.out.RunID+" created",
+	r.emit(contract.EventRunCreated, record.SeverityInfo, "run "+r.out.RunID+" created",
 		map[string]any{"run_id": r.out.RunID, "jobid": taskID, "engine": r.cfg.Engine, "context_file": r.cfg.ContextFile})
 	if ctxErr == nil {
-		r.emit("file.read", record.SeverityInfo, "context file read and verified",
+		r.emit(contract.EventFileRead, record.SeverityInfo, "context file read and verified",
 			map[string]any{"path": r.cfg.ContextFile, "bytes": len(raw), "sha256": r.cfg.ContextSHA256})
 	}
 
 	home, err := os.MkdirTemp("", "mr-agent-home-")
 	if err != nil {
-		return r.finish(FailureFailed, fmt.Errorf("create the engine's home: %w", err))
+		return r.finish(contract.CauseFailed, fmt.Errorf("create the engine's home: %w", err))
 	}
 	defer os.RemoveAll(home)
 	if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o700); err != nil {
-		return r.finish(FailureFailed, fmt.Errorf("create the engine's home: %w", err))
+		return r.finish(contract.CauseFailed, fmt.Errorf("create the engine's home: %w", err))
 	}
 	env, dropped := EngineEnv(r.o.Getenv, r.o.Environ, home)
 	r.emitConfig(env, dropped)
 
 	switch {
 	case ctxErr != nil:
-		r.emit("file.rejected", record.SeverityError, "context file refused: "+ctxErr.Error(),
+		r.emit(contract.EventFileRejected, record.SeverityError, "context file refused: "+ctxErr.Error(),
 			map[string]any{"path": r.cfg.ContextFile, "reason": ctxErr.Error()})
-		return r.finish(FailureFailed, ctxErr)
+		return r.finish(contract.CauseFailed, ctxErr)
 	case errors.Is(jobErr, job.ErrNoMention):
-		return r.finish(FailureFailed, fmt.Errorf("the trigger comment does not mention @%s, so there is no task: %w", r.cfg.BotLogin, jobErr))
+		return r.finish(contract.CauseFailed, fmt.Errorf("the trigger comment does not mention @%s, so there is no task: %w", r.cfg.BotLogin, jobErr))
 	case jobErr != nil:
-		return r.finish(FailureFailed, fmt.Errorf("read the job from the context: %w", jobErr))
+		return r.finish(contract.CauseFailed, fmt.Errorf("read the job from the context: %w", jobErr))
 	}
 	spec, err := r.prepare(raw, env)
 	if err != nil {
-		return r.finish(FailureFailed, err)
+		return r.finish(contract.CauseFailed, err)
 	}
 	eng, err := r.engine()
 	if err != nil {
-		return r.finish(FailureFailed, err)
+		return r.finish(contract.CauseFailed, err)
 	}
 	r.out.Engine, r.meta.Engine = eng.Name(), eng.Name()
 	return r.runEngine(ctx, eng, spec)
@@ -203,7 +204,7 @@ func (r *run) prepare(raw []byte, env []string) (engine.Spec, error) {
 	if err := ceilings.Validate(); err != nil {
 		return engine.Spec{}, err
 	}
-	snapPath := filepath.Join(filepath.Dir(r.cfg.ContextFile), BlocklistSnapshotFile)
+	snapPath := filepath.Join(filepath.Dir(r.cfg.ContextFile), contract.BlocklistSnapshotFile)
 	list, err := LoadBlocklistSnapshot(snapPath)
 	if err != nil {
 		return engine.Spec{}, err
@@ -230,9 +231,9 @@ func (r *run) prepare(raw []byte, env []string) (engine.Spec, error) {
 	if err := os.WriteFile(ctxPath, clean, 0o644); err != nil {
 		return engine.Spec{}, fmt.Errorf("write the sanitized context: %w", err)
 	}
-	r.emit("file.written", record.SeverityInfo, "sanitized context written for the agent",
+	r.emit(contract.EventFileWritten, record.SeverityInfo, "sanitized context written for the agent",
 		map[string]any{"path": AgentContextFile, "bytes": len(clean)})
-	r.emit("context.sanitized", record.SeverityInfo, "sanitized context written for the agent",
+	r.emit(contract.EventContextSanitized, record.SeverityInfo, "sanitized context written for the agent",
 		map[string]any{"path": AgentContextFile, "bytes": len(clean), "dropped": rep.Dropped, "withheld_edited": rep.WithheldEdited,
 			"trigger_edited": rep.TriggerEdited, "blocklist_snapshot": list != nil, "blocklist_patterns": len(patterns)})
 
@@ -261,9 +262,9 @@ func (r *run) prepare(raw []byte, env []string) (engine.Spec, error) {
 		return engine.Spec{}, fmt.Errorf("write the prompt: %w", err)
 	}
 	r.meta.Prompt = text
-	r.emit("file.written", record.SeverityInfo, "prompt written", map[string]any{"path": PromptFile, "bytes": len(text)})
+	r.emit(contract.EventFileWritten, record.SeverityInfo, "prompt written", map[string]any{"path": PromptFile, "bytes": len(text)})
 	sum := sha256.Sum256([]byte(text))
-	r.emit("prompt.rendered", record.SeverityInfo, fmt.Sprintf("prompt rendered (%d bytes)", len(text)),
+	r.emit(contract.EventPromptRendered, record.SeverityInfo, fmt.Sprintf("prompt rendered (%d bytes)", len(text)),
 		map[string]any{"path": PromptFile, "bytes": len(text), "sha256": hex.EncodeToString(sum[:]),
 			"system_prompt_file": r.cfg.SystemPromptFile, "policy": pol.Words(), "context_items": len(items)})
 
@@ -338,7 +339,7 @@ func (r *run) runEngine(ctx context.Context, eng engine.Engine, spec engine.Spec
 	defer stop(nil)
 	r.stop = stop
 
-	r.emit("run.started", record.SeverityInfo, "engine "+eng.Name()+" started",
+	r.emit(contract.EventRunStarted, record.SeverityInfo, "engine "+eng.Name()+" started",
 		map[string]any{"engine": eng.Name(), "workdir": spec.WorkDir, "max_turns": spec.MaxTurns, "timeout": r.cfg.Timeout.String(),
 			"loop_threshold": r.loop.Threshold(), "allowed_tools": spec.AllowedTools, "gate_command": spec.GateCommand})
 	r.logf("engine %s started (timeout %s, max turns %d)", eng.Name(), r.cfg.Timeout, r.cfg.MaxTurns)
@@ -363,23 +364,23 @@ func (r *run) runEngine(ctx context.Context, eng engine.Engine, spec engine.Spec
 func (r *run) classify(ctx context.Context, cause error, res *session.Result, engErr error) (string, error) {
 	switch {
 	case errors.Is(cause, errLoop):
-		return FailureLoop, fmt.Errorf("stopped: %s", r.loop.Loop().Excerpt())
+		return contract.CauseLoop, fmt.Errorf("stopped: %s", r.loop.Loop().Excerpt())
 	case errors.Is(cause, errTimeout):
-		return FailureTimeout, fmt.Errorf("stopped: the engine ran past the wall-clock limit of %s (MR_TIMEOUT)", r.cfg.Timeout)
+		return contract.CauseTimeout, fmt.Errorf("stopped: the engine ran past the wall-clock limit of %s (MR_TIMEOUT)", r.cfg.Timeout)
 	case cause != nil && ctx.Err() != nil:
-		return FailureFailed, fmt.Errorf("stopped: the runner was cancelled: %w", cause)
+		return contract.CauseFailed, fmt.Errorf("stopped: the runner was cancelled: %w", cause)
 	case res != nil && res.Subtype == "error_max_turns":
 		// the engine's own words first, the runner's limit beside them
-		return FailureMaxTurns, fmt.Errorf("%s\n(the runner's turn limit MR_MAX_TURNS=%d was reached after %d turns)",
+		return contract.CauseMaxTurns, fmt.Errorf("%s\n(the runner's turn limit MR_MAX_TURNS=%d was reached after %d turns)",
 			nonEmpty(engineText(res), "error_max_turns"), r.cfg.MaxTurns, res.NumTurns)
 	case engErr != nil && res != nil && res.IsError:
-		return FailureFailed, reported(res, engErr.Error())
+		return contract.CauseFailed, reported(res, engErr.Error())
 	case engErr != nil:
-		return FailureCrash, engErr
+		return contract.CauseCrash, engErr
 	case res == nil:
-		return FailureCrash, errors.New("the engine ended without reporting a result")
+		return contract.CauseCrash, errors.New("the engine ended without reporting a result")
 	case res.IsError:
-		return FailureFailed, reported(res, nonEmpty(res.Text, "(no text)"))
+		return contract.CauseFailed, reported(res, nonEmpty(res.Text, "(no text)"))
 	}
 	return "", nil
 }
@@ -434,15 +435,7 @@ func (r *run) threadURL() string {
 }
 
 func (r *run) workflowRunURL() string {
-	repo, id := r.o.Getenv("GITHUB_REPOSITORY"), r.o.Getenv("GITHUB_RUN_ID")
-	if repo == "" || id == "" {
-		return ""
-	}
-	u := fmt.Sprintf("%s/%s/actions/runs/%s", r.cfg.ServerURL, repo, id)
-	if a := r.o.Getenv("GITHUB_RUN_ATTEMPT"); a != "" {
-		u += "/attempts/" + a
-	}
-	return u
+	return contract.WorkflowRunURL(r.cfg.ServerURL, r.o.Getenv("GITHUB_REPOSITORY"), r.o.Getenv("GITHUB_RUN_ID"))
 }
 
 // emitConfig records the effective configuration: no secrets, and of the
@@ -454,7 +447,7 @@ func (r *run) emitConfig(env, dropped []string) {
 		names = append(names, k)
 	}
 	c := r.cfg
-	r.emit("config.loaded", record.SeverityInfo, "configuration loaded", map[string]any{
+	r.emit(contract.EventConfigLoaded, record.SeverityInfo, "configuration loaded", map[string]any{
 		"bot": c.BotLogin, "control_repo": c.ControlRepo, "engine": c.Engine, "model": c.Model,
 		"max_turns": c.MaxTurns, "timeout": c.Timeout.String(), "max_budget_usd": c.MaxBudgetUSD,
 		"ceilings":       map[string]int{"comment_limit": c.CommentLimit, "issue_limit": c.IssueLimit, "pr_limit": c.PRLimit},

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/claudetest"
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/engine/claude"
 	"github.com/mention-runner/mention-runner/internal/fakemodel"
 	"github.com/mention-runner/mention-runner/internal/outputs"
@@ -50,12 +51,12 @@ func TestClaudeAllowedComment(t *testing.T) {
 
 	out, err := f.run(t, eng)
 	require.NoError(t, err)
-	assert.Equal(t, StatusCompleted, out.Status)
+	assert.Equal(t, contract.StatusCompleted, out.Status)
 	assert.Equal(t, 3, out.Turns)
 	assert.True(t, out.Deliverable)
 	assert.Empty(t, fake.Problems())
 
-	entries, err := outputs.ReadFile(filepath.Join(f.runDir(), outputs.FileName))
+	entries, err := outputs.ReadFile(filepath.Join(f.runDir(), contract.OutputsFile))
 	require.NoError(t, err)
 	require.Len(t, entries, 1)
 	assert.Equal(t, policy.KindComment, entries[0].Kind)
@@ -75,7 +76,7 @@ func TestClaudeAllowedComment(t *testing.T) {
 	assert.Contains(t, agent[0].UserText(), "why does the build fail?")
 
 	o := f.requireRecord(t)
-	assert.Equal(t, StatusCompleted, o.Status)
+	assert.Equal(t, contract.StatusCompleted, o.Status)
 	evs := f.events(t)
 	ts := types(evs)
 	for _, want := range []string{"run.created", "config.loaded", "prompt.rendered", "run.started", "skill.indexed", "skill.loaded",
@@ -101,7 +102,7 @@ func TestClaudeDeniedIssueReachesModel(t *testing.T) {
 
 	out, err := f.run(t, eng)
 	require.NoError(t, err, "a denial is not a failure")
-	assert.Equal(t, StatusCompleted, out.Status)
+	assert.Equal(t, contract.StatusCompleted, out.Status)
 	assert.False(t, out.Deliverable)
 
 	agent := fake.AgentRequests()
@@ -119,8 +120,8 @@ func TestClaudeDeniedIssueReachesModel(t *testing.T) {
 	assert.Equal(t, "info", denied[0].Severity, "a denial is not an error")
 	assert.Len(t, eventsOf(evs, "deliverable.missing"), 1)
 	assert.Empty(t, eventsOf(evs, "error"))
-	_, err = os.Stat(filepath.Join(f.runDir(), outputs.FileName))
-	assert.True(t, os.IsNotExist(err) || fileEmpty(t, filepath.Join(f.runDir(), outputs.FileName)))
+	_, err = os.Stat(filepath.Join(f.runDir(), contract.OutputsFile))
+	assert.True(t, os.IsNotExist(err) || fileEmpty(t, filepath.Join(f.runDir(), contract.OutputsFile)))
 }
 
 func fileEmpty(t *testing.T, p string) bool {
@@ -140,11 +141,11 @@ func TestClaudeMaxTurns(t *testing.T) {
 	out, err := f.run(t, eng)
 	var re *RunError
 	require.ErrorAs(t, err, &re)
-	assert.Equal(t, FailureMaxTurns, out.Failure)
+	assert.Equal(t, contract.CauseMaxTurns, out.Failure)
 	assert.Contains(t, out.Error, "MR_MAX_TURNS=1")
 	assert.Equal(t, 1, fake.Remaining())
 	o := f.requireRecord(t)
-	assert.Equal(t, FailureMaxTurns, o.Failure)
+	assert.Equal(t, contract.CauseMaxTurns, o.Failure)
 	assert.Len(t, eventsOf(f.events(t), "run.failed"), 1)
 }
 
@@ -159,7 +160,7 @@ func TestClaudeLoopStopped(t *testing.T) {
 	out, err := f.run(t, eng)
 	var re *RunError
 	require.ErrorAs(t, err, &re)
-	assert.Equal(t, FailureLoop, out.Failure)
+	assert.Equal(t, contract.CauseLoop, out.Failure)
 	require.NotNil(t, out.Loop)
 	assert.Equal(t, 6, out.Loop.Count)
 	assert.GreaterOrEqual(t, out.Turns, 6, "turns counted from the session when no result came")
@@ -171,7 +172,7 @@ func TestClaudeLoopStopped(t *testing.T) {
 		"Claude Code and the gate must be gone: %v", liveProcessesMentioning(f.runDir()))
 
 	o := f.requireRecord(t)
-	assert.Equal(t, FailureLoop, o.Failure)
+	assert.Equal(t, contract.CauseLoop, o.Failure)
 	assert.Equal(t, out.LoopExcerpt, o.LoopExcerpt)
 	evs := f.events(t)
 	require.Len(t, eventsOf(evs, "loop.detected"), 1)
@@ -179,7 +180,7 @@ func TestClaudeLoopStopped(t *testing.T) {
 	require.Len(t, failed, 1)
 	var data map[string]any
 	require.NoError(t, json.Unmarshal(failed[0].Data, &data))
-	assert.Equal(t, FailureLoop, data["failure"])
+	assert.Equal(t, contract.CauseLoop, data["failure"])
 }
 
 func TestClaudeAPIFailure(t *testing.T) {
@@ -191,8 +192,8 @@ func TestClaudeAPIFailure(t *testing.T) {
 	out, err := f.run(t, eng)
 	var re *RunError
 	require.ErrorAs(t, err, &re)
-	assert.Equal(t, StatusFailed, out.Status)
-	assert.Contains(t, []string{FailureFailed, FailureCrash}, out.Failure)
+	assert.Equal(t, contract.StatusFailed, out.Status)
+	assert.Contains(t, []string{contract.CauseFailed, contract.CauseCrash}, out.Failure)
 	assert.Contains(t, out.Error, "500", "the engine's original error text is kept")
 	o := f.requireRecord(t)
 	assert.Equal(t, out.Error, o.Error)

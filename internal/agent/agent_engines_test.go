@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/claudetest"
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/engine"
 	"github.com/mention-runner/mention-runner/internal/engine/codex"
 	"github.com/mention-runner/mention-runner/internal/engine/gemini"
@@ -107,11 +108,11 @@ func TestEngineAllowedComment(t *testing.T) {
 
 		out, err := f.run(t, eng)
 		require.NoError(t, err)
-		assert.Equal(t, StatusCompleted, out.Status)
+		assert.Equal(t, contract.StatusCompleted, out.Status)
 		assert.True(t, out.Deliverable)
 		assert.Empty(t, fake.Problems())
 
-		entries, err := outputs.ReadFile(filepath.Join(f.runDir(), outputs.FileName))
+		entries, err := outputs.ReadFile(filepath.Join(f.runDir(), contract.OutputsFile))
 		require.NoError(t, err)
 		require.Len(t, entries, 1)
 		assert.Equal(t, policy.KindComment, entries[0].Kind)
@@ -124,7 +125,7 @@ func TestEngineAllowedComment(t *testing.T) {
 		assert.Contains(t, lastToolResult(t, agent[1]).Content, "queued")
 
 		o := f.requireRecord(t)
-		assert.Equal(t, StatusCompleted, o.Status)
+		assert.Equal(t, contract.StatusCompleted, o.Status)
 		ts := types(f.events(t))
 		for _, want := range []string{"run.created", "config.loaded", "prompt.rendered", "run.started", "skill.indexed",
 			"tool.started", "tool.completed", "policy.allowed", "deliverable.check.completed", "run.completed"} {
@@ -160,12 +161,12 @@ func TestEngineDenialAdapts(t *testing.T) {
 
 		out, err := f.run(t, eng)
 		require.NoError(t, err, "a denial is not a failure")
-		assert.Equal(t, StatusCompleted, out.Status)
+		assert.Equal(t, contract.StatusCompleted, out.Status)
 		agent := fake.AgentRequests()
 		require.Len(t, agent, 3)
 		assert.Contains(t, lastToolResult(t, agent[1]).Content, "here-only allows comments only on octo/hello#42")
 
-		entries, err := outputs.ReadFile(filepath.Join(f.runDir(), outputs.FileName))
+		entries, err := outputs.ReadFile(filepath.Join(f.runDir(), contract.OutputsFile))
 		require.NoError(t, err)
 		require.Len(t, entries, 1, "only the adapted comment is queued")
 		assert.Equal(t, policy.KindComment, entries[0].Kind)
@@ -188,7 +189,7 @@ func TestEngineLoopStopped(t *testing.T) {
 		out, err := f.run(t, eng)
 		var re *RunError
 		require.ErrorAs(t, err, &re)
-		assert.Equal(t, FailureLoop, out.Failure)
+		assert.Equal(t, contract.CauseLoop, out.Failure)
 		require.NotNil(t, out.Loop)
 		assert.Equal(t, 6, out.Loop.Count)
 		assert.Equal(t, ce.gateTool("noop"), out.Loop.Tool)
@@ -196,7 +197,7 @@ func TestEngineLoopStopped(t *testing.T) {
 		assert.Eventually(t, func() bool { return len(liveProcessesMentioning(f.runDir())) == 0 }, 10*time.Second, 20*time.Millisecond,
 			"the CLI and the gate must be gone: %v", liveProcessesMentioning(f.runDir()))
 		o := f.requireRecord(t)
-		assert.Equal(t, FailureLoop, o.Failure)
+		assert.Equal(t, contract.CauseLoop, o.Failure)
 		require.Len(t, eventsOf(f.events(t), "loop.detected"), 1)
 	})
 }
@@ -213,10 +214,10 @@ func TestEngineMaxTurns(t *testing.T) {
 		out, err := f.run(t, eng)
 		var re *RunError
 		require.ErrorAs(t, err, &re)
-		assert.Equal(t, FailureMaxTurns, out.Failure)
+		assert.Equal(t, contract.CauseMaxTurns, out.Failure)
 		assert.Contains(t, out.Error, "MR_MAX_TURNS=2")
 		o := f.requireRecord(t)
-		assert.Equal(t, FailureMaxTurns, o.Failure)
+		assert.Equal(t, contract.CauseMaxTurns, o.Failure)
 		assert.Len(t, eventsOf(f.events(t), "run.failed"), 1)
 	})
 }
@@ -234,8 +235,8 @@ func TestEngineAPIFailure(t *testing.T) {
 		out, err := f.run(t, eng)
 		var re *RunError
 		require.ErrorAs(t, err, &re)
-		assert.Equal(t, StatusFailed, out.Status)
-		assert.Contains(t, []string{FailureFailed, FailureCrash}, out.Failure)
+		assert.Equal(t, contract.StatusFailed, out.Status)
+		assert.Contains(t, []string{contract.CauseFailed, contract.CauseCrash}, out.Failure)
 		assert.Contains(t, out.Error, "this model does not exist today", "the engine's original error text is kept")
 		o := f.requireRecord(t)
 		assert.Equal(t, out.Error, o.Error)

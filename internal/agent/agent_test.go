@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/engine/claude"
 	"github.com/mention-runner/mention-runner/internal/gate"
-	"github.com/mention-runner/mention-runner/internal/prompt"
 	"github.com/mention-runner/mention-runner/internal/record"
 	"github.com/mention-runner/mention-runner/internal/session"
 )
@@ -42,7 +42,7 @@ func TestEngineEnvHasNoToken(t *testing.T) {
 	dump := filepath.Join(t.TempDir(), "env.txt")
 	out, err := f.run(t, scriptEngine(t, `env > "`+dump+`"; pwd >> "`+dump+`"; `+resultOK))
 	require.NoError(t, err)
-	assert.Equal(t, StatusCompleted, out.Status)
+	assert.Equal(t, contract.StatusCompleted, out.Status)
 	b, err := os.ReadFile(dump)
 	require.NoError(t, err)
 	got := string(b)
@@ -63,34 +63,34 @@ func TestFailures(t *testing.T) {
 		failure  string
 		contains []string
 	}{
-		{"turn limit", nil, `echo '{"type":"result","subtype":"error_max_turns","is_error":true,"num_turns":3,"errors":["Reached maximum number of turns (2)"]}'; exit 1`, FailureMaxTurns,
+		{"turn limit", nil, `echo '{"type":"result","subtype":"error_max_turns","is_error":true,"num_turns":3,"errors":["Reached maximum number of turns (2)"]}'; exit 1`, contract.CauseMaxTurns,
 			[]string{"Reached maximum number of turns (2)\n(the runner's turn limit MR_MAX_TURNS="}},
-		{"engine crashes", nil, `echo "Error: segfault in node" >&2; exit 3`, FailureCrash,
+		{"engine crashes", nil, `echo "Error: segfault in node" >&2; exit 3`, contract.CauseCrash,
 			[]string{"exited with status 3", "segfault in node"}},
-		{"engine error result", nil, `echo '{"type":"result","subtype":"error_during_execution","is_error":true,"result":"boom"}'`, FailureFailed,
+		{"engine error result", nil, `echo '{"type":"result","subtype":"error_during_execution","is_error":true,"result":"boom"}'`, contract.CauseFailed,
 			[]string{"error_during_execution", "boom"}},
-		{"engine ends without result", nil, `echo '{"type":"system","subtype":"init"}'`, FailureCrash,
+		{"engine ends without result", nil, `echo '{"type":"system","subtype":"init"}'`, contract.CauseCrash,
 			[]string{"without reporting a result"}},
-		{"budget reached", nil, `echo '{"type":"result","subtype":"error_max_budget_usd","is_error":true,"result":""}'; exit 1`, FailureFailed,
+		{"budget reached", nil, `echo '{"type":"result","subtype":"error_max_budget_usd","is_error":true,"result":""}'; exit 1`, contract.CauseFailed,
 			[]string{"error_max_budget_usd"}},
-		{"timeout", func(t *testing.T, f *fixture) { f.env["MR_TIMEOUT"] = "1s" }, `exec sleep 60`, FailureTimeout,
+		{"timeout", func(t *testing.T, f *fixture) { f.env["MR_TIMEOUT"] = "1s" }, `exec sleep 60`, contract.CauseTimeout,
 			[]string{"wall-clock limit of 1s (MR_TIMEOUT)"}},
 		{"loop through the script engine", func(t *testing.T, f *fixture) { f.env["MR_LOOP_THRESHOLD"] = "3" }, strings.Repeat(
 			`echo '{"type":"assistant","message":{"id":"m","content":[{"type":"tool_use","id":"t'$RANDOM'","name":"Grep","input":{"pattern":"x"}}]}}'`+"\n", 5) + `exec sleep 60`,
-			FailureLoop, []string{"3 identical consecutive calls of Grep"}},
+			contract.CauseLoop, []string{"3 identical consecutive calls of Grep"}},
 		{"context changed", func(t *testing.T, f *fixture) {
 			require.NoError(t, os.WriteFile(f.env["MR_CONTEXT_FILE"], append(f.context, ' '), 0o644))
-		}, resultOK, FailureFailed, []string{"does not match the SHA-256 from assemble"}},
-		{"no checksum", func(t *testing.T, f *fixture) { f.env["MR_CONTEXT_SHA256"] = "" }, resultOK, FailureFailed,
+		}, resultOK, contract.CauseFailed, []string{"does not match the SHA-256 from assemble"}},
+		{"no checksum", func(t *testing.T, f *fixture) { f.env["MR_CONTEXT_SHA256"] = "" }, resultOK, contract.CauseFailed,
 			[]string{"MR_CONTEXT_SHA256"}},
-		{"no mention", func(t *testing.T, f *fixture) { f.env["BOT_LOGIN"] = "otherbot" }, resultOK, FailureFailed,
+		{"no mention", func(t *testing.T, f *fixture) { f.env["BOT_LOGIN"] = "otherbot" }, resultOK, contract.CauseFailed,
 			[]string{"does not mention @otherbot"}},
 		{"broken blocklist snapshot", func(t *testing.T, f *fixture) {
-			p := filepath.Join(filepath.Dir(f.env["MR_CONTEXT_FILE"]), BlocklistSnapshotFile)
+			p := filepath.Join(filepath.Dir(f.env["MR_CONTEXT_FILE"]), contract.BlocklistSnapshotFile)
 			require.NoError(t, os.WriteFile(p, []byte(`{"entries":[{"pattern":"nope"}]}`), 0o644))
-		}, resultOK, FailureFailed, []string{`pattern "nope"`}},
+		}, resultOK, contract.CauseFailed, []string{`pattern "nope"`}},
 		{"missing system prompt", func(t *testing.T, f *fixture) { f.env["MR_SYSTEM_PROMPT_FILE"] = "/nonexistent/prompt.md" }, resultOK,
-			FailureFailed, []string{"MR_SYSTEM_PROMPT_FILE"}},
+			contract.CauseFailed, []string{"MR_SYSTEM_PROMPT_FILE"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -103,7 +103,7 @@ func TestFailures(t *testing.T) {
 			var re *RunError
 			require.ErrorAs(t, err, &re)
 			require.NotNil(t, out)
-			assert.Equal(t, StatusFailed, out.Status)
+			assert.Equal(t, contract.StatusFailed, out.Status)
 			assert.Equal(t, tc.failure, out.Failure)
 			for _, c := range tc.contains {
 				assert.Contains(t, out.Error, c)
@@ -115,7 +115,7 @@ func TestFailures(t *testing.T) {
 			assert.NotEmpty(t, eventsOf(evs, "error"), "the failure is in errors.jsonl too")
 			// core-types: stopped by the runner is interrupted, anything else failed
 			want := session.StatusFailed
-			if tc.failure == FailureLoop || tc.failure == FailureTimeout {
+			if tc.failure == contract.CauseLoop || tc.failure == contract.CauseTimeout {
 				want = session.StatusInterrupted
 			}
 			assert.Equal(t, want, f.session(t).Status)
@@ -170,8 +170,8 @@ func TestReplayEngine(t *testing.T) {
 		err     string
 	}{
 		{"comment", `{"text":"Looking."}` + "\n" + `{"tool":"add_comment","args":{"repo":"octo/hello","number":42,"body":"hi"}}` + "\n" + `{"text":"Done."}`, "", 1, ""},
-		{"crash", `{"text":"Looking."}` + "\n" + `{"crash":"out of memory"}`, FailureCrash, 0, "out of memory"},
-		{"no script", "", FailureFailed, 0, "MR_REPLAY_SCRIPT"},
+		{"crash", `{"text":"Looking."}` + "\n" + `{"crash":"out of memory"}`, contract.CauseCrash, 0, "out of memory"},
+		{"no script", "", contract.CauseFailed, 0, "MR_REPLAY_SCRIPT"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -205,7 +205,7 @@ func TestPrepared(t *testing.T) {
 	sys := filepath.Join(t.TempDir(), "system.md")
 	require.NoError(t, os.WriteFile(sys, []byte("Operator rules: be kind."), 0o644))
 	f.env["MR_SYSTEM_PROMPT_FILE"] = sys
-	snap := filepath.Join(filepath.Dir(f.env["MR_CONTEXT_FILE"]), BlocklistSnapshotFile)
+	snap := filepath.Join(filepath.Dir(f.env["MR_CONTEXT_FILE"]), contract.BlocklistSnapshotFile)
 	require.NoError(t, os.WriteFile(snap, []byte(`{"entries":[{"pattern":"evil/*","by":"evil","at":"2026-01-01T00:00:00Z","source":""}]}`), 0o644))
 	stdin := filepath.Join(t.TempDir(), "stdin.txt")
 	_, err := f.run(t, scriptEngine(t, `cat > "`+stdin+`"; `+resultOK))
@@ -261,7 +261,7 @@ func TestFileReadEventsFromToolCalls(t *testing.T) {
 	r.emitFileRead(session.Event{Kind: session.EventToolUse, ToolCallID: "c3", ToolName: "mcp__gate__noop", Input: json.RawMessage(`{}`)})
 	r.emitFileRead(session.Event{Kind: session.EventToolUse, ToolCallID: "c4", ToolName: "Read", Input: json.RawMessage(`not json`)})
 	require.NoError(t, rec.Close())
-	evs, err := record.ReadEvents(filepath.Join(dir, record.EventsFile))
+	evs, err := record.ReadEvents(filepath.Join(dir, contract.EventsFile))
 	require.NoError(t, err)
 	reads := eventsOf(evs, "file.read")
 	require.Len(t, reads, 2)
@@ -281,16 +281,6 @@ func TestContextMismatchRecorded(t *testing.T) {
 	require.Len(t, rej, 1)
 	assert.Contains(t, rej[0].Summary, "context file refused")
 	assert.Empty(t, eventsOf(f.events(t), "file.read"))
-}
-
-// The three places that name the gate's tools agree.
-func TestGateToolNamesAgree(t *testing.T) {
-	var fromGate []string
-	for _, tool := range gate.Tools {
-		fromGate = append(fromGate, gate.EngineToolName(tool))
-	}
-	assert.Equal(t, fromGate, prompt.GateTools)
-	assert.Equal(t, fromGate, claude.GateTools)
 }
 
 func TestRunID(t *testing.T) {

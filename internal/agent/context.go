@@ -55,10 +55,6 @@ func LoadContext(path, wantSHA string) ([]byte, error) {
 	return data, nil
 }
 
-// BlocklistSnapshotFile is the optional opt-out list assemble may write
-// next to the context file.
-const BlocklistSnapshotFile = "blocklist.json"
-
 // LoadBlocklistSnapshot reads the snapshot; a missing file is no list (the
 // publish job checks a fresh copy anyway). A file that is there but cannot
 // be read exactly is an error: guessing could let a write through to a

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/outputs"
 	"github.com/mention-runner/mention-runner/internal/record"
 	"github.com/mention-runner/mention-runner/internal/session"
@@ -16,7 +17,7 @@ import (
 // path, so the publish job always finds them.
 func (r *run) finish(failure string, ferr error) (*Outcome, string, error) {
 	if failure == "" && ferr != nil {
-		failure = FailureFailed
+		failure = contract.CauseFailed
 	}
 	if r.builder != nil {
 		r.checkDeliverables()
@@ -26,17 +27,17 @@ func (r *run) finish(failure string, ferr error) (*Outcome, string, error) {
 	if ferr != nil {
 		r.out.Error = ferr.Error()
 	}
-	if l := r.loop.Loop(); l != nil && failure == FailureLoop {
+	if l := r.loop.Loop(); l != nil && failure == contract.CauseLoop {
 		r.out.Loop, r.out.LoopExcerpt = l, l.Excerpt()
 	}
 	if len(r.problems) > 0 && failure == "" {
 		// a record that could not be written is not a run to trust
-		r.out.Failure = FailureFailed
+		r.out.Failure = contract.CauseFailed
 		r.out.Error = "the run record could not be written: " + errors.Join(r.problems...).Error()
 	}
-	r.out.Status = StatusCompleted
+	r.out.Status = contract.StatusCompleted
 	if r.out.Failure != "" {
-		r.out.Status = StatusFailed
+		r.out.Status = contract.StatusFailed
 	}
 
 	data := map[string]any{"status": r.out.Status, "failure": r.out.Failure, "turns": r.out.Turns, "cost_usd": r.out.CostUSD,
@@ -47,10 +48,10 @@ func (r *run) finish(failure string, ferr error) (*Outcome, string, error) {
 		if r.out.LoopExcerpt != "" {
 			data["loop_excerpt"] = r.out.LoopExcerpt
 		}
-		r.emit("run.failed", "error", "run failed: "+r.out.Failure, data)
+		r.emit(contract.EventRunFailed, "error", "run failed: "+r.out.Failure, data)
 		r.logf("run failed (%s): %s", r.out.Failure, firstLine(r.out.Error))
 	} else {
-		r.emit("run.completed", record.SeverityInfo, fmt.Sprintf("run completed: %d turns, %d outputs queued", r.out.Turns, r.out.Outputs), data)
+		r.emit(contract.EventRunCompleted, record.SeverityInfo, fmt.Sprintf("run completed: %d turns, %d outputs queued", r.out.Turns, r.out.Outputs), data)
 		r.logf("run completed: %d turns, %d outputs queued", r.out.Turns, r.out.Outputs)
 	}
 
@@ -60,7 +61,7 @@ func (r *run) finish(failure string, ferr error) (*Outcome, string, error) {
 		r.builder.SetStatus(SessionStatus(r.out.Failure))
 		sess = r.builder.Session()
 	}
-	if err := record.WriteSessionJSON(filepath.Join(r.dir, record.SessionFile), sess); err != nil {
+	if err := record.WriteSessionJSON(filepath.Join(r.dir, contract.SessionFile), sess); err != nil {
 		errs = append(errs, err)
 	}
 	r.meta.EndedAt, r.meta.Status = &r.out.EndedAt, r.out.Status
@@ -98,7 +99,7 @@ func SessionStatus(failure string) string {
 	switch failure {
 	case "":
 		return session.StatusCompleted
-	case FailureLoop, FailureTimeout:
+	case contract.CauseLoop, contract.CauseTimeout:
 		return session.StatusInterrupted
 	}
 	return session.StatusFailed
@@ -106,12 +107,12 @@ func SessionStatus(failure string) string {
 
 // checkDeliverables: did the agent queue at least one write or a noop?
 func (r *run) checkDeliverables() {
-	path := filepath.Join(r.dir, outputs.FileName)
-	r.emit("deliverable.check.started", record.SeverityInfo, "checking the queued writes", map[string]any{"file": outputs.FileName})
+	path := filepath.Join(r.dir, contract.OutputsFile)
+	r.emit(contract.EventDeliverableStarted, record.SeverityInfo, "checking the queued writes", map[string]any{"file": contract.OutputsFile})
 	entries, err := outputs.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		r.recordError("outputs", "outputs.jsonl cannot be read: "+err.Error(), false)
-		r.problems = append(r.problems, fmt.Errorf("read %s: %w", outputs.FileName, err))
+		r.problems = append(r.problems, fmt.Errorf("read %s: %w", contract.OutputsFile, err))
 	}
 	byKind := map[string]int{}
 	for _, e := range entries {
@@ -120,8 +121,8 @@ func (r *run) checkDeliverables() {
 	r.out.Outputs = len(entries)
 	r.out.Deliverable = len(entries) > 0
 	if !r.out.Deliverable {
-		r.emit("deliverable.missing", record.SeverityWarning, "the agent queued no write and did not call noop", map[string]any{"file": outputs.FileName})
+		r.emit(contract.EventDeliverableMissing, record.SeverityWarning, "the agent queued no write and did not call noop", map[string]any{"file": contract.OutputsFile})
 	}
-	r.emit("deliverable.check.completed", record.SeverityInfo, fmt.Sprintf("%d outputs queued", len(entries)),
+	r.emit(contract.EventDeliverableDone, record.SeverityInfo, fmt.Sprintf("%d outputs queued", len(entries)),
 		map[string]any{"outputs": len(entries), "by_kind": byKind, "noop": byKind[string(outputs.KindNoop)] > 0})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/config"
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/engine"
 	"github.com/mention-runner/mention-runner/internal/record"
 	"github.com/mention-runner/mention-runner/internal/session"
@@ -153,14 +154,14 @@ func (f *fixture) run(t *testing.T, eng engine.Engine) (*Outcome, error) {
 
 func (f *fixture) events(t *testing.T) []record.Event {
 	t.Helper()
-	evs, err := record.ReadEvents(filepath.Join(f.runDir(), record.EventsFile))
+	evs, err := record.ReadEvents(filepath.Join(f.runDir(), contract.EventsFile))
 	require.NoError(t, err)
 	return evs
 }
 
 func (f *fixture) session(t *testing.T) session.Session {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(f.runDir(), record.SessionFile))
+	data, err := os.ReadFile(filepath.Join(f.runDir(), contract.SessionFile))
 	require.NoError(t, err)
 	var s session.Session
 	require.NoError(t, json.Unmarshal(data, &s))
@@ -188,7 +189,7 @@ func types(evs []record.Event) []string {
 // requireRecord checks the files every run leaves, whatever happened.
 func (f *fixture) requireRecord(t *testing.T) Outcome {
 	t.Helper()
-	for _, name := range []string{record.EventsFile, record.SessionFile, record.MetaFile, record.TranscriptFile, OutcomeFile} {
+	for _, name := range []string{contract.EventsFile, contract.SessionFile, contract.MetaFile, contract.TranscriptFile, contract.OutcomeFile} {
 		require.FileExists(t, filepath.Join(f.runDir(), name))
 	}
 	run, err := record.LoadRun(f.runDir())

@@ -9,28 +9,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/loopdetect"
 	"github.com/mention-runner/mention-runner/internal/record"
 )
-
-// Failure kinds: why a run failed ("" when it completed).
-const (
-	FailureFailed   = "failed"        // the engine reported an error, or the run could not start
-	FailureTimeout  = "timeout"       // MR_TIMEOUT passed
-	FailureMaxTurns = "max-turns"     // the engine hit MR_MAX_TURNS
-	FailureLoop     = "loop-detected" // N identical consecutive tool calls
-	FailureCrash    = "crash"         // the engine died: non-zero exit, signal, or no result
-)
-
-// Run status values.
-const (
-	StatusCompleted = "completed"
-	StatusFailed    = "failed"
-)
-
-// OutcomeFile is how the agent stage ended, for the publish job. It sits
-// beside run.json (record.RunMeta), which the transcript reads strictly.
-const OutcomeFile = "outcome.json"
 
 // Outcome is how the agent stage ended. Error keeps the engine's original
 // text (stderr tail and result text) for the report; Loop the repeating
@@ -54,11 +36,11 @@ type Outcome struct {
 }
 
 // Failed reports whether the run failed.
-func (o *Outcome) Failed() bool { return o.Status != StatusCompleted }
+func (o *Outcome) Failed() bool { return o.Status != contract.StatusCompleted }
 
 // WriteOutcome writes dir/outcome.json, redacted, replacing it whole.
 func WriteOutcome(dir string, o Outcome) error {
-	if err := record.WriteJSON(filepath.Join(dir, OutcomeFile), o); err != nil {
+	if err := record.WriteJSON(filepath.Join(dir, contract.OutcomeFile), o); err != nil {
 		return fmt.Errorf("outcome: %w", err)
 	}
 	return nil
@@ -67,17 +49,17 @@ func WriteOutcome(dir string, o Outcome) error {
 // ReadOutcome reads dir/outcome.json strictly.
 func ReadOutcome(dir string) (Outcome, error) {
 	var o Outcome
-	data, err := os.ReadFile(filepath.Join(dir, OutcomeFile))
+	data, err := os.ReadFile(filepath.Join(dir, contract.OutcomeFile))
 	if err != nil {
 		return o, fmt.Errorf("read outcome: %w", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&o); err != nil {
-		return o, fmt.Errorf("read %s: %w", OutcomeFile, err)
+		return o, fmt.Errorf("read %s: %w", contract.OutcomeFile, err)
 	}
-	if o.Status != StatusCompleted && o.Status != StatusFailed {
-		return o, errors.New("read " + OutcomeFile + ": status must be completed or failed")
+	if o.Status != contract.StatusCompleted && o.Status != contract.StatusFailed {
+		return o, errors.New("read " + contract.OutcomeFile + ": status must be completed or failed")
 	}
 	return o, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/gate"
 	"github.com/mention-runner/mention-runner/internal/record"
 	"github.com/mention-runner/mention-runner/internal/session"
@@ -33,7 +34,7 @@ func (r *run) sink(ev session.Event) {
 		already := r.loop.Loop() != nil
 		if r.loop.Observe(ev.ToolCallID, ev.ToolName, ev.Input) && !already {
 			l := r.loop.Loop()
-			r.emit("loop.detected", record.SeverityError,
+			r.emit(contract.EventLoopDetected, record.SeverityError,
 				fmt.Sprintf("%d identical consecutive calls of %s; stopping the engine", l.Count, l.Tool),
 				map[string]any{"tool": l.Tool, "arguments": l.Args, "count": l.Count, "calls": l.Calls}, record.Correlation(ev.ToolCallID))
 			r.logf("loop detected: %d identical calls of %s; stopping the engine", l.Count, l.Tool)
@@ -68,14 +69,14 @@ func (r *run) emitGate(g gate.Record) {
 	}
 	switch g.Decision {
 	case gate.DecisionAllowed:
-		r.emit("policy.allowed", record.SeverityInfo, g.Tool+" allowed and queued", data)
+		r.emit(contract.EventPolicyAllowed, record.SeverityInfo, g.Tool+" allowed and queued", data)
 	case gate.DecisionDenied:
 		// the policy working as meant: recorded, never an error
-		r.emit("policy.denied", record.SeverityInfo, g.Tool+" denied: "+firstLine(g.Reason), data)
+		r.emit(contract.EventPolicyDenied, record.SeverityInfo, g.Tool+" denied: "+firstLine(g.Reason), data)
 	case gate.DecisionInvalid:
-		r.emit("policy.invalid", record.SeverityWarning, g.Tool+" refused, invalid arguments: "+firstLine(g.Reason), data)
+		r.emit(contract.EventPolicyInvalid, record.SeverityWarning, g.Tool+" refused, invalid arguments: "+firstLine(g.Reason), data)
 	default:
-		r.emit("gate.error", record.SeverityError, g.Tool+": the gate failed: "+firstLine(g.Reason), data)
+		r.emit(contract.EventGateError, record.SeverityError, g.Tool+": the gate failed: "+firstLine(g.Reason), data)
 		r.recordError("gate", g.Tool+": "+g.Reason, true)
 	}
 }
@@ -116,6 +117,6 @@ func (r *run) emitFileRead(ev session.Event) {
 		return
 	}
 	target, _ := args[key].(string)
-	r.emit("file.read", record.SeverityInfo, ev.ToolName+" "+target,
+	r.emit(contract.EventFileRead, record.SeverityInfo, ev.ToolName+" "+target,
 		map[string]any{"tool": ev.ToolName, key: target}, record.Correlation(ev.ToolCallID))
 }

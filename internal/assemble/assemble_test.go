@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/mention-runner/mention-runner/internal/blocklist"
-	"github.com/mention-runner/mention-runner/internal/shardstore"
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/transport"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -41,14 +41,14 @@ func assertProceeded(t *testing.T, h *harness, o outcome, jobID string, want []b
 	assert.Equal(t, fmt.Sprint(o.res.LogIssue), o.outputs["log_issue"])
 	is, ok := h.sim.Issue(control, o.res.LogIssue)
 	require.True(t, ok)
-	assert.Contains(t, is.GetBody(), LogMarker(jobID))
+	assert.Contains(t, is.GetBody(), contract.LogIssueMarker(jobID))
 	assert.Contains(t, is.GetBody(), "**Status:** running")
-	assert.Contains(t, is.GetBody(), "`comment-only comment-limit=3 issue-limit=0 pr-limit=0`")
+	assert.Contains(t, is.GetBody(), "`comment-only issue-limit=0 pr-limit=0 comment-limit=3`")
 	assert.Contains(t, is.GetBody(), "Created Comments:\n- (none)")
 	assert.Contains(t, is.GetBody(), "https://github.com/acme/control/actions/runs/"+o.runID)
 	assert.Equal(t, "mention-runner: alice/app#7 by alice (job "+jobID+")", is.GetTitle())
 	require.Len(t, is.Labels, 1)
-	assert.Equal(t, LogLabel, is.Labels[0].GetName())
+	assert.Equal(t, contract.LogLabel, is.Labels[0].GetName())
 }
 
 func TestSmallEvent(t *testing.T) {
@@ -59,7 +59,7 @@ func TestSmallEvent(t *testing.T) {
 	require.Equal(t, 1, len(ev))
 	o := h.run(t, ev[0])
 	assertProceeded(t, h, o, jobID, c)
-	assert.Empty(t, h.sim.Refs(control, shardstore.RefPrefix), "agent_small needs no refs")
+	assert.Empty(t, h.sim.Refs(control, contract.JobRefPrefix), "agent_small needs no refs")
 
 	// a re-run finds the same log issue
 	again := h.run(t, ev[0], rerun(o))
@@ -209,7 +209,7 @@ func TestLostShard(t *testing.T) {
 		assert.Equal(t, missing, o.res.Missing)
 		assert.Contains(t, o.log, fmt.Sprintf("waiting for %d more", len(missing)))
 	}
-	assert.Empty(t, h.sim.Refs(control, shardstore.LockRef(jobID)))
+	assert.Empty(t, h.sim.Refs(control, contract.LockRef(jobID)))
 	assert.Empty(t, h.sim.Issues(control), "nobody proceeds, nothing is reported")
 }
 
@@ -302,14 +302,14 @@ func TestInvalidInputRecorded(t *testing.T) {
 		want     string // in the error and on the issue
 		knownJob bool
 	}{
-		{"bad base64", webhookRaw(t, transport.EventSmall, payload("@@@@")), nil, "invalid_base64", true},
-		{"not a JSON object", webhookRaw(t, transport.EventSmall, payload(b64(`[1,2]`))), nil, "not_json_object", true},
-		{"too large", webhookRaw(t, transport.EventSmall, payload(b64(string(contextFor("IC_bad", 2000))))), []runOpt{withEnv("MR_MAX_CONTEXT_BYTES", "1024")}, "too_large", true},
-		{"not a job", webhookRaw(t, transport.EventSmall, payload(b64(`{"repository":{"full_name":"a/b"}}`))), nil, "does not describe a job", true},
-		{"shard index out of range", webhookRaw(t, transport.EventShard, map[string]any{"jobid": jobID, "shard": map[string]any{"index": 3, "total": 3}, "context_b64": "AAAA", "timestamp": ts}), nil, "index_out_of_range", true},
-		{"unknown field", webhookRaw(t, transport.EventSmall, map[string]any{"jobid": jobID, "context_b64": "AAAA", "timestamp": ts, "actor": "x"}), nil, "unknown field", false},
+		{"bad base64", webhookRaw(t, contract.EventAgentSmall, payload("@@@@")), nil, "invalid_base64", true},
+		{"not a JSON object", webhookRaw(t, contract.EventAgentSmall, payload(b64(`[1,2]`))), nil, "not_json_object", true},
+		{"too large", webhookRaw(t, contract.EventAgentSmall, payload(b64(string(contextFor("IC_bad", 2000))))), []runOpt{withEnv("MR_MAX_CONTEXT_BYTES", "1024")}, "too_large", true},
+		{"not a job", webhookRaw(t, contract.EventAgentSmall, payload(b64(`{"repository":{"full_name":"a/b"}}`))), nil, "does not describe a job", true},
+		{"shard index out of range", webhookRaw(t, contract.EventAgentShard, map[string]any{"jobid": jobID, "shard": map[string]any{"index": 3, "total": 3}, "context_b64": "AAAA", "timestamp": ts}), nil, "index_out_of_range", true},
+		{"unknown field", webhookRaw(t, contract.EventAgentSmall, map[string]any{"jobid": jobID, "context_b64": "AAAA", "timestamp": ts, "actor": "x"}), nil, "unknown field", false},
 		{"not JSON", []byte("not json"), nil, "not a JSON object", false},
-		{"bad jobid", webhookRaw(t, transport.EventSmall, map[string]any{"jobid": "job-1", "context_b64": "AAAA", "timestamp": ts}), nil, "not a lowercase canonical UUID", false},
+		{"bad jobid", webhookRaw(t, contract.EventAgentSmall, map[string]any{"jobid": "job-1", "context_b64": "AAAA", "timestamp": ts}), nil, "not a lowercase canonical UUID", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -331,10 +331,10 @@ func TestInvalidInputRecorded(t *testing.T) {
 			for _, l := range is.Labels {
 				labels = append(labels, l.GetName())
 			}
-			assert.ElementsMatch(t, []string{LogLabel, FailedLabel}, labels)
+			assert.ElementsMatch(t, []string{contract.LogLabel, contract.CauseFailed}, labels)
 			if tt.knownJob {
 				assert.Equal(t, "mention-runner: assemble failed for job "+jobID, is.GetTitle())
-				assert.Contains(t, is.GetBody(), LogMarker(jobID))
+				assert.Contains(t, is.GetBody(), contract.LogIssueMarker(jobID))
 				assert.Equal(t, jobID, o.outputs["jobid"])
 				// the same failure again lands on the same issue
 				again := h.run(t, tt.event, tt.opts...)
@@ -365,8 +365,8 @@ func TestSweepStaleRefs(t *testing.T) {
 	require.NoError(t, o.err)
 	require.NotNil(t, o.res.Sweep)
 	assert.Len(t, o.res.Sweep.Deleted, 2)
-	assert.Empty(t, h.sim.Refs(control, shardstore.JobPrefix(transport.JobID("IC_stale"))))
-	assert.Len(t, h.sim.Refs(control, shardstore.JobPrefix(transport.JobID("IC_fresh"))), 1)
+	assert.Empty(t, h.sim.Refs(control, contract.JobRefs(transport.JobID("IC_stale"))))
+	assert.Len(t, h.sim.Refs(control, contract.JobRefs(transport.JobID("IC_fresh"))), 1)
 	assert.Contains(t, o.log, "swept 2 stale job refs")
 }
 
@@ -407,7 +407,7 @@ func TestBlocklistSnapshot(t *testing.T) {
 	c := contextFor("IC_snap", 100)
 	o := h.run(t, events(t, transport.JobID("IC_snap"), c)[0])
 	require.NoError(t, o.err, o.log)
-	raw, err := os.ReadFile(filepath.Join(filepath.Dir(o.res.ContextFile), BlocklistSnapshotFile))
+	raw, err := os.ReadFile(filepath.Join(filepath.Dir(o.res.ContextFile), contract.BlocklistSnapshotFile))
 	require.NoError(t, err)
 	var l blocklist.List
 	require.NoError(t, json.Unmarshal(raw, &l))

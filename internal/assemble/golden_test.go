@@ -53,22 +53,6 @@ func TestGoldenFailureBodies(t *testing.T) {
 	golden(t, "log-issue-unknown-job.md", failureBody(r.report(nil, "failed"), errorSection(other), ""))
 }
 
-func TestPolicyFlags(t *testing.T) {
-	tests := []struct{ body, want string }{
-		{"@mr-bot please", "comment-limit=3 issue-limit=1 pr-limit=1"},
-		{"@mr-bot !cfg here-only", "here-only comment-limit=3 issue-limit=0 pr-limit=0"},
-		{"@mr-bot !cfg repo=a/b deny=c/d comment-limit=1 no-pr", "repo=a/b deny=c/d comment-limit=1 issue-limit=1 pr-limit=0"},
-	}
-	r := goldenRun(t)
-	for _, tt := range tests {
-		t.Run(tt.body, func(t *testing.T) {
-			j, err := job.FromContext([]byte(`{"repository":{"full_name":"alice/app"},"issue":{"number":1},"trigger_comment":{"node_id":"x","body":`+quote(tt.body)+`,"user":{"login":"a"}}}`), bot)
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, r.report(j, "running").PolicyWords)
-		})
-	}
-}
-
 func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)

@@ -7,22 +7,13 @@ import (
 	"time"
 
 	"github.com/google/go-github/v62/github"
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/redact"
 	"github.com/mention-runner/mention-runner/internal/render"
 )
 
-// Labels of run-log issues.
-const (
-	LogLabel    = "mention-runner"
-	FailedLabel = "failed" // same cause label the publish stage uses
-)
-
 // maxIssuePages bounds the search for an existing log issue (100 a page).
 const maxIssuePages = 10
-
-// LogMarker is the hidden marker that ties a run-log issue to its job, so
-// a re-run finds the issue instead of opening a second one.
-func LogMarker(jobID string) string { return "<!-- mention-runner:log job=" + jobID + " -->" }
 
 // logIssues finds and creates run-log issues in the control repo.
 type logIssues struct {
@@ -48,9 +39,9 @@ func (l *logIssues) login(ctx context.Context) string {
 // find returns the job's log issue, or nil. since bounds the listing: the
 // issue was created after the job was dispatched.
 func (l *logIssues) find(ctx context.Context, jobID string, since time.Time) (*github.Issue, error) {
-	marker := LogMarker(jobID)
+	marker := contract.LogIssueMarker(jobID)
 	opt := &github.IssueListByRepoOptions{
-		State: "all", Labels: []string{LogLabel}, Creator: l.login(ctx), Sort: "created", Direction: "desc",
+		State: "all", Labels: []string{contract.LogLabel}, Creator: l.login(ctx), Sort: "created", Direction: "desc",
 		Since: since, ListOptions: github.ListOptions{PerPage: 100},
 	}
 	for page := 0; page < maxIssuePages; page++ {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/job"
 	"github.com/mention-runner/mention-runner/internal/policy"
 	"github.com/mention-runner/mention-runner/internal/record"
@@ -50,7 +51,7 @@ func (r *run) proceed(ctx context.Context, res *Result, context []byte) error {
 	} else {
 		body := logIssueBody(r.report(j, "running"), res.JobID)
 		title := render.LogIssueTitle(j.Thread().String(), j.Author, res.JobID)
-		if is, err = r.issues.create(ctx, title, body, []string{LogLabel}); err != nil {
+		if is, err = r.issues.create(ctx, title, body, []string{contract.LogLabel}); err != nil {
 			return err
 		}
 		r.log.Infof("job %s: opened the run-log issue %s#%d", res.JobID, r.cfg.ControlRepo, is.GetNumber())
@@ -85,27 +86,8 @@ func (r *run) report(j *job.Job, status string) render.Report {
 	}
 	rep.TriggerAuthor, rep.TriggerURL = j.Author, j.TriggerURL
 	p := j.Policy(policy.Ceilings{CommentLimit: r.cfg.CommentLimit, IssueLimit: r.cfg.IssueLimit, PRLimit: r.cfg.PRLimit}, nil)
-	rep.PolicyWords = policyFlags(p)
+	rep.PolicyWords = p.Flags()
 	return rep
-}
-
-// policyFlags is the effective policy in !cfg words.
-func policyFlags(p policy.Policy) string {
-	var w []string
-	switch {
-	case p.HereOnly:
-		w = append(w, "here-only")
-	case p.CommentOnly:
-		w = append(w, "comment-only")
-	}
-	for _, r := range p.AllowRepos {
-		w = append(w, "repo="+r)
-	}
-	for _, r := range p.DenyRepos {
-		w = append(w, "deny="+r)
-	}
-	w = append(w, fmt.Sprintf("comment-limit=%d", p.CommentLimit), fmt.Sprintf("issue-limit=%d", p.IssueLimit), fmt.Sprintf("pr-limit=%d", p.PRLimit))
-	return strings.Join(w, " ")
 }
 
 // writeContext writes the context atomically and returns its SHA-256.
@@ -155,7 +137,7 @@ func (r *run) recordFailure(ctx context.Context, res *Result, cause error) error
 		title = "mention-runner: assemble failed for job " + res.JobID
 	}
 	body := failureBody(r.report(nil, "failed"), section, res.JobID)
-	is, err := r.issues.create(ctx, title, body, []string{LogLabel, FailedLabel})
+	is, err := r.issues.create(ctx, title, body, []string{contract.LogLabel, contract.CauseFailed})
 	if err != nil {
 		return err
 	}
@@ -167,7 +149,7 @@ func (r *run) recordFailure(ctx context.Context, res *Result, cause error) error
 // logIssueBody is a new run-log issue: metadata, empty tracking lists and
 // the job's marker.
 func logIssueBody(rep render.Report, jobID string) string {
-	return render.LogIssueBody(rep) + "\n" + LogMarker(jobID) + "\n"
+	return render.LogIssueBody(rep) + "\n" + contract.LogIssueMarker(jobID) + "\n"
 }
 
 // failureBody is the log issue of a job that failed in assemble; with no
@@ -175,22 +157,17 @@ func logIssueBody(rep render.Report, jobID string) string {
 func failureBody(rep render.Report, section, jobID string) string {
 	body := render.LogIssueBody(rep) + "\n" + section
 	if jobID != "" {
-		body += "\n" + LogMarker(jobID) + "\n"
+		body += "\n" + contract.LogIssueMarker(jobID) + "\n"
 	}
 	return body
 }
-
-// BlocklistSnapshotFile is the opt-out list as it stood when the job
-// started, written next to the context file so the agent's gate can deny
-// writes to opted-out repos at once. Publish reads a fresh copy anyway.
-const BlocklistSnapshotFile = "blocklist.json"
 
 func (r *run) snapshotBlocklist(ctx context.Context) error {
 	l, err := r.blocks.Load(ctx)
 	if err != nil {
 		return fmt.Errorf("snapshot the opt-out list: %w", err)
 	}
-	path := filepath.Join(filepath.Dir(r.cfg.ContextFile), BlocklistSnapshotFile)
+	path := filepath.Join(filepath.Dir(r.cfg.ContextFile), contract.BlocklistSnapshotFile)
 	if err := record.WriteJSON(path, l); err != nil {
 		return fmt.Errorf("snapshot the opt-out list: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/actions"
 	"github.com/mention-runner/mention-runner/internal/blocklist"
 	"github.com/mention-runner/mention-runner/internal/config"
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/ghclient"
 	"github.com/mention-runner/mention-runner/internal/shardstore"
 	"github.com/mention-runner/mention-runner/internal/transport"
@@ -160,7 +161,7 @@ func identity(getenv func(string) string, server string) (shardstore.Holder, str
 	repo := strings.TrimSpace(getenv("GITHUB_REPOSITORY"))
 	var url string
 	if h.RunID != "" && repo != "" && strings.HasPrefix(server, "https://") {
-		url = server + "/" + repo + "/actions/runs/" + h.RunID
+		url = contract.WorkflowRunURL(server, repo, h.RunID)
 		h.URL = url
 	}
 	if h.RunID == "" {
@@ -181,7 +182,7 @@ func (r *run) assemble(ctx context.Context, res *Result) error {
 		return err
 	}
 	res.EventType = et
-	if u, uerr := uuid.Parse(p.JobID); uerr == nil && u.String() == p.JobID {
+	if contract.ValidJobID(p.JobID) {
 		res.JobID = p.JobID
 	}
 	if ts, terr := time.Parse(time.RFC3339, p.Timestamp); terr == nil {
@@ -192,7 +193,7 @@ func (r *run) assemble(ctx context.Context, res *Result) error {
 	if _, err := a.Add(et, p); err != nil {
 		return err
 	}
-	if et == transport.EventSmall {
+	if et == contract.EventAgentSmall {
 		c, err := a.Context()
 		if err != nil {
 			return err
@@ -286,10 +287,10 @@ func (r *run) shard(ctx context.Context, res *Result, p transport.Payload, opt t
 		// Select chose these by their commits; check what was read too, so
 		// the assembler gets one dispatch's pieces or nothing.
 		if c, err := shardstore.CompareTimestamps(pc.Timestamp, piece.Timestamp); err != nil || c != 0 {
-			return nil, &shardstore.CorruptError{Ref: shardstore.ShardRef(pc.JobID, pc.Index),
+			return nil, &shardstore.CorruptError{Ref: contract.ShardRef(pc.JobID, pc.Index),
 				Reason: fmt.Sprintf("its piece has timestamp %q, not this dispatch's %q", pc.Timestamp, piece.Timestamp)}
 		}
-		if _, err := a.Add(transport.EventShard, pc.Payload()); err != nil {
+		if _, err := a.Add(contract.EventAgentShard, pc.Payload()); err != nil {
 			return nil, err
 		}
 	}

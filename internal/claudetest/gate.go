@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -60,9 +61,9 @@ func NewGate(logPath string) *mcp.Server {
 		return err
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "gate", Version: "test"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "add_comment", Description: "Post a comment on the current thread."},
+	mcp.AddTool(srv, &mcp.Tool{Name: contract.ToolAddComment, Description: "Post a comment on the current thread."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in commentArgs) (*mcp.CallToolResult, any, error) {
-			if err := logCall("add_comment", in); err != nil {
+			if err := logCall(contract.ToolAddComment, in); err != nil {
 				return nil, nil, fmt.Errorf("log call: %w", err)
 			}
 			if strings.Contains(in.Body, GateDenyWord) {
@@ -72,9 +73,9 @@ func NewGate(logPath string) *mcp.Server {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{
 				Text: "comment queued as output #1"}}}, nil, nil
 		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "noop", Description: "Do nothing."},
+	mcp.AddTool(srv, &mcp.Tool{Name: contract.ToolNoop, Description: "Do nothing."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in noopArgs) (*mcp.CallToolResult, any, error) {
-			if err := logCall("noop", in); err != nil {
+			if err := logCall(contract.ToolNoop, in); err != nil {
 				return nil, nil, fmt.Errorf("log call: %w", err)
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mention-runner/mention-runner/internal/policy"
 )
 
 // Setting declares one environment variable.
@@ -133,9 +135,9 @@ var Settings = []Setting{
 	{Env: "MR_MAX_TURNS", Input: "max-turns", Default: "30", Doc: "Most agent turns before the run stops as failed.", Modes: "agent", check: intRange(1, 500)},
 	{Env: "MR_TIMEOUT", Input: "timeout", Default: "30m", Doc: "Wall-clock limit for the engine.", Modes: "agent", check: durRange(time.Minute/60, 6*time.Hour)},
 	{Env: "MR_MAX_BUDGET_USD", Input: "max-budget-usd", Doc: "Optional cost cap passed to Claude Code (--max-budget-usd).", Modes: "agent", check: budget},
-	{Env: "MR_COMMENT_LIMIT", Input: "comment-limit", Default: "3", Doc: "Operator ceiling: comments per issue/PR per run.", check: intRange(0, 1000)},
-	{Env: "MR_ISSUE_LIMIT", Input: "issue-limit", Default: "1", Doc: "Operator ceiling: issues created per run.", check: intRange(0, 1000)},
-	{Env: "MR_PR_LIMIT", Input: "pr-limit", Default: "1", Doc: "Operator ceiling: pull requests created per run.", check: intRange(0, 1000)},
+	{Env: "MR_COMMENT_LIMIT", Input: "comment-limit", Default: strconv.Itoa(policy.DefaultCeilings().CommentLimit), Doc: "Operator ceiling: comments per issue/PR per run.", check: intRange(0, policy.MaxLimit)},
+	{Env: "MR_ISSUE_LIMIT", Input: "issue-limit", Default: strconv.Itoa(policy.DefaultCeilings().IssueLimit), Doc: "Operator ceiling: issues created per run.", check: intRange(0, policy.MaxLimit)},
+	{Env: "MR_PR_LIMIT", Input: "pr-limit", Default: strconv.Itoa(policy.DefaultCeilings().PRLimit), Doc: "Operator ceiling: pull requests created per run.", check: intRange(0, policy.MaxLimit)},
 	{Env: "MR_LOOP_THRESHOLD", Input: "loop-threshold", Default: "6", Doc: "Identical consecutive tool calls that count as a loop.", Modes: "agent", check: intRange(2, 100)},
 	{Env: "MR_ALLOWED_TOOLS", Input: "allowed-tools", Doc: "Extra engine tools the agent may use, comma-separated Claude Code permission rules (e.g. `Edit,Write,Bash(git add:*),Bash(git commit:*)`); needed for pull requests. Reading stays limited to the checkout; GitHub writes still only go through the gate.", Modes: "agent", check: toolList},
 	{Env: "MR_SYSTEM_PROMPT_FILE", Input: "system-prompt-file", Doc: "Operator system prompt file, prepended to the agent's prompt.", Modes: "agent"},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/record"
 )
 
@@ -64,8 +65,8 @@ func (f *Flow) Summarize() (*Summary, error) {
 		return s, nil
 	}
 	s.RecordDir = f.RecordDir
-	s.Events = filepath.Join(f.RecordDir, "events.jsonl")
-	s.Transcript = filepath.Join(f.RecordDir, "transcript.md")
+	s.Events = filepath.Join(f.RecordDir, contract.EventsFile)
+	s.Transcript = filepath.Join(f.RecordDir, contract.TranscriptFile)
 	meta, ok, err := record.ReadMeta(f.RecordDir)
 	if err != nil {
 		return s, err
@@ -78,7 +79,7 @@ func (f *Flow) Summarize() (*Summary, error) {
 		return s, err
 	}
 	for _, e := range evs {
-		if e.Type != "policy.denied" {
+		if e.Type != contract.EventPolicyDenied {
 			continue
 		}
 		var d struct{ Tool, Rule, Reason string }

@@ -13,14 +13,9 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/transport"
 )
-
-// RefPrefix is where dedupe refs live in CONTROL.
-const RefPrefix = "refs/mention-runner/dispatched/"
-
-// DedupeRef is the ref that marks the mention with this jobid as handled.
-func DedupeRef(jobID string) string { return RefPrefix + jobID }
 
 // controlHead returns a commit of CONTROL for dedupe refs to point at. Any
 // commit will do and commits outlive branch moves, so it is fetched once.
@@ -61,7 +56,7 @@ func (d *Dispatcher) claim(ctx context.Context, jobID string) (bool, error) {
 			return false, err
 		}
 		_, resp, err := d.ctl.Git.CreateRef(ctx, owner, name, &github.Reference{
-			Ref: github.String(DedupeRef(jobID)), Object: &github.GitObject{SHA: github.String(sha)}})
+			Ref: github.String(contract.DispatchedRef(jobID)), Object: &github.GitObject{SHA: github.String(sha)}})
 		if err == nil {
 			return true, nil
 		}
@@ -74,23 +69,23 @@ func (d *Dispatcher) claim(ctx context.Context, jobID string) (bool, error) {
 				continue // the cached commit is gone: look again
 			}
 		}
-		return false, fmt.Errorf("create dedupe ref %s in %s: %w", DedupeRef(jobID), d.cfg.Control, err)
+		return false, fmt.Errorf("create dedupe ref %s in %s: %w", contract.DispatchedRef(jobID), d.cfg.Control, err)
 	}
-	return false, fmt.Errorf("create dedupe ref %s in %s: control branch commit keeps vanishing", DedupeRef(jobID), d.cfg.Control)
+	return false, fmt.Errorf("create dedupe ref %s in %s: control branch commit keeps vanishing", contract.DispatchedRef(jobID), d.cfg.Control)
 }
 
 // claimed reports whether the dedupe ref exists (a cheap check for
 // triggers an earlier cycle probably handled).
 func (d *Dispatcher) claimed(ctx context.Context, jobID string) (bool, error) {
 	owner, name := split(d.cfg.Control)
-	_, resp, err := d.ctl.Git.GetRef(ctx, owner, name, strings.TrimPrefix(DedupeRef(jobID), "refs/"))
+	_, resp, err := d.ctl.Git.GetRef(ctx, owner, name, strings.TrimPrefix(contract.DispatchedRef(jobID), "refs/"))
 	if err == nil {
 		return true, nil
 	}
 	if resp != nil && resp.StatusCode == http.StatusNotFound {
 		return false, nil
 	}
-	return false, fmt.Errorf("read dedupe ref %s: %w", DedupeRef(jobID), err)
+	return false, fmt.Errorf("read dedupe ref %s: %w", contract.DispatchedRef(jobID), err)
 }
 
 // release deletes the dedupe ref so a later cycle retries the mention. It
@@ -99,9 +94,9 @@ func (d *Dispatcher) release(ctx context.Context, jobID string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	owner, name := split(d.cfg.Control)
-	resp, err := d.ctl.Git.DeleteRef(ctx, owner, name, strings.TrimPrefix(DedupeRef(jobID), "refs/"))
+	resp, err := d.ctl.Git.DeleteRef(ctx, owner, name, strings.TrimPrefix(contract.DispatchedRef(jobID), "refs/"))
 	if err != nil && (resp == nil || resp.StatusCode != http.StatusUnprocessableEntity && resp.StatusCode != http.StatusNotFound) {
-		return fmt.Errorf("delete dedupe ref %s: %w", DedupeRef(jobID), err)
+		return fmt.Errorf("delete dedupe ref %s: %w", contract.DispatchedRef(jobID), err)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/mention-runner/mention-runner/internal/blocklist"
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/mention"
 	"github.com/mention-runner/mention-runner/internal/policy"
 	"github.com/mention-runner/mention-runner/internal/threadctx"
@@ -158,7 +159,7 @@ func (d *Dispatcher) Handle(ctx context.Context, t *Trigger) (dec Decision, err 
 			dec.Reason = "dry run: would reply: " + dec.Reason
 			return dec, nil
 		}
-		return d.replyClaimed(ctx, t, dec, replyCfg, cfgReply(t, bot, flagErr, policy.ValidFlagsHelp()))
+		return d.replyClaimed(ctx, t, dec, contract.ReplyCfg, cfgReply(t, bot, flagErr, policy.ValidFlagsHelp()))
 	}
 	pol := policy.Effective(flags, *d.cfg.Ceilings, policy.Thread{Repo: t.Repo, Number: t.Number}, blocked)
 	dec.Policy = &pol
@@ -187,7 +188,7 @@ func (d *Dispatcher) Handle(ctx context.Context, t *Trigger) (dec Decision, err 
 		if n >= d.cfg.RatePerHour {
 			dec.Decision = Reply
 			dec.Reason = fmt.Sprintf("rate limit: @%s already has %d runs in the last hour (limit %d)", t.Author, n, d.cfg.RatePerHour)
-			return d.replyClaimed(ctx, t, dec, replyRate, rateReply(t, d.cfg.RatePerHour, retry))
+			return d.replyClaimed(ctx, t, dec, contract.ReplyRate, rateReply(t, d.cfg.RatePerHour, retry))
 		}
 	}
 
@@ -230,7 +231,7 @@ func (d *Dispatcher) Handle(ctx context.Context, t *Trigger) (dec Decision, err 
 		if ctx.Err() != nil {
 			// Out of time mid-send: the last request may have landed, so keep
 			// the claim (no duplicate run); an operator can delete the ref.
-			d.cfg.Logger.Error("dispatch interrupted; ref kept", "jobid", dec.JobID, "ref", DedupeRef(dec.JobID), "sent", n, "total", len(reqs))
+			d.cfg.Logger.Error("dispatch interrupted; ref kept", "jobid", dec.JobID, "ref", contract.DispatchedRef(dec.JobID), "sent", n, "total", len(reqs))
 			return dec, err
 		}
 		if rerr := d.release(ctx, dec.JobID); rerr != nil {
@@ -308,9 +309,9 @@ func (d *Dispatcher) optOut(ctx context.Context, t *Trigger, m mention.Mention, 
 		return fail(err)
 	}
 	d.setBlocklist(l)
-	kind, body := replyGoAway, goAwayReply(t, d.cfg.Bot, pats)
+	kind, body := contract.ReplyGoAway, goAwayReply(t, d.cfg.Bot, pats)
 	if !goAway {
-		kind, body = replyComeBack, comeBackReply(t, changed, pats)
+		kind, body = contract.ReplyComeBack, comeBackReply(t, changed, pats)
 	}
 	if err := d.replyOnce(ctx, t, kind, body); err != nil {
 		return fail(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/blocklist"
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/githubsim"
 	"github.com/mention-runner/mention-runner/internal/policy"
 	"github.com/mention-runner/mention-runner/internal/transport"
@@ -62,7 +63,7 @@ func TestHandleEachEventKind(t *testing.T) {
 			}
 			require.NoError(t, json.Unmarshal(got["trigger_comment"], &tc2))
 			assert.Equal(t, trig.NodeID, tc2.NodeID)
-			assert.Equal(t, []string{DedupeRef(dec.JobID)}, e.sim.Refs(control, DedupeRef(dec.JobID)))
+			assert.Equal(t, []string{contract.DispatchedRef(dec.JobID)}, e.sim.Refs(control, contract.DispatchedRef(dec.JobID)))
 		})
 	}
 	assert.Equal(t, []string{"eyes"}, e.sim.Reactions(proj, c.GetID()))
@@ -160,7 +161,7 @@ func TestInvalidCfgRepliesOnce(t *testing.T) {
 	require.Len(t, cs, 2)
 	assert.Contains(t, cs[1].GetBody(), "comment-onyl")
 	assert.Contains(t, cs[1].GetBody(), "Valid `!cfg` flags")
-	assert.Contains(t, cs[1].GetBody(), marker(replyCfg, trig))
+	assert.Contains(t, cs[1].GetBody(), marker(contract.ReplyCfg, trig))
 
 	// Seen again (a retry, a second dispatcher): no second reply.
 	dec, err = e.dispatcher().Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
@@ -324,7 +325,7 @@ func TestDispatchFailureReleasesRef(t *testing.T) {
 	id := e.sim.AddFault(githubsim.Fault{Method: "POST", Path: "/repos/ops/control/dispatches", Kind: githubsim.FaultStatus502, Rate: 1})
 	dec, err := d.Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
 	require.Error(t, err)
-	assert.Empty(t, e.sim.Refs(control, DedupeRef(dec.JobID)), "ref deleted so a later cycle retries")
+	assert.Empty(t, e.sim.Refs(control, contract.DispatchedRef(dec.JobID)), "ref deleted so a later cycle retries")
 	assert.Contains(t, e.logs.String(), "ref deleted so a later cycle retries")
 	e.sim.RemoveFault(id)
 	dec, err = d.Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))

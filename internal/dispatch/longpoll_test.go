@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/transport"
 )
 
@@ -142,7 +143,7 @@ func TestOverlappingLongPollsHandleEachMentionOnce(t *testing.T) {
 	for i, id := range nodeIDs {
 		assert.Equal(t, 1, jobs[transport.JobID(id)], "mention %d dispatched exactly once", i)
 	}
-	assert.Len(t, e.sim.Refs(control, RefPrefix), mentions, "one claim per mention")
+	assert.Len(t, e.sim.Refs(control, contract.DispatchedRefPrefix), mentions, "one claim per mention")
 	for _, run := range []*longPoll{a, b} {
 		for _, w := range run.waits {
 			assert.Equal(t, 60*time.Second, w, "X-Poll-Interval (60 s) beats MinInterval (1 s)")

@@ -10,22 +10,13 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/sanitize"
 	"github.com/mention-runner/mention-runner/internal/threadctx"
 )
 
-// Reply kinds, written into the hidden marker.
-const (
-	replyCfg      = "cfg"
-	replyRate     = "ratelimit"
-	replyGoAway   = "go-away"
-	replyComeBack = "come-back"
-)
-
 // marker is the hidden line that lets a retry find a reply it already posted.
-func marker(kind string, t *Trigger) string {
-	return fmt.Sprintf("<!-- mention-runner:reply kind=%s comment=%d node=%s -->", kind, t.CommentID, t.NodeID)
-}
+func marker(kind string, t *Trigger) string { return contract.ReplyMarker(kind, t.CommentID, t.NodeID) }
 
 // replyOnce posts body (plus the marker) on the trigger's thread unless a
 // comment by the bot with the same marker is already there.

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/threadctx"
-	"github.com/mention-runner/mention-runner/internal/transport"
 )
 
 func truncationOf(t *testing.T, m map[string]json.RawMessage) threadctx.Truncation {
@@ -61,8 +61,8 @@ func TestHugeDiffCappedAndSharded(t *testing.T) {
 	require.Equal(t, Dispatch, dec.Decision, dec.Reason)
 	assert.Greater(t, dec.Dispatches, 10)
 	for _, d := range e.sim.Dispatches(control) {
-		assert.Equal(t, transport.EventShard, d.EventType)
-		assert.Less(t, len(d.Body), transport.MaxBodyBytes)
+		assert.Equal(t, contract.EventAgentShard, d.EventType)
+		assert.Less(t, len(d.Body), contract.DispatchBodyBytes)
 	}
 	m := e.contexts()[dec.JobID]
 	tr := truncationOf(t, m)

@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/demo"
 	"github.com/mention-runner/mention-runner/internal/record"
-	"github.com/mention-runner/mention-runner/internal/transport"
 )
 
 // replayComment is the body the replay script (testdata/replay.jsonl) asks
@@ -65,8 +65,8 @@ func TestFlowSmall(t *testing.T) {
 
 	ds := f.Dispatches()
 	require.Len(t, ds, 1)
-	assert.Equal(t, transport.EventSmall, ds[0].EventType)
-	assert.Less(t, len(ds[0].Body), transport.MaxBodyBytes)
+	assert.Equal(t, contract.EventAgentSmall, ds[0].EventType)
+	assert.Less(t, len(ds[0].Body), contract.DispatchBodyBytes)
 	require.Len(t, f.Assembles, 1)
 
 	assertFinalState(t, w, f, replayComment)
@@ -80,8 +80,8 @@ func TestFlowSharded(t *testing.T) {
 	ds := f.Dispatches()
 	require.Greater(t, len(ds), 1, "a padded thread must not fit one dispatch")
 	for i, d := range ds {
-		assert.Equal(t, transport.EventShard, d.EventType, "dispatch %d", i)
-		assert.Less(t, len(d.Body), transport.MaxBodyBytes, "dispatch %d", i)
+		assert.Equal(t, contract.EventAgentShard, d.EventType, "dispatch %d", i)
+		assert.Less(t, len(d.Body), contract.DispatchBodyBytes, "dispatch %d", i)
 	}
 	// one workflow run per shard; exactly one proceeds (AssembleAll checks)
 	require.Len(t, f.Assembles, len(ds))

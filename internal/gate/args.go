@@ -9,14 +9,13 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/policy"
 )
 
-// Input limits. GitHub caps bodies at 65,536 characters; the publish job
-// appends a NOTE block and a marker, so the agent gets a little less.
+// Input limits. Bodies and titles: contract.AgentBodyChars and
+// contract.AgentTitleChars.
 const (
-	MaxBodyChars   = 60000
-	MaxTitleChars  = 256
 	MaxLabels      = 10
 	MaxLabelChars  = 50
 	MaxReasonChars = 2000
@@ -114,10 +113,10 @@ func (a *args) titled() (repo, title, body string, err error) {
 	if repo, err = a.repo(policy.ValidRepo); err != nil {
 		return "", "", "", err
 	}
-	if title, err = a.text("title", MaxTitleChars, true); err != nil {
+	if title, err = a.text("title", contract.AgentTitleChars, true); err != nil {
 		return "", "", "", err
 	}
-	if body, err = a.text("body", MaxBodyChars, false); err != nil {
+	if body, err = a.text("body", contract.AgentBodyChars, false); err != nil {
 		return "", "", "", err
 	}
 	return repo, title, body, nil

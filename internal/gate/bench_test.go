@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+
+	"github.com/mention-runner/mention-runner/internal/contract"
 )
 
 // BenchmarkDecision is one allowed call end to end minus MCP framing:
@@ -16,7 +18,7 @@ func BenchmarkDecision(b *testing.B) {
 	raw := json.RawMessage(`{"reason":"benchmark"}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		if res := g.handle(context.Background(), ToolNoop, raw, parseNoop); res.IsError {
+		if res := g.handle(context.Background(), contract.ToolNoop, raw, parseNoop); res.IsError {
 			b.Fatal(res.Content)
 		}
 	}
@@ -32,7 +34,7 @@ func BenchmarkDenial(b *testing.B) {
 	raw := json.RawMessage(`{"repo":"octo/app","title":"t","body":"b"}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		if res := g.handle(context.Background(), ToolCreateIssue, raw, parseCreateIssue); !res.IsError {
+		if res := g.handle(context.Background(), contract.ToolCreateIssue, raw, parseCreateIssue); !res.IsError {
 			b.Fatal("allowed")
 		}
 	}

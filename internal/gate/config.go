@@ -26,7 +26,7 @@ type Config struct {
 	WorkDir              string   `json:"workdir"` // the target checkout; "" = no pull requests
 	AllowWorkflowChanges bool     `json:"allow_workflow_changes"`
 	MaxBundleBytes       int64    `json:"max_bundle_bytes"` // 0 = prbundle.DefaultMaxBytes
-	JobID                string   `json:"job_id"`
+	JobID                string   `json:"jobid"`
 	// StartCommit is HEAD of WorkDir before the agent ran; it is the PR base
 	// when origin/<base> does not exist in the checkout.
 	StartCommit string `json:"start_commit,omitempty"`

@@ -33,7 +33,7 @@ func TestConfigKeysAreTheDocumentedOnes(t *testing.T) {
 	require.NoError(t, err)
 	var m map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(b, &m))
-	for _, k := range []string{"run_dir", "bot", "here", "policy", "blocklist", "workdir", "allow_workflow_changes", "max_bundle_bytes", "job_id"} {
+	for _, k := range []string{"run_dir", "bot", "here", "policy", "blocklist", "workdir", "allow_workflow_changes", "max_bundle_bytes", "jobid"} {
 		assert.Contains(t, m, k)
 	}
 	assert.JSONEq(t, `{"repo":"octo/app","number":7}`, string(m["here"]))

@@ -19,6 +19,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/outputs"
 	"github.com/mention-runner/mention-runner/internal/policy"
 	"github.com/mention-runner/mention-runner/internal/prbundle"
@@ -52,7 +53,7 @@ func New(cfg Config) (*Gate, error) {
 	if err := os.MkdirAll(filepath.Join(cfg.RunDir, "logs"), 0o755); err != nil {
 		return nil, fmt.Errorf("gate: run dir: %w", err)
 	}
-	path := filepath.Join(cfg.RunDir, outputs.FileName)
+	path := filepath.Join(cfg.RunDir, contract.OutputsFile)
 	entries, err := outputs.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("gate: rebuild ledger from %s: %w", path, err)
@@ -75,12 +76,12 @@ func (g *Gate) Policy() policy.Policy { return g.pol }
 
 // Server returns a new MCP server named "gate" serving the tools.
 func (g *Gate) Server(version string) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: ServerName, Version: version}, &mcp.ServerOptions{
+	s := mcp.NewServer(&mcp.Implementation{Name: contract.GateServer, Version: version}, &mcp.ServerOptions{
 		Instructions: "Every write to GitHub goes through these tools. Writes are checked against this run's permission policy and carried out after the run.",
 	})
 	parsers := map[string]func(json.RawMessage) (request, error){
-		ToolAddComment: parseAddComment, ToolCreateIssue: parseCreateIssue,
-		ToolCreatePullRequest: parseCreatePullRequest, ToolNoop: parseNoop,
+		contract.ToolAddComment: parseAddComment, contract.ToolCreateIssue: parseCreateIssue,
+		contract.ToolCreatePullRequest: parseCreatePullRequest, contract.ToolNoop: parseNoop,
 	}
 	for _, t := range toolDefs {
 		parse := parsers[t.Name]
@@ -121,7 +122,7 @@ func (g *Gate) handle(ctx context.Context, tool string, raw json.RawMessage, par
 	o := g.decide(ctx, tool, raw, parse)
 	rec := Record{Time: g.now().UTC(), Tool: tool, Args: redactArgs(raw), Decision: o.decision, Rule: o.rule,
 		Reason: firstLine(o.text), OutputIndex: o.index}
-	if err := appendRecord(filepath.Join(g.cfg.RunDir, LogFile), rec); err != nil && o.decision == DecisionAllowed {
+	if err := appendRecord(filepath.Join(g.cfg.RunDir, contract.GateLogFile), rec); err != nil && o.decision == DecisionAllowed {
 		// The write is already queued; the agent must still learn it was.
 		o.text += "\n(warning: the gate could not write its decision log: " + err.Error() + ")"
 	}

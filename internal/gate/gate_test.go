@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/policy"
 )
 
@@ -36,35 +37,35 @@ func TestDecisionsUnderPolicies(t *testing.T) {
 		steps     []step
 	}{
 		{name: "defaults allow comment, issue and noop", steps: []step{
-			{ToolAddComment, here, DecisionAllowed, "", "queued (output #0): the comment on octo/app#7 will be posted after review"},
-			{ToolCreateIssue, issue, DecisionAllowed, "", `queued (output #1): the issue "Follow-up" in octo/app`},
-			{ToolCreateIssue, issue, DecisionDenied, policy.RuleIssueLimit, "issue-limit is 1 and this run already created 1 issue"},
-			{ToolNoop, map[string]any{"reason": "nothing else to say"}, DecisionAllowed, "", "recorded (output #2)"},
+			{contract.ToolAddComment, here, DecisionAllowed, "", "queued (output #0): the comment on octo/app#7 will be posted after review"},
+			{contract.ToolCreateIssue, issue, DecisionAllowed, "", `queued (output #1): the issue "Follow-up" in octo/app`},
+			{contract.ToolCreateIssue, issue, DecisionDenied, policy.RuleIssueLimit, "issue-limit is 1 and this run already created 1 issue"},
+			{contract.ToolNoop, map[string]any{"reason": "nothing else to say"}, DecisionAllowed, "", "recorded (output #2)"},
 		}},
 		{name: "here-only denies create_issue and other threads", flags: "here-only", steps: []step{
-			{ToolCreateIssue, issue, DecisionDenied, policy.RuleHereOnly, "denied: here-only allows comments only on octo/app#7"},
-			{ToolAddComment, comment(hereRepo, 8, "x"), DecisionDenied, policy.RuleHereOnly, "not on octo/app#8"},
-			{ToolCreatePullRequest, map[string]any{"repo": hereRepo, "title": "t", "body": "b"}, DecisionDenied, policy.RuleHereOnly, "here-only"},
-			{ToolAddComment, here, DecisionAllowed, "", "queued (output #0)"},
+			{contract.ToolCreateIssue, issue, DecisionDenied, policy.RuleHereOnly, "denied: here-only allows comments only on octo/app#7"},
+			{contract.ToolAddComment, comment(hereRepo, 8, "x"), DecisionDenied, policy.RuleHereOnly, "not on octo/app#8"},
+			{contract.ToolCreatePullRequest, map[string]any{"repo": hereRepo, "title": "t", "body": "b"}, DecisionDenied, policy.RuleHereOnly, "here-only"},
+			{contract.ToolAddComment, here, DecisionAllowed, "", "queued (output #0)"},
 		}},
 		{name: "comment-limit reached", flags: "comment-limit=2", steps: []step{
-			{ToolAddComment, here, DecisionAllowed, "", "output #0"},
-			{ToolAddComment, comment("OCTO/App", 7, "same thread, other case"), DecisionAllowed, "", "output #1"},
-			{ToolAddComment, here, DecisionDenied, policy.RuleCommentLimit, "comment-limit is 2 and this run already wrote 2 comments on octo/app#7"},
-			{ToolAddComment, comment(hereRepo, 9, "another thread"), DecisionAllowed, "", "output #2"},
+			{contract.ToolAddComment, here, DecisionAllowed, "", "output #0"},
+			{contract.ToolAddComment, comment("OCTO/App", 7, "same thread, other case"), DecisionAllowed, "", "output #1"},
+			{contract.ToolAddComment, here, DecisionDenied, policy.RuleCommentLimit, "comment-limit is 2 and this run already wrote 2 comments on octo/app#7"},
+			{contract.ToolAddComment, comment(hereRepo, 9, "another thread"), DecisionAllowed, "", "output #2"},
 		}},
 		{name: "blocked repo", blocklist: []string{"evil/*"}, steps: []step{
-			{ToolAddComment, comment("evil/x", 1, "hi"), DecisionDenied, policy.RuleRepoBlocked, `opt-out entry "evil/*"`},
-			{ToolCreateIssue, map[string]any{"repo": "Evil/Y", "title": "t", "body": "b"}, DecisionDenied, policy.RuleRepoBlocked, "go away"},
+			{contract.ToolAddComment, comment("evil/x", 1, "hi"), DecisionDenied, policy.RuleRepoBlocked, `opt-out entry "evil/*"`},
+			{contract.ToolCreateIssue, map[string]any{"repo": "Evil/Y", "title": "t", "body": "b"}, DecisionDenied, policy.RuleRepoBlocked, "go away"},
 		}},
 		{name: "repo allow and deny lists", flags: "repo=octo/app repo=octo/lib deny=octo/lib", steps: []step{
-			{ToolAddComment, comment("octo/lib", 1, "x"), DecisionDenied, policy.RuleRepoDenied, "deny=octo/lib"},
-			{ToolAddComment, comment("other/z", 1, "x"), DecisionDenied, policy.RuleRepoNotAllowed, "only to octo/app"},
+			{contract.ToolAddComment, comment("octo/lib", 1, "x"), DecisionDenied, policy.RuleRepoDenied, "deny=octo/lib"},
+			{contract.ToolAddComment, comment("other/z", 1, "x"), DecisionDenied, policy.RuleRepoNotAllowed, "only to octo/app"},
 		}},
 		{name: "ceilings tighten a policy that exceeds them", ceilings: &Ceilings{CommentLimit: 1, IssueLimit: 0, PRLimit: 0}, steps: []step{
-			{ToolAddComment, here, DecisionAllowed, "", "output #0"},
-			{ToolAddComment, here, DecisionDenied, policy.RuleCommentLimit, "comment-limit is 1"},
-			{ToolCreateIssue, issue, DecisionDenied, policy.RuleIssueLimit, "no issues may be created"},
+			{contract.ToolAddComment, here, DecisionAllowed, "", "output #0"},
+			{contract.ToolAddComment, here, DecisionDenied, policy.RuleCommentLimit, "comment-limit is 1"},
+			{contract.ToolCreateIssue, issue, DecisionDenied, policy.RuleIssueLimit, "no issues may be created"},
 		}},
 	}
 	for _, c := range cases {
@@ -107,9 +108,9 @@ func TestOutputsEntries(t *testing.T) {
 	cfg := baseConfig(t)
 	cs := connect(t, cfg)
 	body := "line one\n\n```go\nfmt.Println(1)\n```\n"
-	call(t, cs, ToolAddComment, comment(hereRepo, 7, body))
-	call(t, cs, ToolCreateIssue, map[string]any{"repo": hereRepo, "title": "Bug", "body": "b", "labels": []string{"bug", "p1"}})
-	call(t, cs, ToolNoop, map[string]any{"reason": "done"})
+	call(t, cs, contract.ToolAddComment, comment(hereRepo, 7, body))
+	call(t, cs, contract.ToolCreateIssue, map[string]any{"repo": hereRepo, "title": "Bug", "body": "b", "labels": []string{"bug", "p1"}})
+	call(t, cs, contract.ToolNoop, map[string]any{"reason": "done"})
 	es := readOutputs(t, cfg)
 	require.Len(t, es, 3)
 	assert.Equal(t, policy.KindComment, es[0].Kind)
@@ -131,7 +132,7 @@ func TestLogRedactsArgs(t *testing.T) {
 	cfg := baseConfig(t)
 	cs := connect(t, cfg)
 	secret := "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"
-	call(t, cs, ToolAddComment, comment(hereRepo, 7, "token:\n"+secret))
+	call(t, cs, contract.ToolAddComment, comment(hereRepo, 7, "token:\n"+secret))
 	recs := readLog(t, cfg)
 	require.Len(t, recs, 1)
 	assert.NotContains(t, string(recs[0].Args), secret)
@@ -140,7 +141,7 @@ func TestLogRedactsArgs(t *testing.T) {
 }
 
 func TestInvalidArguments(t *testing.T) {
-	long := make([]byte, MaxBodyChars+1)
+	long := make([]byte, contract.AgentBodyChars+1)
 	for i := range long {
 		long[i] = 'x'
 	}
@@ -149,22 +150,22 @@ func TestInvalidArguments(t *testing.T) {
 		args     any
 		contains string
 	}{
-		{ToolAddComment, map[string]any{"repo": hereRepo, "number": 7}, `"body" is required`},
-		{ToolAddComment, comment(hereRepo, 7, "  \n "), `"body" must not be empty`},
-		{ToolAddComment, comment("not a repo", 7, "x"), `"repo" must be a GitHub repository as owner/name`},
-		{ToolAddComment, comment("octo/app/extra", 7, "x"), "owner/name"},
-		{ToolAddComment, comment(hereRepo, 0, "x"), `"number" must be a positive whole number`},
-		{ToolAddComment, map[string]any{"repo": hereRepo, "number": "seven", "body": "x"}, `"number" must be a positive whole number`},
-		{ToolAddComment, map[string]any{"repo": hereRepo, "number": 1.5, "body": "x"}, `"number"`},
-		{ToolAddComment, map[string]any{"repo": hereRepo, "number": 7, "body": string(long)}, "the limit is 60000"},
-		{ToolAddComment, map[string]any{"repo": hereRepo, "number": 7, "body": "x", "issue": 7}, `unknown argument "issue"; add_comment takes repo, number, body`},
-		{ToolAddComment, map[string]any{"repo": 5, "number": 7, "body": "x"}, `"repo" must be a string`},
-		{ToolCreateIssue, map[string]any{"repo": hereRepo, "title": "a\nb", "body": "x"}, `"title" must be a single line`},
-		{ToolCreateIssue, map[string]any{"repo": hereRepo, "title": "t", "body": "x", "labels": "bug"}, `"labels" must be a list of strings`},
-		{ToolCreateIssue, map[string]any{"repo": hereRepo, "title": "t", "body": "x", "labels": []string{""}}, "each label"},
-		{ToolCreatePullRequest, map[string]any{"repo": hereRepo, "title": "t", "body": "x", "base": "../etc"}, `"base" must be a branch name`},
-		{ToolCreatePullRequest, map[string]any{"repo": hereRepo, "title": "t", "body": "x", "draft": "yes"}, `"draft" must be true or false`},
-		{ToolNoop, map[string]any{}, `"reason" is required`},
+		{contract.ToolAddComment, map[string]any{"repo": hereRepo, "number": 7}, `"body" is required`},
+		{contract.ToolAddComment, comment(hereRepo, 7, "  \n "), `"body" must not be empty`},
+		{contract.ToolAddComment, comment("not a repo", 7, "x"), `"repo" must be a GitHub repository as owner/name`},
+		{contract.ToolAddComment, comment("octo/app/extra", 7, "x"), "owner/name"},
+		{contract.ToolAddComment, comment(hereRepo, 0, "x"), `"number" must be a positive whole number`},
+		{contract.ToolAddComment, map[string]any{"repo": hereRepo, "number": "seven", "body": "x"}, `"number" must be a positive whole number`},
+		{contract.ToolAddComment, map[string]any{"repo": hereRepo, "number": 1.5, "body": "x"}, `"number"`},
+		{contract.ToolAddComment, map[string]any{"repo": hereRepo, "number": 7, "body": string(long)}, "the limit is 60000"},
+		{contract.ToolAddComment, map[string]any{"repo": hereRepo, "number": 7, "body": "x", "issue": 7}, `unknown argument "issue"; add_comment takes repo, number, body`},
+		{contract.ToolAddComment, map[string]any{"repo": 5, "number": 7, "body": "x"}, `"repo" must be a string`},
+		{contract.ToolCreateIssue, map[string]any{"repo": hereRepo, "title": "a\nb", "body": "x"}, `"title" must be a single line`},
+		{contract.ToolCreateIssue, map[string]any{"repo": hereRepo, "title": "t", "body": "x", "labels": "bug"}, `"labels" must be a list of strings`},
+		{contract.ToolCreateIssue, map[string]any{"repo": hereRepo, "title": "t", "body": "x", "labels": []string{""}}, "each label"},
+		{contract.ToolCreatePullRequest, map[string]any{"repo": hereRepo, "title": "t", "body": "x", "base": "../etc"}, `"base" must be a branch name`},
+		{contract.ToolCreatePullRequest, map[string]any{"repo": hereRepo, "title": "t", "body": "x", "draft": "yes"}, `"draft" must be true or false`},
+		{contract.ToolNoop, map[string]any{}, `"reason" is required`},
 	}
 	for _, c := range cases {
 		t.Run(c.contains, func(t *testing.T) {
@@ -186,7 +187,7 @@ func TestInvalidArguments(t *testing.T) {
 func TestQuotedNumberAccepted(t *testing.T) {
 	cfg := baseConfig(t)
 	cs := connect(t, cfg)
-	_, isErr := call(t, cs, ToolAddComment, map[string]any{"repo": hereRepo, "number": "#7", "body": "x"})
+	_, isErr := call(t, cs, contract.ToolAddComment, map[string]any{"repo": hereRepo, "number": "#7", "body": "x"})
 	assert.False(t, isErr)
 	assert.Equal(t, 7, readOutputs(t, cfg)[0].Number)
 }
@@ -194,20 +195,20 @@ func TestQuotedNumberAccepted(t *testing.T) {
 func TestLedgerContinuesAcrossRestart(t *testing.T) {
 	cfg := withFlags(t, baseConfig(t), "comment-limit=2 issue-limit=1")
 	cs := connect(t, cfg)
-	_, isErr := call(t, cs, ToolAddComment, comment(hereRepo, 7, "one"))
+	_, isErr := call(t, cs, contract.ToolAddComment, comment(hereRepo, 7, "one"))
 	require.False(t, isErr)
-	_, isErr = call(t, cs, ToolCreateIssue, map[string]any{"repo": hereRepo, "title": "t", "body": "b"})
+	_, isErr = call(t, cs, contract.ToolCreateIssue, map[string]any{"repo": hereRepo, "title": "t", "body": "b"})
 	require.False(t, isErr)
 
 	// A new gate process on the same run dir: counts and numbering continue.
 	cs2 := connect(t, cfg)
-	text, isErr := call(t, cs2, ToolAddComment, comment(hereRepo, 7, "two"))
+	text, isErr := call(t, cs2, contract.ToolAddComment, comment(hereRepo, 7, "two"))
 	require.False(t, isErr, text)
 	assert.Contains(t, text, "output #2")
-	text, isErr = call(t, cs2, ToolAddComment, comment(hereRepo, 7, "three"))
+	text, isErr = call(t, cs2, contract.ToolAddComment, comment(hereRepo, 7, "three"))
 	assert.True(t, isErr)
 	assert.Contains(t, text, "already wrote 2 comments")
-	text, isErr = call(t, cs2, ToolCreateIssue, map[string]any{"repo": hereRepo, "title": "t2", "body": "b"})
+	text, isErr = call(t, cs2, contract.ToolCreateIssue, map[string]any{"repo": hereRepo, "title": "t2", "body": "b"})
 	assert.True(t, isErr)
 	assert.Contains(t, text, "issue-limit is 1")
 	assert.Len(t, readOutputs(t, cfg), 3)
@@ -230,7 +231,7 @@ func TestConcurrentCallsTakeLastSlotOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, isErr := call(t, cs, ToolAddComment, comment(hereRepo, 7, fmt.Sprint("c", i)))
+			_, isErr := call(t, cs, contract.ToolAddComment, comment(hereRepo, 7, fmt.Sprint("c", i)))
 			mu.Lock()
 			defer mu.Unlock()
 			if !isErr {
@@ -256,8 +257,8 @@ func TestToolsListed(t *testing.T) {
 		require.NoError(t, err)
 		assert.Contains(t, string(b), `"additionalProperties":false`)
 	}
-	assert.ElementsMatch(t, Tools, names)
-	assert.Equal(t, "mcp__gate__add_comment", EngineToolName(ToolAddComment))
+	assert.ElementsMatch(t, contract.GateTools, names)
+	assert.Equal(t, "mcp__gate__add_comment", contract.EngineToolName(contract.ToolAddComment))
 }
 
 func TestPullRequests(t *testing.T) {
@@ -303,7 +304,7 @@ func TestPullRequests(t *testing.T) {
 				c.mod(&cfg)
 			}
 			cs := connect(t, cfg)
-			text, isErr := call(t, cs, ToolCreatePullRequest, c.args)
+			text, isErr := call(t, cs, contract.ToolCreatePullRequest, c.args)
 			assert.Equal(t, c.decision != DecisionAllowed, isErr, text)
 			assert.Contains(t, text, c.contains)
 			recs := readLog(t, cfg)
@@ -336,9 +337,9 @@ func TestGateSubprocess(t *testing.T) {
 	ctx := context.Background()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	require.NoError(t, err)
-	text, isErr := call(t, cs, ToolAddComment, comment(hereRepo, 7, "hello"))
+	text, isErr := call(t, cs, contract.ToolAddComment, comment(hereRepo, 7, "hello"))
 	assert.False(t, isErr, text)
-	text, isErr = call(t, cs, ToolCreateIssue, map[string]any{"repo": hereRepo, "title": "t", "body": "b"})
+	text, isErr = call(t, cs, contract.ToolCreateIssue, map[string]any{"repo": hereRepo, "title": "t", "body": "b"})
 	assert.True(t, isErr)
 	assert.Contains(t, text, "here-only")
 	require.NoError(t, cs.Close())
@@ -347,9 +348,9 @@ func TestGateSubprocess(t *testing.T) {
 }
 
 func TestDisplayName(t *testing.T) {
-	for _, tool := range Tools {
+	for _, tool := range contract.GateTools {
 		assert.NotEmpty(t, DisplayName(tool), tool)
-		assert.Equal(t, DisplayName(tool), DisplayName(EngineToolName(tool)), tool)
+		assert.Equal(t, DisplayName(tool), DisplayName(contract.EngineToolName(tool)), tool)
 	}
 	assert.Equal(t, "Comment on an issue or pull request", DisplayName("mcp__gate__add_comment"))
 	assert.Empty(t, DisplayName("Bash"))

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/outputs"
 	"github.com/mention-runner/mention-runner/internal/policy"
 )
@@ -92,7 +93,7 @@ func call(t testing.TB, cs *mcp.ClientSession, tool string, args any) (string, b
 
 func readOutputs(t testing.TB, c Config) []outputs.Entry {
 	t.Helper()
-	es, err := outputs.ReadFile(filepath.Join(c.RunDir, outputs.FileName))
+	es, err := outputs.ReadFile(filepath.Join(c.RunDir, contract.OutputsFile))
 	if os.IsNotExist(err) {
 		return nil
 	}
@@ -102,7 +103,7 @@ func readOutputs(t testing.TB, c Config) []outputs.Entry {
 
 func readLog(t testing.TB, c Config) []Record {
 	t.Helper()
-	rs, err := ReadLog(filepath.Join(c.RunDir, LogFile))
+	rs, err := ReadLog(filepath.Join(c.RunDir, contract.GateLogFile))
 	require.NoError(t, err)
 	return rs
 }

@@ -12,9 +12,6 @@ import (
 	"github.com/mention-runner/mention-runner/internal/redact"
 )
 
-// LogFile is the decision log's path inside the run directory.
-const LogFile = "logs/gate.jsonl"
-
 // Decision values in the log. A denial is the policy working, not an
 // error; "error" is the gate itself failing (e.g. a disk or git failure).
 const (

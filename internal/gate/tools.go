@@ -6,33 +6,16 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/outputs"
 	"github.com/mention-runner/mention-runner/internal/policy"
 )
-
-// ServerName is the MCP server's name; Claude Code calls its tools
-// mcp__gate__<tool>.
-const ServerName = "gate"
-
-// Tool names.
-const (
-	ToolAddComment        = "add_comment"
-	ToolCreateIssue       = "create_issue"
-	ToolCreatePullRequest = "create_pull_request"
-	ToolNoop              = "noop"
-)
-
-// Tools lists the gate's tools in a fixed order.
-var Tools = []string{ToolAddComment, ToolCreateIssue, ToolCreatePullRequest, ToolNoop}
-
-// EngineToolName is how Claude Code names a gate tool (mcp__gate__add_comment).
-func EngineToolName(tool string) string { return "mcp__" + ServerName + "__" + tool }
 
 // DisplayName is a gate tool's friendly name, its MCP title, looked up by
 // the name the engine called it (mcp__gate__add_comment or add_comment);
 // "" for any other tool.
 func DisplayName(engineTool string) string {
-	name := strings.TrimPrefix(engineTool, "mcp__"+ServerName+"__")
+	name := strings.TrimPrefix(engineTool, contract.EngineToolName(""))
 	for _, t := range toolDefs {
 		if t.Name == name {
 			return t.Title
@@ -47,41 +30,41 @@ const queuedNote = " Nothing is written immediately: the request is checked agai
 
 var toolDefs = []*mcp.Tool{
 	{
-		Name:        ToolAddComment,
+		Name:        contract.ToolAddComment,
 		Title:       "Comment on an issue or pull request",
 		Description: "Post a comment (GitHub Markdown) on an existing issue or pull request." + queuedNote,
 		InputSchema: object(map[string]any{
 			"repo":   str("Repository as owner/name, e.g. octo-org/hello-world."),
 			"number": map[string]any{"type": "integer", "minimum": 1, "description": "Number of the issue or pull request to comment on."},
-			"body":   strMax("The comment text, GitHub Markdown.", MaxBodyChars),
+			"body":   strMax("The comment text, GitHub Markdown.", contract.AgentBodyChars),
 		}, "repo", "number", "body"),
 	},
 	{
-		Name:        ToolCreateIssue,
+		Name:        contract.ToolCreateIssue,
 		Title:       "Open an issue",
 		Description: "Open a new issue." + queuedNote,
 		InputSchema: object(map[string]any{
 			"repo":   str("Repository as owner/name."),
-			"title":  strMax("Issue title, one line.", MaxTitleChars),
-			"body":   strMax("Issue body, GitHub Markdown.", MaxBodyChars),
+			"title":  strMax("Issue title, one line.", contract.AgentTitleChars),
+			"body":   strMax("Issue body, GitHub Markdown.", contract.AgentBodyChars),
 			"labels": map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "maxItems": MaxLabels, "description": "Optional label names."},
 		}, "repo", "title", "body"),
 	},
 	{
-		Name:  ToolCreatePullRequest,
+		Name:  contract.ToolCreatePullRequest,
 		Title: "Open a pull request",
 		Description: "Open a pull request from the commits you made in the working directory. First commit your changes with git on the current branch (you cannot push; the commits are bundled and pushed for you). " +
 			"The pull request contains every commit on HEAD that is not on the base branch; changes to .github/workflows/ are refused unless the operator allows them, and the bundle has a size limit." + queuedNote,
 		InputSchema: object(map[string]any{
 			"repo":  str("Repository as owner/name; must be the repository checked out in the working directory."),
-			"title": strMax("Pull request title, one line.", MaxTitleChars),
-			"body":  strMax("Pull request description, GitHub Markdown.", MaxBodyChars),
+			"title": strMax("Pull request title, one line.", contract.AgentTitleChars),
+			"body":  strMax("Pull request description, GitHub Markdown.", contract.AgentBodyChars),
 			"base":  str("Branch to merge into, e.g. main. Defaults to the branch the run started from."),
 			"draft": map[string]any{"type": "boolean", "description": "Open as a draft pull request."},
 		}, "repo", "title", "body"),
 	},
 	{
-		Name:        ToolNoop,
+		Name:        contract.ToolNoop,
 		Title:       "Finish without writing",
 		Description: "Record that you are deliberately writing nothing to GitHub, and why (e.g. the request needs no reply, or is not something you should do). The reason appears in the run log.",
 		InputSchema: object(map[string]any{
@@ -107,7 +90,7 @@ type request struct {
 }
 
 func parseAddComment(raw json.RawMessage) (request, error) {
-	a, err := parseArgs(ToolAddComment, raw, "repo", "number", "body")
+	a, err := parseArgs(contract.ToolAddComment, raw, "repo", "number", "body")
 	if err != nil {
 		return request{}, err
 	}
@@ -119,7 +102,7 @@ func parseAddComment(raw json.RawMessage) (request, error) {
 	if err != nil {
 		return request{}, err
 	}
-	body, err := a.text("body", MaxBodyChars, false)
+	body, err := a.text("body", contract.AgentBodyChars, false)
 	if err != nil {
 		return request{}, err
 	}
@@ -130,7 +113,7 @@ func parseAddComment(raw json.RawMessage) (request, error) {
 }
 
 func parseCreateIssue(raw json.RawMessage) (request, error) {
-	a, err := parseArgs(ToolCreateIssue, raw, "repo", "title", "body", "labels")
+	a, err := parseArgs(contract.ToolCreateIssue, raw, "repo", "title", "body", "labels")
 	if err != nil {
 		return request{}, err
 	}
@@ -151,7 +134,7 @@ func parseCreateIssue(raw json.RawMessage) (request, error) {
 // parseCreatePullRequest leaves Base empty when the agent named none; the
 // gate fills in its default.
 func parseCreatePullRequest(raw json.RawMessage) (request, error) {
-	a, err := parseArgs(ToolCreatePullRequest, raw, "repo", "title", "body", "base", "draft")
+	a, err := parseArgs(contract.ToolCreatePullRequest, raw, "repo", "title", "body", "base", "draft")
 	if err != nil {
 		return request{}, err
 	}
@@ -177,7 +160,7 @@ func parseCreatePullRequest(raw json.RawMessage) (request, error) {
 }
 
 func parseNoop(raw json.RawMessage) (request, error) {
-	a, err := parseArgs(ToolNoop, raw, "reason")
+	a, err := parseArgs(contract.ToolNoop, raw, "reason")
 	if err != nil {
 		return request{}, err
 	}

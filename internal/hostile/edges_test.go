@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/job"
 	"github.com/mention-runner/mention-runner/internal/mention"
 	"github.com/mention-runner/mention-runner/internal/redact"
@@ -43,7 +44,7 @@ func TestBodyLimitEdges(t *testing.T) {
 			// the same text as an assistant reply: every rendered part posts
 			s := session.Session{ID: "s", Turns: []session.TurnProjection{{Kind: "message", Role: "assistant", Blocks: []session.ContentBlock{{Type: "text", Content: body}}}}}
 			for i, part := range render.SessionMarkdown(s, render.SessionOptions{}) {
-				assert.Less(t, utf8.RuneCountInString(part), render.GitHubBodyLimit+1, "part %d", i)
+				assert.Less(t, utf8.RuneCountInString(part), contract.GitHubBodyChars+1, "part %d", i)
 				assert.Equal(t, 201, w.post(t, n, part), "part %d rejected", i)
 			}
 			// and as a comment with the NOTE block, cut by the step summary path
@@ -133,7 +134,7 @@ func TestOneMegabyteComment(t *testing.T) {
 	for _, r := range reqs {
 		b, err := json.Marshal(r)
 		require.NoError(t, err)
-		assert.Less(t, len(b), transport.MaxBodyBytes)
+		assert.Less(t, len(b), contract.DispatchBodyBytes)
 	}
 	assert.Equal(t, raw, roundTrip(t, reqs))
 }

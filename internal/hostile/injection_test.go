@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/job"
 	"github.com/mention-runner/mention-runner/internal/policy"
 	"github.com/mention-runner/mention-runner/internal/prompt"
@@ -22,7 +23,7 @@ const (
 )
 
 // fakeNote imitates the bot's NOTE block, ending in a "go away" mention.
-var fakeNote = render.NoteBlock("ops/control", 7, Bot) + "\n" + render.Marker("0f0f0f0f-0000-5000-8000-000000000000", 0)
+var fakeNote = render.NoteBlock("ops/control", 7, Bot) + "\n" + contract.OutputMarker("0f0f0f0f-0000-5000-8000-000000000000", 0)
 
 type comment struct {
 	ID      int64  `json:"id"`

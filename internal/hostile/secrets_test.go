@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/record"
 	"github.com/mention-runner/mention-runner/internal/render"
 	"github.com/mention-runner/mention-runner/internal/session"
@@ -92,7 +93,7 @@ func TestSecretsRedactedFromRunRecord(t *testing.T) {
 		require.NoError(t, b.Add(ev))
 	}
 	require.NoError(t, b.Finish())
-	require.NoError(t, b.WriteSessionJSON(filepath.Join(dir, record.SessionFile)))
+	require.NoError(t, b.WriteSessionJSON(filepath.Join(dir, contract.SessionFile)))
 	require.NoError(t, rec.Error(record.ErrorRecord{Kind: "engine", Message: "crashed: " + allSecrets(), Recoverable: false}))
 	_, err = rec.Emit("run.failed", "runner", "error", "failed with "+allSecrets(), map[string]string{"stderr": allSecrets()})
 	require.NoError(t, err)
@@ -118,7 +119,7 @@ func TestSecretsRedactedFromRunRecord(t *testing.T) {
 		return nil
 	}))
 	assert.GreaterOrEqual(t, n, 6, "events, tools, errors, session, run.json, transcript")
-	tr, err := os.ReadFile(filepath.Join(dir, record.TranscriptFile))
+	tr, err := os.ReadFile(filepath.Join(dir, contract.TranscriptFile))
 	require.NoError(t, err)
 	assert.Contains(t, string(tr), "[REDACTED:github-token]")
 }

@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/dispatch"
 	"github.com/mention-runner/mention-runner/internal/githubsim"
-	"github.com/mention-runner/mention-runner/internal/render"
 )
 
 const (
@@ -109,7 +109,7 @@ func assertDispatchedOnce(t *testing.T, w *World, ms []Mention, st *DispatchStat
 		if st.Decided[m.JobID] != dispatch.Dispatch && st.Decided[m.JobID] != dispatch.Ignore {
 			t.Errorf("mention %s decided %q", m.JobID, st.Decided[m.JobID])
 		}
-		assert.Contains(t, w.Sim.Refs(Control, dispatch.RefPrefix), dispatch.DedupeRef(m.JobID))
+		assert.Contains(t, w.Sim.Refs(Control, contract.DispatchedRefPrefix), contract.DispatchedRef(m.JobID))
 	}
 }
 
@@ -140,7 +140,7 @@ func publishAll(t *testing.T, w *World, ms []Mention) {
 			if !strings.EqualFold(c.GetUser().GetLogin(), Bot) {
 				continue
 			}
-			if job, idx, ok := render.ParseMarker(c.GetBody()); ok && job == m.JobID {
+			if job, idx, ok := contract.ParseOutputMarker(c.GetBody()); ok && job == m.JobID {
 				seen[idx]++
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/outputs"
 	"github.com/mention-runner/mention-runner/internal/policy"
 	"github.com/mention-runner/mention-runner/internal/publish"
@@ -24,10 +25,10 @@ func WriteRun(dir string, m Mention, at time.Time) error {
 		return fmt.Errorf("run dir: %w", err)
 	}
 	meta := fmt.Sprintf(`{"run_id":"%s","engine":"replay","status":"completed","turns":1}`, filepath.Base(dir))
-	if err := os.WriteFile(filepath.Join(dir, "run.json"), []byte(meta), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, contract.MetaFile), []byte(meta), 0o644); err != nil {
 		return fmt.Errorf("run.json: %w", err)
 	}
-	q, err := outputs.OpenQueue(filepath.Join(dir, outputs.FileName))
+	q, err := outputs.OpenQueue(filepath.Join(dir, contract.OutputsFile))
 	if err != nil {
 		return err
 	}

@@ -17,9 +17,6 @@ import (
 	"github.com/mention-runner/mention-runner/internal/policy"
 )
 
-// FileName is the queue's name inside the run directory.
-const FileName = "outputs.jsonl"
-
 // Entry is one queued write.
 type Entry struct {
 	Index  int         `json:"index"`

@@ -10,11 +10,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/policy"
 )
 
 func TestQueueAppendAndRead(t *testing.T) {
-	path := filepath.Join(t.TempDir(), FileName)
+	path := filepath.Join(t.TempDir(), contract.OutputsFile)
 	q, err := OpenQueue(path)
 	require.NoError(t, err)
 	var wg sync.WaitGroup

@@ -46,3 +46,15 @@ func creationSentence(k Kind, limit int) string {
 	}
 	return fmt.Sprintf("At most %s may be created in this run.", k.count(limit))
 }
+
+// Flags is the effective policy as the !cfg flags that would produce it
+// (Flags.String's form); the run-log issue shows it. Every limit is spelled
+// out, so a reader sees the operator's ceilings too.
+func (p Policy) Flags() string {
+	issues, prs, comments := p.IssueLimit, p.PRLimit, p.CommentLimit
+	return Flags{
+		HereOnly: p.HereOnly, CommentOnly: p.CommentOnly && !p.HereOnly, // here-only implies comment-only
+		AllowRepos: p.AllowRepos, DenyRepos: p.DenyRepos,
+		IssueLimit: &issues, PRLimit: &prs, CommentLimit: &comments,
+	}.String()
+}

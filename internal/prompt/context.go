@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/mention-runner/mention-runner/internal/contract"
 )
 
 // Item is one top-level key of the context file and what it holds.
@@ -16,15 +18,15 @@ type Item struct {
 // known are the context keys the dispatcher writes (SPEC §4), in the
 // order the prompt lists them, with what each holds.
 var known = []struct{ key, what string }{
-	{"repository", "the repository (GitHub API object)"},
-	{"issue", "the issue: title, body, labels, state, author"},
-	{"pull_request", "the pull request: title, body, head and base branches, state"},
-	{"trigger_comment", "the comment that mentioned you (its task is quoted above)"},
-	{"comments", "the thread's comments, oldest first"},
-	{"reviews", "the pull request's reviews"},
-	{"review_comments", "review comments on the pull request's code"},
-	{"diff", "the pull request's diff"},
-	{"truncation", "what was cut to keep the data small"},
+	{contract.KeyRepository, "the repository (GitHub API object)"},
+	{contract.KeyIssue, "the issue: title, body, labels, state, author"},
+	{contract.KeyPullRequest, "the pull request: title, body, head and base branches, state"},
+	{contract.KeyTriggerComment, "the comment that mentioned you (its task is quoted above)"},
+	{contract.KeyComments, "the thread's comments, oldest first"},
+	{contract.KeyReviews, "the pull request's reviews"},
+	{contract.KeyReviewComments, "review comments on the pull request's code"},
+	{contract.KeyDiff, "the pull request's diff"},
+	{contract.KeyTruncation, "what was cut to keep the data small"},
 }
 
 // Describe lists what a context JSON object holds, with counts for lists

@@ -9,23 +9,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/sanitize"
 )
-
-// GateServer is the MCP server name the engine gives the gate; its tools
-// are mcp__<GateServer>__<tool>.
-const GateServer = "gate"
-
-// Gate tool names as the model sees them.
-const (
-	ToolAddComment        = "mcp__" + GateServer + "__add_comment"
-	ToolCreateIssue       = "mcp__" + GateServer + "__create_issue"
-	ToolCreatePullRequest = "mcp__" + GateServer + "__create_pull_request"
-	ToolNoop              = "mcp__" + GateServer + "__noop"
-)
-
-// GateTools is every gate tool, in the order the prompt lists them.
-var GateTools = []string{ToolAddComment, ToolCreateIssue, ToolCreatePullRequest, ToolNoop}
 
 // Input is everything the prompt says.
 type Input struct {
@@ -92,14 +78,14 @@ func Render(in Input) string {
 
 	b.WriteString("\n# How to write\n\n")
 	b.WriteString("You cannot write to GitHub yourself and nothing you do here is published directly. Every write goes through the gate tools below; each call is checked at once against this run's policy and, if allowed, queued and published after the run. Everything else is read-only.\n\n")
-	fmt.Fprintf(&b, "- `%s(repo, number, body)`: comment on an issue or pull request. To answer here, use repo `%s` and number %d.\n", ToolAddComment, orUnknown(in.Repo), in.Number)
-	fmt.Fprintf(&b, "- `%s(repo, title, body, labels)`: open an issue.\n", ToolCreateIssue)
+	fmt.Fprintf(&b, "- `%s(repo, number, body)`: comment on an issue or pull request. To answer here, use repo `%s` and number %d.\n", contract.EngineToolName(contract.ToolAddComment), orUnknown(in.Repo), in.Number)
+	fmt.Fprintf(&b, "- `%s(repo, title, body, labels)`: open an issue.\n", contract.EngineToolName(contract.ToolCreateIssue))
 	if in.CanEdit {
-		fmt.Fprintf(&b, "- `%s(repo, title, body, base, draft)`: open a pull request from the commits you made in the working directory.\n", ToolCreatePullRequest)
+		fmt.Fprintf(&b, "- `%s(repo, title, body, base, draft)`: open a pull request from the commits you made in the working directory.\n", contract.EngineToolName(contract.ToolCreatePullRequest))
 	} else {
-		fmt.Fprintf(&b, "- `%s(repo, title, body, base, draft)`: open a pull request from commits in the working directory (you cannot change files in this run, so there will be none).\n", ToolCreatePullRequest)
+		fmt.Fprintf(&b, "- `%s(repo, title, body, base, draft)`: open a pull request from commits in the working directory (you cannot change files in this run, so there will be none).\n", contract.EngineToolName(contract.ToolCreatePullRequest))
 	}
-	fmt.Fprintf(&b, "- `%s(reason)`: say that no write is needed, and why.\n", ToolNoop)
+	fmt.Fprintf(&b, "- `%s(reason)`: say that no write is needed, and why.\n", contract.EngineToolName(contract.ToolNoop))
 	b.WriteString("\nThe policy for this run, set by the person who asked and the operator:\n\n")
 	for _, line := range strings.Split(strings.TrimSpace(in.PolicyWords), "\n") {
 		if line = strings.TrimSpace(line); line != "" {
@@ -107,7 +93,7 @@ func Render(in Input) string {
 		}
 	}
 	b.WriteString("\nA denied call returns an error that says why. Do not repeat it: work within the policy, or say in an allowed write what you could not do. ")
-	fmt.Fprintf(&b, "Before you finish, queue at least one write or call `%s`.\n", ToolNoop)
+	fmt.Fprintf(&b, "Before you finish, queue at least one write or call `%s`.\n", contract.EngineToolName(contract.ToolNoop))
 	return b.String()
 }
 

@@ -10,22 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/loopdetect"
 	"github.com/mention-runner/mention-runner/internal/record"
 	"github.com/mention-runner/mention-runner/internal/render"
 	"github.com/mention-runner/mention-runner/internal/session"
 )
-
-// Causes of a failed run; each is also the label left on the log issue.
-const (
-	CauseFailed   = "failed"
-	CauseLoop     = "loop-detected"
-	CauseTimeout  = "timeout"
-	CauseMaxTurns = "max-turns"
-)
-
-// Labels lists every cause label, so a later successful publish can clear them.
-var Labels = []string{CauseFailed, CauseLoop, CauseTimeout, CauseMaxTurns}
 
 // AgentRun is what the agent job's record says about the run. It only
 // shapes the report: nothing in it widens what publish may write.
@@ -47,10 +37,6 @@ type AgentRun struct {
 	Session   *session.Session
 	Problems  []string // record files that could not be read
 }
-
-// OutcomeFile is the agent stage's outcome (agent.OutcomeFile); named here
-// so publish does not import the agent stage's engine code.
-const OutcomeFile = "outcome.json"
 
 // runFile is run.json, read leniently: the agent job writes
 // record.RunMeta's fields plus its final status, and older or newer field
@@ -78,19 +64,19 @@ type runFile struct {
 func LoadAgentRun(dir string) AgentRun {
 	a := AgentRun{Dir: dir}
 	var rf runFile
-	if data, err := os.ReadFile(filepath.Join(dir, record.MetaFile)); err != nil {
-		a.Problems = append(a.Problems, fmt.Sprintf("%s: %v", record.MetaFile, err))
+	if data, err := os.ReadFile(filepath.Join(dir, contract.MetaFile)); err != nil {
+		a.Problems = append(a.Problems, fmt.Sprintf("%s: %v", contract.MetaFile, err))
 	} else if err := json.Unmarshal(data, &rf); err != nil {
-		a.Problems = append(a.Problems, fmt.Sprintf("%s: %v", record.MetaFile, err))
+		a.Problems = append(a.Problems, fmt.Sprintf("%s: %v", contract.MetaFile, err))
 	}
 	// outcome.json (written by the agent stage beside run.json) says how the
 	// run ended; its fields overlay run.json's.
-	if data, err := os.ReadFile(filepath.Join(dir, OutcomeFile)); err == nil {
+	if data, err := os.ReadFile(filepath.Join(dir, contract.OutcomeFile)); err == nil {
 		if err := json.Unmarshal(data, &rf); err != nil {
-			a.Problems = append(a.Problems, fmt.Sprintf("%s: %v", OutcomeFile, err))
+			a.Problems = append(a.Problems, fmt.Sprintf("%s: %v", contract.OutcomeFile, err))
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
-		a.Problems = append(a.Problems, fmt.Sprintf("%s: %v", OutcomeFile, err))
+		a.Problems = append(a.Problems, fmt.Sprintf("%s: %v", contract.OutcomeFile, err))
 	}
 	a.RunID, a.Engine, a.Model, a.StartedAt, a.EndedAt = rf.RunID, rf.Engine, rf.Model, rf.StartedAt, rf.EndedAt
 	a.Status = strings.ToLower(rf.Status)
@@ -107,18 +93,18 @@ func LoadAgentRun(dir string) AgentRun {
 	if a.StartedAt != nil && a.EndedAt != nil && a.EndedAt.After(*a.StartedAt) {
 		a.Duration = a.EndedAt.Sub(*a.StartedAt)
 	}
-	if a.Cause == CauseLoop {
+	if a.Cause == contract.CauseLoop {
 		a.Loop = loopCalls(first2(rf.Loop, rf.LoopExcerpt), dir)
 	}
-	if data, err := os.ReadFile(filepath.Join(dir, record.SessionFile)); err == nil {
+	if data, err := os.ReadFile(filepath.Join(dir, contract.SessionFile)); err == nil {
 		var s session.Session
 		if err := json.Unmarshal(data, &s); err != nil {
-			a.Problems = append(a.Problems, fmt.Sprintf("%s: %v", record.SessionFile, err))
+			a.Problems = append(a.Problems, fmt.Sprintf("%s: %v", contract.SessionFile, err))
 		} else {
 			a.Session = &s
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
-		a.Problems = append(a.Problems, fmt.Sprintf("%s: %v", record.SessionFile, err))
+		a.Problems = append(a.Problems, fmt.Sprintf("%s: %v", contract.SessionFile, err))
 	}
 	return a
 }
@@ -126,23 +112,23 @@ func LoadAgentRun(dir string) AgentRun {
 // readEvents fills what run.json lacks from events.jsonl: status, turns,
 // cost and duration from the engine's result, and the gate's denials.
 func (a *AgentRun) readEvents(dir string) {
-	events, torn, err := record.ScanEvents(filepath.Join(dir, record.EventsFile))
+	events, torn, err := record.ScanEvents(filepath.Join(dir, contract.EventsFile))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		a.Problems = append(a.Problems, fmt.Sprintf("%s: %v", record.EventsFile, err))
+		a.Problems = append(a.Problems, fmt.Sprintf("%s: %v", contract.EventsFile, err))
 	}
 	if torn != nil {
-		a.Problems = append(a.Problems, fmt.Sprintf("%s: %s", record.EventsFile, torn))
+		a.Problems = append(a.Problems, fmt.Sprintf("%s: %s", contract.EventsFile, torn))
 	}
 	status := ""
 	for _, e := range events {
 		switch e.Type {
-		case "policy.denied":
+		case contract.EventPolicyDenied:
 			a.Denied++
-		case "run.completed":
+		case contract.EventRunCompleted:
 			status = "completed"
-		case "run.failed":
+		case contract.EventRunFailed:
 			status = "failed"
-		case "engine.result":
+		case contract.EventEngineResult:
 			var d struct {
 				NumTurns   int      `json:"num_turns"`
 				DurationMS int64    `json:"duration_ms"`
@@ -172,18 +158,18 @@ func classify(status, failure string) string {
 	switch strings.ToLower(strings.ReplaceAll(failure, "_", "-")) {
 	case "":
 	case "loop-detected", "loop":
-		return CauseLoop
+		return contract.CauseLoop
 	case "timeout":
-		return CauseTimeout
+		return contract.CauseTimeout
 	case "max-turns", "error-max-turns":
-		return CauseMaxTurns
+		return contract.CauseMaxTurns
 	default:
-		return CauseFailed
+		return contract.CauseFailed
 	}
 	if status == "completed" {
 		return ""
 	}
-	return CauseFailed
+	return contract.CauseFailed
 }
 
 // loopCalls reads the loop from run.json ({tool, arguments, count} or a
@@ -207,7 +193,7 @@ func loopCalls(raw json.RawMessage, dir string) []render.LoopCall {
 		}
 		return out
 	}
-	tools, _, err := record.ReadTools(filepath.Join(dir, record.ToolsFile))
+	tools, _, err := record.ReadTools(filepath.Join(dir, contract.ToolsFile))
 	if err != nil || len(tools) == 0 {
 		return nil
 	}

@@ -4,11 +4,9 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/render"
 )
-
-// MaxBodyChars is GitHub's limit on an issue, comment or PR body.
-const MaxBodyChars = render.GitHubBodyLimit
 
 // MaxTitleChars is GitHub's limit on an issue or PR title.
 const MaxTitleChars = 256
@@ -26,15 +24,15 @@ type noted struct {
 // the full text is.
 func (n noted) withNote(body string, index int) string {
 	out := render.WithNote(body, n.control, n.logIssue, n.bot, n.jobID, index)
-	if utf8.RuneCountInString(out) <= MaxBodyChars {
+	if utf8.RuneCountInString(out) <= contract.GitHubBodyChars {
 		return out
 	}
 	runes := []rune(body)
-	over := utf8.RuneCountInString(out) - MaxBodyChars
+	over := utf8.RuneCountInString(out) - contract.GitHubBodyChars
 	for keep := len(runes) - over - 400; keep > 0; keep -= 1000 {
 		note := fmt.Sprintf("\n\n… cut %d characters (GitHub's 65,536-character limit); the full text is in the run artifact of %s#%d", len(runes)-keep, n.control, n.logIssue)
 		out = render.WithNote(string(runes[:keep])+note, n.control, n.logIssue, n.bot, n.jobID, index)
-		if utf8.RuneCountInString(out) <= MaxBodyChars {
+		if utf8.RuneCountInString(out) <= contract.GitHubBodyChars {
 			return out
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/redact"
 	"github.com/mention-runner/mention-runner/internal/render"
 )
@@ -51,13 +52,13 @@ func errorComments(run AgentRun, res *Result, o Options) []errorComment {
 		add(errorIndexNoRecord, HeadingNoRecord+"\n\nThe agent job left no run record (events, session, outputs), so nothing it may have asked for was published.\n\n"+fence(reason))
 	}
 	switch run.Cause {
-	case CauseLoop:
+	case contract.CauseLoop:
 		add(errorIndexCause, render.ErrorLoop(run.Loop))
-	case CauseTimeout:
+	case contract.CauseTimeout:
 		add(errorIndexCause, HeadingTimeout+"\n\nThe engine was stopped at the run's wall-clock limit (MR_TIMEOUT)."+engineText(run.ErrorText))
-	case CauseMaxTurns:
+	case contract.CauseMaxTurns:
 		add(errorIndexCause, HeadingMaxTurns+"\n\nThe engine used every turn it was allowed (MR_MAX_TURNS) before finishing."+engineText(run.ErrorText))
-	case CauseFailed:
+	case contract.CauseFailed:
 		if res.NothingWritten && run.Status == "completed" {
 			add(errorIndexCause, HeadingNoWrite+"\n\nThe agent finished without asking for any write and without calling `noop` to say why, so the run counts as failed.")
 			break
@@ -92,15 +93,15 @@ func failureReason(run AgentRun, res *Result, o Options) string {
 	switch {
 	case o.RunDir == "":
 		why = "the agent job left no run record: " + first(o.NoRecordReason, ErrNoRecord.Error())
-	case run.Cause == CauseLoop && len(run.Loop) > 0:
+	case run.Cause == contract.CauseLoop && len(run.Loop) > 0:
 		why = fmt.Sprintf("loop detected: %d identical consecutive calls of %s; the runner stopped the engine", run.Loop[0].Count, run.Loop[0].Tool)
-	case run.Cause == CauseLoop:
+	case run.Cause == contract.CauseLoop:
 		why = "loop detected: the runner stopped the engine"
-	case run.Cause == CauseTimeout:
+	case run.Cause == contract.CauseTimeout:
 		why = "the engine ran past the wall-clock limit (MR_TIMEOUT) and was stopped"
-	case run.Cause == CauseMaxTurns:
+	case run.Cause == contract.CauseMaxTurns:
 		why = "the engine used every turn it was allowed (MR_MAX_TURNS): " + firstLine(run.ErrorText)
-	case run.Cause == CauseFailed:
+	case run.Cause == contract.CauseFailed:
 		why = "the engine failed: " + first(firstLine(run.ErrorText), "no error text")
 	case res.NothingWritten:
 		why = nothingWritten

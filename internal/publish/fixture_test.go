@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-github/v62/github"
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/ghclient"
 	"github.com/mention-runner/mention-runner/internal/githubsim"
 	"github.com/mention-runner/mention-runner/internal/outputs"
@@ -104,7 +105,7 @@ func newFixture(t *testing.T, cfg string) *fixture {
 	require.NoError(t, err)
 	f.runDir = filepath.Join(t.TempDir(), "run-1")
 	require.NoError(t, os.MkdirAll(f.runDir, 0o755))
-	f.queue, err = outputs.OpenQueue(filepath.Join(f.runDir, outputs.FileName))
+	f.queue, err = outputs.OpenQueue(filepath.Join(f.runDir, contract.OutputsFile))
 	require.NoError(t, err)
 	f.writeRun(`{"run_id":"run-1","engine":"claude","model":"claude-test","status":"completed","turns":3,"cost_usd":0.0123}`)
 	return f

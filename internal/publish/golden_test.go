@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/policy"
 	"github.com/mention-runner/mention-runner/internal/render"
 	"github.com/mention-runner/mention-runner/internal/render/turns"
@@ -64,9 +65,9 @@ func TestGoldenLogIssueFailure(t *testing.T) {
 	require.NoError(t, err)
 	pol := policy.Effective(flags, policy.DefaultCeilings(), policy.Thread{}, nil)
 	run := goldenRun()
-	run.Status, run.Cause = "failed", CauseLoop
+	run.Status, run.Cause = "failed", contract.CauseLoop
 	run.Loop = []render.LoopCall{{Tool: "Read", Args: `{"file_path":"a.go"}`, Count: 6}}
-	res := &Result{Status: "failed", Cause: CauseLoop,
+	res := &Result{Status: "failed", Cause: contract.CauseLoop,
 		Refused: []render.Refusal{
 			{Index: 1, Kind: "issue", Repo: "acme/widgets", Rule: policy.RuleCommentOnly, Reason: "denied: comment-only allows comments only, not a new issue in acme/widgets"},
 			{Index: 2, Kind: "comment (#3)", Repo: "blocked/repo", Rule: policy.RuleRepoBlocked, Reason: `denied: blocked/repo is blocked by the opt-out entry "blocked/*"`},
@@ -109,7 +110,7 @@ func TestGoldenSessionSplit(t *testing.T) {
 	parts := sessionComments(goldenSession(5), render.SessionOptions{MaxPartBytes: 1500})
 	require.Greater(t, len(parts), 1)
 	for i, p := range parts {
-		job, idx, ok := render.ParseMarker(p)
+		job, idx, ok := contract.ParseOutputMarker(p)
 		require.True(t, ok)
 		assert.Equal(t, goldenJob+".session", job)
 		assert.Equal(t, i, idx)
@@ -124,15 +125,15 @@ func TestGoldenErrors(t *testing.T) {
 		res  Result
 		o    func(*Options)
 	}{
-		{"error_runtime.golden", AgentRun{Cause: CauseFailed, ErrorText: "claude exited with status 3\nAPI Error: 500 {\"type\":\"error\"}\nuse ``` carefully"}, Result{}, nil},
-		{"error_loop.golden", AgentRun{Cause: CauseLoop, Loop: []render.LoopCall{{Tool: "Read", Args: `{"file_path":"a.go"}`, Count: 6}}}, Result{}, nil},
-		{"error_timeout.golden", AgentRun{Cause: CauseTimeout, ErrorText: "context deadline exceeded after 30m0s"}, Result{}, nil},
-		{"error_max_turns.golden", AgentRun{Cause: CauseMaxTurns}, Result{}, nil},
+		{"error_runtime.golden", AgentRun{Cause: contract.CauseFailed, ErrorText: "claude exited with status 3\nAPI Error: 500 {\"type\":\"error\"}\nuse ``` carefully"}, Result{}, nil},
+		{"error_loop.golden", AgentRun{Cause: contract.CauseLoop, Loop: []render.LoopCall{{Tool: "Read", Args: `{"file_path":"a.go"}`, Count: 6}}}, Result{}, nil},
+		{"error_timeout.golden", AgentRun{Cause: contract.CauseTimeout, ErrorText: "context deadline exceeded after 30m0s"}, Result{}, nil},
+		{"error_max_turns.golden", AgentRun{Cause: contract.CauseMaxTurns}, Result{}, nil},
 		{"error_no_record.golden", AgentRun{}, Result{Problems: []string{"agent produced no record: runs/ has no run directory"}},
 			func(o *Options) { o.RunDir, o.NoRecordReason = "", "no run directory in runs" }},
 		{"error_publish.golden", AgentRun{}, Result{PublishProblems: []string{
 			"output 2: comment on acme/widgets#7: POST https://api.github.com/repos/acme/widgets/issues/7/comments: 422 Validation Failed"}}, nil},
-		{"error_nothing_written.golden", AgentRun{Cause: CauseFailed, Status: "completed"}, Result{Cause: CauseFailed, NothingWritten: true}, nil},
+		{"error_nothing_written.golden", AgentRun{Cause: contract.CauseFailed, Status: "completed"}, Result{Cause: contract.CauseFailed, NothingWritten: true}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
@@ -147,8 +148,8 @@ func TestGoldenErrors(t *testing.T) {
 	}
 	assert.Empty(t, errorComments(AgentRun{Denied: 3}, &Result{}, goldenOptions()), "denials are not errors")
 	// a crash that also wrote nothing is one comment, not a stack
-	crash := errorComments(AgentRun{Cause: CauseFailed, Status: "failed", ErrorText: "claude exited with status 3"},
-		&Result{Cause: CauseFailed, Problems: []string{"x"}}, goldenOptions())
+	crash := errorComments(AgentRun{Cause: contract.CauseFailed, Status: "failed", ErrorText: "claude exited with status 3"},
+		&Result{Cause: contract.CauseFailed, Problems: []string{"x"}}, goldenOptions())
 	require.Len(t, crash, 1)
 	assert.NotContains(t, crash[0].body, HeadingPublish)
 }
@@ -163,14 +164,14 @@ func TestFailureReason(t *testing.T) {
 		want string
 	}{
 		{"completed", AgentRun{}, Result{}, nil, ""},
-		{"loop", AgentRun{Cause: CauseLoop, Loop: []render.LoopCall{{Tool: "Read", Count: 6}}}, Result{Cause: CauseLoop}, nil,
+		{"loop", AgentRun{Cause: contract.CauseLoop, Loop: []render.LoopCall{{Tool: "Read", Count: 6}}}, Result{Cause: contract.CauseLoop}, nil,
 			"loop detected: 6 identical consecutive calls of Read; the runner stopped the engine"},
-		{"crash keeps the engine's first line", AgentRun{Cause: CauseFailed, ErrorText: "claude exited with status 3\nstack…"}, Result{Cause: CauseFailed}, nil,
+		{"crash keeps the engine's first line", AgentRun{Cause: contract.CauseFailed, ErrorText: "claude exited with status 3\nstack…"}, Result{Cause: contract.CauseFailed}, nil,
 			"the engine failed: claude exited with status 3"},
-		{"max turns", AgentRun{Cause: CauseMaxTurns, ErrorText: "Reached maximum number of turns (1)\n(the runner's…)"}, Result{Cause: CauseMaxTurns}, nil,
+		{"max turns", AgentRun{Cause: contract.CauseMaxTurns, ErrorText: "Reached maximum number of turns (1)\n(the runner's…)"}, Result{Cause: contract.CauseMaxTurns}, nil,
 			"the engine used every turn it was allowed (MR_MAX_TURNS): Reached maximum number of turns (1)"},
-		{"nothing written", AgentRun{Status: "completed"}, Result{Cause: CauseFailed, NothingWritten: true}, nil, nothingWritten},
-		{"no record", AgentRun{}, Result{Cause: CauseFailed}, func(o *Options) { o.RunDir, o.NoRecordReason = "", "no run directory in runs" },
+		{"nothing written", AgentRun{Status: "completed"}, Result{Cause: contract.CauseFailed, NothingWritten: true}, nil, nothingWritten},
+		{"no record", AgentRun{}, Result{Cause: contract.CauseFailed}, func(o *Options) { o.RunDir, o.NoRecordReason = "", "no run directory in runs" },
 			"the agent job left no run record: no run directory in runs"},
 	}
 	for _, c := range cases {

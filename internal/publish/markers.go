@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-github/v62/github"
-	"github.com/mention-runner/mention-runner/internal/render"
+	"github.com/mention-runner/mention-runner/internal/contract"
 )
 
 // key names one write: the marker's job id and output index. Writes that
@@ -17,7 +17,7 @@ type key struct {
 	index int
 }
 
-func (k key) marker() string { return render.Marker(k.job, k.index) }
+func (k key) marker() string { return contract.OutputMarker(k.job, k.index) }
 
 // found is something already on GitHub that carries a marker.
 type found struct {
@@ -41,7 +41,7 @@ func newMarkerIndex(since time.Time) *markerIndex {
 }
 
 func markerKey(body string) (key, bool) {
-	job, idx, ok := render.ParseMarker(body)
+	job, idx, ok := contract.ParseOutputMarker(body)
 	return key{job, idx}, ok
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/agent"
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/loopdetect"
 )
 
@@ -20,12 +21,12 @@ func TestLoadAgentRunReadsOutcome(t *testing.T) {
 		o     agent.Outcome
 		cause string
 	}{
-		{"completed", agent.Outcome{Status: agent.StatusCompleted, Turns: 3}, ""},
-		{"crash", agent.Outcome{Status: agent.StatusFailed, Failure: agent.FailureCrash, Error: "claude exited 3: boom"}, CauseFailed},
-		{"timeout", agent.Outcome{Status: agent.StatusFailed, Failure: agent.FailureTimeout}, CauseTimeout},
-		{"max turns", agent.Outcome{Status: agent.StatusFailed, Failure: agent.FailureMaxTurns}, CauseMaxTurns},
-		{"loop", agent.Outcome{Status: agent.StatusFailed, Failure: agent.FailureLoop,
-			Loop: &loopdetect.Loop{Tool: "Glob", Args: `{"pattern":"*"}`, Count: 6}}, CauseLoop},
+		{"completed", agent.Outcome{Status: contract.StatusCompleted, Turns: 3}, ""},
+		{"crash", agent.Outcome{Status: contract.StatusFailed, Failure: contract.CauseCrash, Error: "claude exited 3: boom"}, contract.CauseFailed},
+		{"timeout", agent.Outcome{Status: contract.StatusFailed, Failure: contract.CauseTimeout}, contract.CauseTimeout},
+		{"max turns", agent.Outcome{Status: contract.StatusFailed, Failure: contract.CauseMaxTurns}, contract.CauseMaxTurns},
+		{"loop", agent.Outcome{Status: contract.StatusFailed, Failure: contract.CauseLoop,
+			Loop: &loopdetect.Loop{Tool: "Glob", Args: `{"pattern":"*"}`, Count: 6}}, contract.CauseLoop},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -43,9 +44,9 @@ func TestLoadAgentRunReadsOutcome(t *testing.T) {
 		})
 	}
 	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, OutcomeFile), []byte("{torn"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, contract.OutcomeFile), []byte("{torn"), 0o644))
 	a := LoadAgentRun(dir)
-	assert.Equal(t, CauseFailed, a.Cause, "an unreadable outcome never reads as success")
+	assert.Equal(t, contract.CauseFailed, a.Cause, "an unreadable outcome never reads as success")
 	assert.NotEmpty(t, a.Problems)
-	assert.Equal(t, agent.OutcomeFile, OutcomeFile)
+	assert.Equal(t, contract.OutcomeFile, contract.OutcomeFile)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mention-runner/mention-runner/internal/blocklist"
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/job"
 	"github.com/mention-runner/mention-runner/internal/outputs"
 	"github.com/mention-runner/mention-runner/internal/policy"
@@ -75,7 +76,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	var readErr error
 	if o.RunDir != "" {
 		run = LoadAgentRun(o.RunDir)
-		entries, readErr = outputs.ReadFile(filepath.Join(o.RunDir, outputs.FileName))
+		entries, readErr = outputs.ReadFile(filepath.Join(o.RunDir, contract.OutputsFile))
 		if errors.Is(readErr, os.ErrNotExist) {
 			readErr = nil
 		}
@@ -128,7 +129,7 @@ func (p *publisher) outcome(ctx context.Context, run AgentRun, plan Plan) {
 	cause := ""
 	switch {
 	case p.o.RunDir == "":
-		cause = CauseFailed
+		cause = contract.CauseFailed
 		reason := p.o.NoRecordReason
 		if reason == "" {
 			reason = ErrNoRecord.Error()
@@ -144,12 +145,12 @@ func (p *publisher) outcome(ctx context.Context, run AgentRun, plan Plan) {
 		}
 	}
 	if len(p.res.Problems) > 0 && cause == "" {
-		cause = CauseFailed
+		cause = contract.CauseFailed
 	}
 	if written == 0 && len(plan.Noops) == 0 {
 		if cause == "" {
 			// only then is it the cause: a run that already failed says why itself
-			cause = CauseFailed
+			cause = contract.CauseFailed
 			p.res.NothingWritten = true
 			p.res.Problems = append(p.res.Problems, nothingWritten)
 		}

@@ -3,6 +3,7 @@ package publish
 import (
 	"testing"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/render"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,7 +22,7 @@ func TestPublishCommentAndIssue(t *testing.T) {
 	require.Len(t, cs, 1)
 	assert.Contains(t, cs[0].GetBody(), "Here is the fix.")
 	assert.Contains(t, cs[0].GetBody(), render.NoteBlock(testControl, f.logIssue, testBot))
-	job, idx, ok := render.ParseMarker(cs[0].GetBody())
+	job, idx, ok := contract.ParseOutputMarker(cs[0].GetBody())
 	require.True(t, ok)
 	assert.Equal(t, res.JobID, job)
 	assert.Equal(t, 0, idx)

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/google/go-github/v62/github"
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/job"
 	"github.com/mention-runner/mention-runner/internal/policy"
 	"github.com/mention-runner/mention-runner/internal/render"
@@ -106,28 +106,6 @@ func buildReport(t thread, pol policy.Policy, polErr error, run AgentRun, res *R
 	return r
 }
 
-// policyFlags is the effective policy as the flags that would produce it.
-func policyFlags(p policy.Policy, polErr error) string {
-	if polErr != nil {
-		return "unavailable: every write refused"
-	}
-	var f []string
-	switch {
-	case p.HereOnly:
-		f = append(f, "here-only")
-	case p.CommentOnly:
-		f = append(f, "comment-only")
-	}
-	for _, r := range p.AllowRepos {
-		f = append(f, "repo="+r)
-	}
-	for _, r := range p.DenyRepos {
-		f = append(f, "deny="+r)
-	}
-	f = append(f, "issue-limit="+strconv.Itoa(p.IssueLimit), "pr-limit="+strconv.Itoa(p.PRLimit), "comment-limit="+strconv.Itoa(p.CommentLimit))
-	return strings.Join(f, " ")
-}
-
 // withMarker ends a log-issue comment with its hidden marker. The text is
 // made inert first: agent text on the control repo must not ping anyone or
 // load images, whatever the run's policy.
@@ -180,7 +158,7 @@ func (p *publisher) ensureLogIssue(ctx context.Context) (int, error) {
 		},
 		func() (found, error) {
 			is, _, err := p.o.Control.Issues.Create(ctx, owner, name, &github.IssueRequest{
-				Title: github.String(title), Body: github.String("Publishing…\n\n" + k.marker())})
+				Title: github.String(title), Body: github.String("Publishing…\n\n" + k.marker()), Labels: &[]string{contract.LogLabel}})
 			if err != nil {
 				return found{}, err
 			}
@@ -216,7 +194,7 @@ func (p *publisher) finishLogIssue(ctx context.Context, r render.Report) error {
 		}
 	}
 	// a re-run that now succeeds (or fails otherwise) clears stale causes
-	for _, l := range Labels {
+	for _, l := range contract.CauseLabels {
 		if l != p.res.Cause && slices.Contains(have, l) {
 			if resp, err := p.o.Control.Issues.RemoveLabelForIssue(ctx, owner, name, n, l); err != nil && (resp == nil || resp.StatusCode != http.StatusNotFound) {
 				p.logf("remove label %q from the log issue: %v", l, err)
@@ -231,7 +209,7 @@ const logCutNote = "\n… the rest is cut (GitHub's 65,536-character limit); the
 // capLogBody keeps the log issue body under GitHub's limit, cutting at a
 // line boundary so the tracking lists above the cut still parse.
 func capLogBody(s string) string {
-	limit := MaxBodyChars - 200
+	limit := contract.GitHubBodyChars - 200
 	if utf8.RuneCountInString(s) <= limit {
 		return s
 	}
@@ -240,4 +218,12 @@ func capLogBody(s string) string {
 		kept = kept[:i+1]
 	}
 	return kept + logCutNote
+}
+
+// policyFlags is the effective policy as !cfg flags, or why there is none.
+func policyFlags(p policy.Policy, polErr error) string {
+	if polErr != nil {
+		return "unavailable: every write refused"
+	}
+	return p.Flags()
 }

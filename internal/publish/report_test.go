@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-github/v62/github"
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/githubsim"
 	"github.com/mention-runner/mention-runner/internal/outputs"
 	"github.com/mention-runner/mention-runner/internal/render"
@@ -59,7 +60,7 @@ func TestNoWriteNotice(t *testing.T) {
 	require.Len(t, cs, 1)
 	assert.Contains(t, cs[0].GetBody(), fmt.Sprintf("https://github.com/%s/issues/%d", testControl, f.logIssue))
 	assert.Equal(t, []string{"confused"}, f.sim.Reactions(testTarget, f.trigger.GetID()))
-	assert.Equal(t, []string{CauseFailed}, labelNames(f.log()))
+	assert.Equal(t, []string{contract.CauseFailed}, labelNames(f.log()))
 	assert.Equal(t, render.Tracking{Comments: []string{cs[0].GetHTMLURL()}, Repos: []string{testTarget}}, f.tracking(),
 		"the notice is a write like any other")
 
@@ -90,10 +91,10 @@ func TestFailureLabels(t *testing.T) {
 	tests := []struct {
 		runJSON, label, heading string
 	}{
-		{`{"status":"failed","failure":"crash","error":"claude exited 3: boom"}`, CauseFailed, "## Error: Claude Code Runtime Error"},
-		{`{"status":"failed","failure":"loop-detected","loop":{"tool":"Read","arguments":"{\"f\":1}","count":6}}`, CauseLoop, "## Error: Loop Detected"},
-		{`{"status":"failed","failure":"timeout"}`, CauseTimeout, HeadingTimeout},
-		{`{"status":"failed","failure":"max-turns","error":"error_max_turns"}`, CauseMaxTurns, HeadingMaxTurns},
+		{`{"status":"failed","failure":"crash","error":"claude exited 3: boom"}`, contract.CauseFailed, "## Error: Claude Code Runtime Error"},
+		{`{"status":"failed","failure":"loop-detected","loop":{"tool":"Read","arguments":"{\"f\":1}","count":6}}`, contract.CauseLoop, "## Error: Loop Detected"},
+		{`{"status":"failed","failure":"timeout"}`, contract.CauseTimeout, HeadingTimeout},
+		{`{"status":"failed","failure":"max-turns","error":"error_max_turns"}`, contract.CauseMaxTurns, HeadingMaxTurns},
 	}
 	for _, tc := range tests {
 		t.Run(tc.label, func(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/mention-runner/mention-runner/internal/blocklist"
-	"github.com/mention-runner/mention-runner/internal/outputs"
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/policy"
 	"github.com/mention-runner/mention-runner/internal/render"
 	"github.com/stretchr/testify/assert"
@@ -58,7 +58,7 @@ func TestTamperedOutputs(t *testing.T) {
 func TestTornOutputs(t *testing.T) {
 	f := newFixture(t, "")
 	f.add(f.comment(testTarget, f.issue, "looks genuine"))
-	path := filepath.Join(f.runDir, outputs.FileName)
+	path := filepath.Join(f.runDir, contract.OutputsFile)
 	fh, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	require.NoError(t, err)
 	_, err = fh.WriteString(`{"index":1,"kind":"comment","repo":"acme/widgets","number":1,"bo`)
@@ -75,8 +75,8 @@ func TestTornOutputs(t *testing.T) {
 		assert.Contains(t, r.Reason, "torn write")
 	}
 	assert.Equal(t, "failed", res.Status)
-	assert.Equal(t, CauseFailed, res.Cause)
-	assert.Equal(t, []string{CauseFailed}, labelNames(f.log()))
+	assert.Equal(t, contract.CauseFailed, res.Cause)
+	assert.Equal(t, []string{contract.CauseFailed}, labelNames(f.log()))
 	assert.Equal(t, "open", f.log().GetState())
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/outputs"
 	"github.com/mention-runner/mention-runner/internal/policy"
 	"github.com/mention-runner/mention-runner/internal/record"
@@ -153,14 +154,14 @@ func TestFindRunDir(t *testing.T) {
 func TestClassify(t *testing.T) {
 	tests := []struct{ status, failure, want string }{
 		{"completed", "", ""},
-		{"failed", "", CauseFailed},
-		{"", "", CauseFailed},
-		{"weird", "", CauseFailed},
-		{"failed", "crash", CauseFailed},
-		{"failed", "loop-detected", CauseLoop},
-		{"failed", "timeout", CauseTimeout},
-		{"failed", "max_turns", CauseMaxTurns},
-		{"completed", "timeout", CauseTimeout},
+		{"failed", "", contract.CauseFailed},
+		{"", "", contract.CauseFailed},
+		{"weird", "", contract.CauseFailed},
+		{"failed", "crash", contract.CauseFailed},
+		{"failed", "loop-detected", contract.CauseLoop},
+		{"failed", "timeout", contract.CauseTimeout},
+		{"failed", "max_turns", contract.CauseMaxTurns},
+		{"completed", "timeout", contract.CauseTimeout},
 	}
 	for _, tc := range tests {
 		assert.Equal(t, tc.want, classify(tc.status, tc.failure), "%q/%q", tc.status, tc.failure)
@@ -191,7 +192,7 @@ func TestLoadAgentRun(t *testing.T) {
 
 	a := LoadAgentRun(dir)
 	assert.Empty(t, a.Problems)
-	assert.Equal(t, CauseLoop, a.Cause)
+	assert.Equal(t, contract.CauseLoop, a.Cause)
 	assert.Equal(t, 6, a.Turns)
 	assert.Equal(t, 61*time.Second, a.Duration)
 	require.NotNil(t, a.CostUSD)
@@ -199,21 +200,21 @@ func TestLoadAgentRun(t *testing.T) {
 	assert.Equal(t, []render.LoopCall{{Tool: "Read", Args: `{"a":1,"b":2}`, Count: 6}}, a.Loop)
 
 	empty := LoadAgentRun(t.TempDir())
-	assert.Equal(t, CauseFailed, empty.Cause, "a record without a status is not a success")
+	assert.Equal(t, contract.CauseFailed, empty.Cause, "a record without a status is not a success")
 	assert.NotEmpty(t, empty.Problems)
 }
 
 func TestWithNoteCutsLongBodies(t *testing.T) {
 	n := noted{control: "ops/control", logIssue: 3, bot: "mrbot", jobID: "job-1"}
-	for _, size := range []int{10, MaxBodyChars - 300, MaxBodyChars, 3 * MaxBodyChars} {
+	for _, size := range []int{10, contract.GitHubBodyChars - 300, contract.GitHubBodyChars, 3 * contract.GitHubBodyChars} {
 		body := strings.Repeat("é", size)
 		out := n.withNote(body, 4)
-		assert.LessOrEqual(t, utf8.RuneCountInString(out), MaxBodyChars, "size %d", size)
-		job, idx, ok := render.ParseMarker(out)
+		assert.LessOrEqual(t, utf8.RuneCountInString(out), contract.GitHubBodyChars, "size %d", size)
+		job, idx, ok := contract.ParseOutputMarker(out)
 		require.True(t, ok)
 		assert.Equal(t, "job-1", job)
 		assert.Equal(t, 4, idx)
-		if size > MaxBodyChars-300 {
+		if size > contract.GitHubBodyChars-300 {
 			assert.Contains(t, out, "the full text is in the run artifact of ops/control#3")
 		}
 	}
@@ -242,7 +243,7 @@ func TestBranch(t *testing.T) {
 func TestCapLogBody(t *testing.T) {
 	s := strings.Repeat("- https://github.com/a/b/issues/1#issuecomment-1\n", 3000)
 	out := capLogBody(s)
-	assert.LessOrEqual(t, utf8.RuneCountInString(out), MaxBodyChars-100)
+	assert.LessOrEqual(t, utf8.RuneCountInString(out), contract.GitHubBodyChars-100)
 	assert.True(t, strings.HasSuffix(out, logCutNote))
 	assert.Equal(t, "short", capLogBody("short"))
 }

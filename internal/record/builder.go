@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/render/turns"
 	"github.com/mention-runner/mention-runner/internal/session"
 )
@@ -87,7 +88,7 @@ func (b *Builder) init(in *session.Init) error {
 	if servers == nil {
 		servers = []session.MCPServer{}
 	}
-	if _, err := b.r.Emit("skill.indexed", "engine", SeverityInfo,
+	if _, err := b.r.Emit(contract.EventSkillIndexed, "engine", SeverityInfo,
 		fmt.Sprintf("%d tools and %d MCP servers available", len(tools), len(servers)),
 		map[string]any{"tools": tools, "mcp_servers": servers, "model": in.Model, "engine_session_id": in.SessionID}); err != nil {
 		return err
@@ -97,7 +98,7 @@ func (b *Builder) init(in *session.Init) error {
 		if s.Status != "connected" {
 			sev = SeverityWarning
 		}
-		if _, err := b.r.Emit("skill.loaded", "engine", sev, sum, map[string]any{"name": s.Name, "kind": "mcp_server", "status": s.Status}); err != nil {
+		if _, err := b.r.Emit(contract.EventSkillLoaded, "engine", sev, sum, map[string]any{"name": s.Name, "kind": "mcp_server", "status": s.Status}); err != nil {
 			return err
 		}
 	}
@@ -106,7 +107,7 @@ func (b *Builder) init(in *session.Init) error {
 
 func (b *Builder) toolStarted(ch turns.Change) error {
 	if ch.Duplicate {
-		_, err := b.r.Emit("tool.duplicate", "engine", SeverityWarning, "tool call id used twice; the second call was ignored", nil)
+		_, err := b.r.Emit(contract.EventToolDuplicate, "engine", SeverityWarning, "tool call id used twice; the second call was ignored", nil)
 		return err
 	}
 	c := ch.Started
@@ -117,7 +118,7 @@ func (b *Builder) toolStarted(ch turns.Change) error {
 	if len(c.Arguments) > argsExcerptBytes || !json.Valid([]byte(c.Arguments)) {
 		args = Excerpt(c.Arguments)
 	}
-	id, err := b.r.Emit("tool.started", "engine", SeverityInfo, c.ToolName+" started",
+	id, err := b.r.Emit(contract.EventToolStarted, "engine", SeverityInfo, c.ToolName+" started",
 		map[string]any{"name": c.ToolName, "arguments": args}, Correlation(c.ID))
 	if err != nil {
 		return err
@@ -128,7 +129,7 @@ func (b *Builder) toolStarted(ch turns.Change) error {
 
 func (b *Builder) toolEnded(ev session.Event, ch turns.Change) error {
 	if ch.Orphan {
-		_, err := b.r.Emit("tool.orphan_result", "engine", SeverityWarning,
+		_, err := b.r.Emit(contract.EventToolOrphanResult, "engine", SeverityWarning,
 			"tool result for an unknown call "+ev.ToolCallID, map[string]any{"tool_call_id": ev.ToolCallID}, Correlation(ev.ToolCallID))
 		return err
 	}
@@ -136,9 +137,9 @@ func (b *Builder) toolEnded(ev session.Event, ch turns.Change) error {
 	if c == nil {
 		return nil
 	}
-	typ, sev, verb := "tool.completed", SeverityInfo, " completed"
+	typ, sev, verb := contract.EventToolCompleted, SeverityInfo, " completed"
 	if c.Status == session.ToolError {
-		typ, sev, verb = "tool.failed", SeverityWarning, " failed"
+		typ, sev, verb = contract.EventToolFailed, SeverityWarning, " failed"
 	}
 	opts := []Opt{Correlation(c.ID)}
 	if p := b.started[c.ID]; p != "" {
@@ -166,7 +167,7 @@ func (b *Builder) result(res *session.Result) error {
 		b.s.Status = session.StatusFailed
 		sev = SeverityError
 	}
-	_, err := b.r.Emit("engine.result", "engine", sev, "engine finished: "+nonEmpty(res.Subtype, "no subtype"),
+	_, err := b.r.Emit(contract.EventEngineResult, "engine", sev, "engine finished: "+nonEmpty(res.Subtype, "no subtype"),
 		map[string]any{"subtype": res.Subtype, "is_error": res.IsError, "num_turns": res.NumTurns, "duration_ms": res.DurationMS,
 			"total_cost_usd": res.TotalCostUSD, "permission_denials": res.PermissionDenials})
 	return err

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/render"
 	"github.com/mention-runner/mention-runner/internal/session"
 )
@@ -50,7 +51,7 @@ func TestBuilder(t *testing.T) {
 	assert.Error(t, b.Add(session.Event{Kind: session.EventText}))
 	require.NoError(t, r.Close())
 
-	evs, err := ReadEvents(filepath.Join(dir, EventsFile))
+	evs, err := ReadEvents(filepath.Join(dir, contract.EventsFile))
 	require.NoError(t, err)
 	var types []string
 	for _, e := range evs {
@@ -67,7 +68,7 @@ func TestBuilder(t *testing.T) {
 	require.NoError(t, json.Unmarshal(evs[4].Data, &d))
 	assert.Equal(t, int64(1500), d.DurationMS)
 
-	tools, _, err := ReadTools(filepath.Join(dir, ToolsFile))
+	tools, _, err := ReadTools(filepath.Join(dir, contract.ToolsFile))
 	require.NoError(t, err)
 	require.Len(t, tools, 3)
 	assert.Equal(t, []string{"error", "done", "cancelled"}, []string{tools[0].Status, tools[1].Status, tools[2].Status})
@@ -81,7 +82,7 @@ func TestBuilder(t *testing.T) {
 	assert.Equal(t, session.ToolError, s.Turns[1].ToolCalls[0].Status)
 	assert.Equal(t, session.ToolCancelled, s.Turns[3].ToolCalls[0].Status)
 
-	path := filepath.Join(dir, SessionFile)
+	path := filepath.Join(dir, contract.SessionFile)
 	require.NoError(t, b.WriteSessionJSON(path))
 	var back session.Session
 	data, err := os.ReadFile(path)
@@ -105,7 +106,7 @@ func TestBuilderInterrupted(t *testing.T) {
 	assert.Equal(t, session.StatusRunning, b.Session().Status, "the caller decides: stopped or crashed")
 	b.SetStatus(session.StatusInterrupted)
 	assert.Equal(t, session.StatusInterrupted, b.Session().Status)
-	tools, _, err := ReadTools(filepath.Join(dir, ToolsFile))
+	tools, _, err := ReadTools(filepath.Join(dir, contract.ToolsFile))
 	require.NoError(t, err)
 	require.Len(t, tools, 1)
 	assert.Equal(t, "cancelled", tools[0].Status, "a call nothing will finish is cancelled")
@@ -139,7 +140,7 @@ func writeRun(t *testing.T, dir string) {
 		require.NoError(t, b.Add(ev))
 	}
 	require.NoError(t, b.Finish())
-	require.NoError(t, b.WriteSessionJSON(filepath.Join(dir, SessionFile)))
+	require.NoError(t, b.WriteSessionJSON(filepath.Join(dir, contract.SessionFile)))
 	require.NoError(t, r.Error(ErrorRecord{Kind: "gate", Message: "comment-limit reached on acme/app#12", Recoverable: true}))
 	_, err = r.Emit("run.completed", "runner", SeverityInfo, "run completed", nil)
 	require.NoError(t, err)
@@ -156,7 +157,7 @@ func writeRun(t *testing.T, dir string) {
 		Deliverables: render.Tracking{Comments: []string{"https://github.com/acme/app/issues/12#issuecomment-1001"},
 			Repos: []string{"acme/app"}},
 	}))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, OutputsFile), []byte(`{"index":0,"kind":"comment"}`+"\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, contract.OutputsFile), []byte(`{"index":0,"kind":"comment"}`+"\n"), 0o644))
 }
 
 func TestTranscriptGolden(t *testing.T) {
@@ -182,8 +183,8 @@ func TestTranscriptGolden(t *testing.T) {
 func TestLoadRunWithoutMeta(t *testing.T) {
 	dir := t.TempDir()
 	writeRun(t, dir)
-	require.NoError(t, os.Remove(filepath.Join(dir, MetaFile)))
-	f, err := os.OpenFile(filepath.Join(dir, ToolsFile), os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, os.Remove(filepath.Join(dir, contract.MetaFile)))
+	f, err := os.OpenFile(filepath.Join(dir, contract.ToolsFile), os.O_WRONLY|os.O_APPEND, 0)
 	require.NoError(t, err)
 	_, err = f.WriteString(`{"id":"x","na`)
 	require.NoError(t, err)

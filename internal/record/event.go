@@ -13,17 +13,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
-)
 
-// File names inside a run directory.
-const (
-	EventsFile     = "events.jsonl"
-	ToolsFile      = "logs/tools.jsonl"
-	ErrorsFile     = "logs/errors.jsonl"
-	SessionFile    = "session.json"
-	OutputsFile    = "outputs.jsonl"
-	MetaFile       = "run.json"
-	TranscriptFile = "transcript.md"
+	"github.com/mention-runner/mention-runner/internal/contract"
 )
 
 // Severities of an event.
@@ -142,7 +133,7 @@ func ScanEvents(path string) ([]Event, *TornLine, error) {
 func parseEvents(data []byte) ([]Event, *TornLine, int, error) {
 	var out []Event
 	var last int64
-	torn, good, err := eachLine(EventsFile, data, func(line []byte) error {
+	torn, good, err := eachLine(contract.EventsFile, data, func(line []byte) error {
 		e, err := parseEvent(line)
 		if err != nil {
 			return err

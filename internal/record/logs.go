@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"unicode/utf8"
+
+	"github.com/mention-runner/mention-runner/internal/contract"
 )
 
 // ToolRecord is one line of logs/tools.jsonl: one tool call.
@@ -77,7 +79,7 @@ func (r *Recorder) Tool(rec ToolRecord) error {
 	if err := r.usable(); err != nil {
 		return err
 	}
-	return r.write(r.tools, ToolsFile, rec)
+	return r.write(r.tools, contract.ToolsFile, rec)
 }
 
 // Error appends an error record and emits an `error` event for it
@@ -97,7 +99,7 @@ func (r *Recorder) Error(rec ErrorRecord) error {
 	}
 	err := r.usable()
 	if err == nil {
-		err = r.write(r.errs, ErrorsFile, rec)
+		err = r.write(r.errs, contract.ErrorsFile, rec)
 	}
 	r.mu.Unlock()
 	if err != nil {
@@ -107,7 +109,7 @@ func (r *Recorder) Error(rec ErrorRecord) error {
 	if rec.Recoverable {
 		sev = SeverityWarning
 	}
-	_, err = r.Emit("error", "runner", sev, rec.Kind+": "+rec.Message,
+	_, err = r.Emit(contract.EventError, "runner", sev, rec.Kind+": "+rec.Message,
 		map[string]any{"kind": rec.Kind, "recoverable": rec.Recoverable, "data": rec.Data})
 	return err
 }
@@ -126,12 +128,12 @@ func jsonOrString(b json.RawMessage) json.RawMessage {
 
 // ReadTools reads logs/tools.jsonl (a missing file is empty).
 func ReadTools(path string) ([]ToolRecord, *TornLine, error) {
-	return readJSONL[ToolRecord](path, ToolsFile)
+	return readJSONL[ToolRecord](path, contract.ToolsFile)
 }
 
 // ReadErrors reads logs/errors.jsonl (a missing file is empty).
 func ReadErrors(path string) ([]ErrorRecord, *TornLine, error) {
-	return readJSONL[ErrorRecord](path, ErrorsFile)
+	return readJSONL[ErrorRecord](path, contract.ErrorsFile)
 }
 
 func readJSONL[T any](path, name string) ([]T, *TornLine, error) {

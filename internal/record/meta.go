@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/render"
 )
 
@@ -17,7 +18,7 @@ import (
 // end; publish may fill in Deliverables.
 type RunMeta struct {
 	RunID          string          `json:"run_id"`
-	JobID          string          `json:"job_id"`
+	JobID          string          `json:"jobid"`
 	SessionID      string          `json:"session_id"`
 	Target         string          `json:"target"` // owner/name#n
 	TargetURL      string          `json:"target_url"`
@@ -36,12 +37,12 @@ type RunMeta struct {
 
 // WriteMeta writes dir/run.json (redacted), replacing it whole.
 func WriteMeta(dir string, m RunMeta) error {
-	return WriteJSON(filepath.Join(dir, MetaFile), m)
+	return WriteJSON(filepath.Join(dir, contract.MetaFile), m)
 }
 
 // ReadMeta reads dir/run.json; ok is false when there is none.
 func ReadMeta(dir string) (m RunMeta, ok bool, err error) {
-	data, err := os.ReadFile(filepath.Join(dir, MetaFile))
+	data, err := os.ReadFile(filepath.Join(dir, contract.MetaFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return RunMeta{}, false, nil
 	}
@@ -51,7 +52,7 @@ func ReadMeta(dir string) (m RunMeta, ok bool, err error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
-		return RunMeta{}, false, fmt.Errorf("read %s: %w", MetaFile, err)
+		return RunMeta{}, false, fmt.Errorf("read %s: %w", contract.MetaFile, err)
 	}
 	return m, true, nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -53,7 +54,7 @@ func TestEmitConcurrentSequence(t *testing.T) {
 	}
 	wg.Wait()
 	require.NoError(t, r.Close())
-	evs, err := ReadEvents(filepath.Join(dir, EventsFile))
+	evs, err := ReadEvents(filepath.Join(dir, contract.EventsFile))
 	require.NoError(t, err)
 	require.Len(t, evs, 320)
 	ids := map[string]bool{}
@@ -74,7 +75,7 @@ func TestEveryRequiredFieldWritten(t *testing.T) {
 	_, err = r.Emit("tool.completed", "tool", SeverityInfo, "Bash completed", nil, Correlation("toolu_1"), Parent(id))
 	require.NoError(t, err)
 	require.NoError(t, r.Close())
-	data, err := os.ReadFile(filepath.Join(dir, EventsFile))
+	data, err := os.ReadFile(filepath.Join(dir, contract.EventsFile))
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 	require.Len(t, lines, 3)
@@ -133,7 +134,7 @@ func TestReopenContinuesSequence(t *testing.T) {
 	_, err = r.Emit("run.completed", "runner", SeverityInfo, "resumed", nil)
 	require.NoError(t, err)
 	require.NoError(t, r.Close())
-	evs, err := ReadEvents(filepath.Join(dir, EventsFile))
+	evs, err := ReadEvents(filepath.Join(dir, contract.EventsFile))
 	require.NoError(t, err)
 	require.Len(t, evs, 4)
 	assert.Equal(t, int64(4), evs[3].Sequence)
@@ -150,7 +151,7 @@ func TestTornLastLine(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.NoError(t, r.Close())
-	path := filepath.Join(dir, EventsFile)
+	path := filepath.Join(dir, contract.EventsFile)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	require.NoError(t, err)
 	_, err = f.WriteString(`{"event_id":"evt_x","sequence":3,"run_`)
@@ -203,13 +204,13 @@ func TestReadEventsStrict(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), EventsFile)
+			path := filepath.Join(t.TempDir(), contract.EventsFile)
 			require.NoError(t, os.WriteFile(path, []byte(c.content), 0o644))
 			_, err := ReadEvents(path)
 			assert.ErrorContains(t, err, c.err)
 		})
 	}
-	path := filepath.Join(t.TempDir(), EventsFile)
+	path := filepath.Join(t.TempDir(), contract.EventsFile)
 	require.NoError(t, os.WriteFile(path, []byte(line(1, nil)+strings.TrimSuffix(line(3, nil), "\n")), 0o644))
 	evs, err := ReadEvents(path)
 	require.NoError(t, err, "a whole last line without its newline is fine")
@@ -260,7 +261,7 @@ func TestSecretsNeverReachDisk(t *testing.T) {
 		return nil
 	})
 	require.NoError(t, err)
-	_, err = ReadEvents(filepath.Join(dir, EventsFile))
+	_, err = ReadEvents(filepath.Join(dir, contract.EventsFile))
 	assert.NoError(t, err, "redacted lines are still valid events")
 }
 
@@ -275,17 +276,17 @@ func TestToolAndErrorRecords(t *testing.T) {
 	assert.Error(t, r.Error(ErrorRecord{Kind: "x", Message: "y", Data: json.RawMessage(`[1]`)}))
 	require.NoError(t, r.Close())
 
-	tools, torn, err := ReadTools(filepath.Join(dir, ToolsFile))
+	tools, torn, err := ReadTools(filepath.Join(dir, contract.ToolsFile))
 	require.NoError(t, err)
 	assert.Nil(t, torn)
 	require.Len(t, tools, 1)
 	assert.Equal(t, `{"a":1}`, string(tools[0].Arguments))
 	assert.Equal(t, int64(12), *tools[0].DurationMS)
-	errs, _, err := ReadErrors(filepath.Join(dir, ErrorsFile))
+	errs, _, err := ReadErrors(filepath.Join(dir, contract.ErrorsFile))
 	require.NoError(t, err)
 	require.Len(t, errs, 1)
 	assert.Equal(t, "2026-04-26T10:00:00.001Z", errs[0].Timestamp)
-	evs, err := ReadEvents(filepath.Join(dir, EventsFile))
+	evs, err := ReadEvents(filepath.Join(dir, contract.EventsFile))
 	require.NoError(t, err)
 	require.Len(t, evs, 1)
 	assert.Equal(t, "error", evs[0].Type)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/redact"
 	"github.com/mention-runner/mention-runner/internal/render/redactjson"
 )
@@ -57,7 +58,7 @@ func Open(dir string, m Meta, now func() time.Time) (*Recorder, error) {
 		return nil, fmt.Errorf("record: create run dir: %w", err)
 	}
 	r := &Recorder{dir: dir, meta: m, now: now}
-	path := filepath.Join(dir, EventsFile)
+	path := filepath.Join(dir, contract.EventsFile)
 	torn, err := r.resume(path)
 	if err != nil {
 		return nil, err
@@ -69,20 +70,20 @@ func Open(dir string, m Meta, now func() time.Time) (*Recorder, error) {
 		}
 		return f, nil
 	}
-	if r.events, err = open(EventsFile); err != nil {
+	if r.events, err = open(contract.EventsFile); err != nil {
 		return nil, err
 	}
-	if r.tools, err = open(ToolsFile); err != nil {
+	if r.tools, err = open(contract.ToolsFile); err != nil {
 		r.events.Close()
 		return nil, err
 	}
-	if r.errs, err = open(ErrorsFile); err != nil {
+	if r.errs, err = open(contract.ErrorsFile); err != nil {
 		r.events.Close()
 		r.tools.Close()
 		return nil, err
 	}
 	if torn != nil {
-		if _, err := r.Emit("record.recovered", "runner", SeverityWarning,
+		if _, err := r.Emit(contract.EventRecordRecovered, "runner", SeverityWarning,
 			"events.jsonl "+torn.String(), map[string]any{"line": torn.Line, "bytes": torn.Bytes}); err != nil {
 			r.Close()
 			return nil, err
@@ -195,7 +196,7 @@ func (r *Recorder) Emit(typ, actor, severity, summary string, data any, opts ...
 	}
 	e.Sequence = r.seq + 1
 	e.Timestamp = r.now().UTC().Format(TimeFormat)
-	if err := r.write(r.events, EventsFile, e); err != nil {
+	if err := r.write(r.events, contract.EventsFile, e); err != nil {
 		return "", err
 	}
 	r.seq = e.Sequence

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/session"
 )
 
@@ -31,28 +32,28 @@ func LoadRun(dir string) (*Run, error) {
 	r := &Run{Dir: dir, Torn: map[string]*TornLine{}}
 	var torn *TornLine
 	var err error
-	if r.Events, torn, err = ScanEvents(filepath.Join(dir, EventsFile)); err != nil {
+	if r.Events, torn, err = ScanEvents(filepath.Join(dir, contract.EventsFile)); err != nil {
 		return nil, fmt.Errorf("load run %s: %w", dir, err)
 	}
-	r.noteTorn(EventsFile, torn)
-	if r.Tools, torn, err = ReadTools(filepath.Join(dir, ToolsFile)); err != nil {
+	r.noteTorn(contract.EventsFile, torn)
+	if r.Tools, torn, err = ReadTools(filepath.Join(dir, contract.ToolsFile)); err != nil {
 		return nil, fmt.Errorf("load run %s: %w", dir, err)
 	}
-	r.noteTorn(ToolsFile, torn)
-	if r.Errors, torn, err = ReadErrors(filepath.Join(dir, ErrorsFile)); err != nil {
+	r.noteTorn(contract.ToolsFile, torn)
+	if r.Errors, torn, err = ReadErrors(filepath.Join(dir, contract.ErrorsFile)); err != nil {
 		return nil, fmt.Errorf("load run %s: %w", dir, err)
 	}
-	r.noteTorn(ErrorsFile, torn)
+	r.noteTorn(contract.ErrorsFile, torn)
 	if r.Meta, r.HasMeta, err = ReadMeta(dir); err != nil {
 		return nil, fmt.Errorf("load run %s: %w", dir, err)
 	}
-	if r.Session, err = readSession(filepath.Join(dir, SessionFile)); err != nil {
+	if r.Session, err = readSession(filepath.Join(dir, contract.SessionFile)); err != nil {
 		return nil, fmt.Errorf("load run %s: %w", dir, err)
 	}
-	if r.Outputs, torn, err = readOpaqueLines(filepath.Join(dir, OutputsFile)); err != nil {
+	if r.Outputs, torn, err = readOpaqueLines(filepath.Join(dir, contract.OutputsFile)); err != nil {
 		return nil, fmt.Errorf("load run %s: %w", dir, err)
 	}
-	r.noteTorn(OutputsFile, torn)
+	r.noteTorn(contract.OutputsFile, torn)
 	return r, nil
 }
 
@@ -72,7 +73,7 @@ func readSession(path string) (*session.Session, error) {
 	}
 	var s session.Session
 	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, fmt.Errorf("read %s: %w", SessionFile, err)
+		return nil, fmt.Errorf("read %s: %w", contract.SessionFile, err)
 	}
 	return &s, nil
 }
@@ -86,7 +87,7 @@ func readOpaqueLines(path string) ([]json.RawMessage, *TornLine, error) {
 		return nil, nil, fmt.Errorf("read outputs: %w", err)
 	}
 	var out []json.RawMessage
-	torn, _, err := eachLine(OutputsFile, data, func(line []byte) error {
+	torn, _, err := eachLine(contract.OutputsFile, data, func(line []byte) error {
 		if !json.Valid(line) {
 			// report it as a syntax error so a last line counts as torn
 			var v any
@@ -112,7 +113,7 @@ func (r *Run) Transcript() Transcript {
 				t.Meta.StartedAt = &ts
 			}
 		}
-		if t.Meta.EndedAt == nil && (last.Type == "run.completed" || last.Type == "run.failed") {
+		if t.Meta.EndedAt == nil && (last.Type == contract.EventRunCompleted || last.Type == contract.EventRunFailed) {
 			if ts, err := last.Time(); err == nil {
 				t.Meta.EndedAt = &ts
 			}
@@ -121,15 +122,15 @@ func (r *Run) Transcript() Transcript {
 	status := "" // the last run.completed/failed wins (a run may be resumed)
 	for _, e := range r.Events {
 		switch e.Type {
-		case "run.completed":
+		case contract.EventRunCompleted:
 			status = "completed"
-		case "run.failed":
+		case contract.EventRunFailed:
 			status = "failed"
-		case "skill.indexed":
+		case contract.EventSkillIndexed:
 			t.Skills = skillsFrom(e.Data)
 		}
 		// errors.jsonl lists errors; failed tool calls are in the activity table
-		if e.Severity == SeverityWarning && e.Type != "error" && e.Type != "tool.failed" {
+		if e.Severity == SeverityWarning && e.Type != contract.EventError && e.Type != contract.EventToolFailed {
 			t.Warnings = append(t.Warnings, fmt.Sprintf("%s %s: %s", e.Timestamp, e.Type, e.Summary))
 		}
 	}
@@ -137,7 +138,7 @@ func (r *Run) Transcript() Transcript {
 	if t.Meta.Model == "" && r.Session != nil && r.Session.Model != nil {
 		t.Meta.Model = *r.Session.Model
 	}
-	for _, f := range []string{EventsFile, ToolsFile, ErrorsFile, OutputsFile} {
+	for _, f := range []string{contract.EventsFile, contract.ToolsFile, contract.ErrorsFile, contract.OutputsFile} {
 		if tl := r.Torn[f]; tl != nil {
 			t.Warnings = append(t.Warnings, f+": "+tl.String())
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/redact"
 	"github.com/mention-runner/mention-runner/internal/render"
 	"github.com/mention-runner/mention-runner/internal/session"
@@ -112,7 +113,7 @@ func RenderTranscript(t Transcript) string {
 
 // WriteTranscript writes dir/transcript.md, replacing it whole.
 func WriteTranscript(dir string, t Transcript) error {
-	return writeFileAtomic(filepath.Join(dir, TranscriptFile), []byte(RenderTranscript(t)))
+	return writeFileAtomic(filepath.Join(dir, contract.TranscriptFile), []byte(RenderTranscript(t)))
 }
 
 func stamp(t *time.Time) string {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/render/turns"
 	"github.com/mention-runner/mention-runner/internal/session"
 )
@@ -71,7 +72,7 @@ func TestGoldenNote(t *testing.T) {
 	body := WithNote("Here is the fix.\n\n```\nunclosed fence", "acme/control", 42, "WhiteElephantIsNotARobot", "6f1c1a53-2b1e-5d4f-9a57-0c0a4e0b8d11", 3)
 	golden(t, "note.golden", note+"\n")
 	golden(t, "with_note.golden", body+"\n")
-	job, idx, ok := ParseMarker(body)
+	job, idx, ok := contract.ParseOutputMarker(body)
 	require.True(t, ok)
 	assert.Equal(t, "6f1c1a53-2b1e-5d4f-9a57-0c0a4e0b8d11", job)
 	assert.Equal(t, 3, idx)

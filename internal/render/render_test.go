@@ -11,36 +11,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/session"
 )
 
 var ghToken = "ghp_" + strings.Repeat("a1B2", 9)
-
-func TestParseMarker(t *testing.T) {
-	cases := []struct {
-		name, body string
-		job        string
-		idx        int
-		ok         bool
-	}{
-		{"round trip", "hi\n" + Marker("job-1", 0), "job-1", 0, true},
-		{"last one wins", Marker("fake", 9) + "\n" + Marker("real", 2), "real", 2, true},
-		{"none", "no marker here", "", 0, false},
-		{"leading zero", "<!-- mention-runner:job=j;output=01 -->", "", 0, false},
-		{"negative", "<!-- mention-runner:job=j;output=-1 -->", "", 0, false},
-		{"extra space", "<!--  mention-runner:job=j;output=1 -->", "", 0, false},
-		{"bad job chars", "<!-- mention-runner:job=a b;output=1 -->", "", 0, false},
-		{"uuid", Marker("6f1c1a53-2b1e-5d4f-9a57-0c0a4e0b8d11", 12), "6f1c1a53-2b1e-5d4f-9a57-0c0a4e0b8d11", 12, true},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			job, idx, ok := ParseMarker(c.body)
-			assert.Equal(t, c.ok, ok)
-			assert.Equal(t, c.job, job)
-			assert.Equal(t, c.idx, idx)
-		})
-	}
-}
 
 func TestWithNote(t *testing.T) {
 	cases := []struct{ name, body, wantPrefix string }{
@@ -53,27 +28,9 @@ func TestWithNote(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			got := WithNote(c.body, "o/c", 1, "bot", "j", 0)
 			assert.True(t, strings.HasPrefix(got, c.wantPrefix), got)
-			assert.True(t, strings.HasSuffix(got, Marker("j", 0)))
+			assert.True(t, strings.HasSuffix(got, contract.OutputMarker("j", 0)))
 		})
 	}
-}
-
-func FuzzParseMarker(f *testing.F) {
-	f.Add(Marker("job", 1))
-	f.Add("<!-- mention-runner:job=x;output=99999999999 -->")
-	f.Add("text <!-- mention-runner:job=;output=1 -->")
-	f.Fuzz(func(t *testing.T, body string) {
-		job, idx, ok := ParseMarker(body)
-		if !ok {
-			return
-		}
-		// whatever parses renders back to a marker that parses the same
-		j2, i2, ok2 := ParseMarker(Marker(job, idx))
-		require.True(t, ok2)
-		assert.Equal(t, job, j2)
-		assert.Equal(t, idx, i2)
-		assert.GreaterOrEqual(t, idx, 0)
-	})
 }
 
 func TestTrackingRoundTrip(t *testing.T) {
@@ -235,8 +192,8 @@ func TestSessionDefaultPartsFitGitHub(t *testing.T) {
 	parts := SessionMarkdown(assemble(bigSession(400, 3000)), SessionOptions{})
 	require.Greater(t, len(parts), 2)
 	for _, p := range parts {
-		assert.Less(t, len(p), GitHubBodyLimit)
-		assert.Less(t, utf8.RuneCountInString(p), GitHubBodyLimit)
+		assert.Less(t, len(p), contract.GitHubBodyChars)
+		assert.Less(t, utf8.RuneCountInString(p), contract.GitHubBodyChars)
 	}
 }
 
@@ -262,7 +219,7 @@ func TestStreamMatchesSessionMarkdown(t *testing.T) {
 				require.NoError(t, s.Add(ev))
 			}
 			require.NoError(t, s.Close())
-			want := SessionMarkdown(assemble(evs), SessionOptions{MaxPartBytes: GitHubBodyLimit - 1})
+			want := SessionMarkdown(assemble(evs), SessionOptions{MaxPartBytes: contract.GitHubBodyChars - 1})
 			if len(want) == 1 {
 				assert.Equal(t, want[0], buf.String())
 			} else {
@@ -367,7 +324,7 @@ func TestStepSummaryLimit(t *testing.T) {
 func TestErrorRuntimeCut(t *testing.T) {
 	out := ErrorRuntime(strings.Repeat("e", maxErrorBytes+10))
 	assert.Contains(t, out, CutNote(10))
-	assert.Less(t, len(out), GitHubBodyLimit)
+	assert.Less(t, len(out), contract.GitHubBodyChars)
 }
 
 func TestLogIssueTitle(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	fastjson "github.com/segmentio/encoding/json"
 	"strings"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/redact"
 	"github.com/mention-runner/mention-runner/internal/render/redactjson"
 	"github.com/mention-runner/mention-runner/internal/session"
@@ -16,10 +17,7 @@ import (
 const (
 	// DefaultMaxResultChars is where a tool result (or call arguments) is cut.
 	DefaultMaxResultChars = 4000
-	// GitHubBodyLimit is GitHub's limit on an issue or comment body, in
-	// characters. Parts are measured in bytes, which is never less.
-	GitHubBodyLimit = 65536
-	// DefaultMaxPartBytes leaves room under GitHubBodyLimit.
+	// DefaultMaxPartBytes leaves room under contract.GitHubBodyChars.
 	DefaultMaxPartBytes = 65000
 	minPartBytes        = 512
 	// headingReserve is room for the longest heading a part can get.
@@ -42,8 +40,8 @@ func (o SessionOptions) withDefaults() SessionOptions {
 	switch {
 	case o.MaxPartBytes <= 0:
 		o.MaxPartBytes = DefaultMaxPartBytes
-	case o.MaxPartBytes >= GitHubBodyLimit:
-		o.MaxPartBytes = GitHubBodyLimit - 1
+	case o.MaxPartBytes >= contract.GitHubBodyChars:
+		o.MaxPartBytes = contract.GitHubBodyChars - 1
 	case o.MaxPartBytes < minPartBytes:
 		o.MaxPartBytes = minPartBytes
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/mention-runner/mention-runner/internal/contract"
 )
 
 // Withheld replaces the body of a comment edited after the trigger: what it
@@ -45,9 +47,9 @@ func (r Report) DroppedTotal() int {
 // their items. A review is dated when submitted; a pending review has no
 // submitted_at and only its author can see it, so it goes.
 var dated = []struct{ key, timeField string }{
-	{"comments", "created_at"},
-	{"reviews", "submitted_at"},
-	{"review_comments", "created_at"},
+	{contract.KeyComments, "created_at"},
+	{contract.KeyReviews, "submitted_at"},
+	{contract.KeyReviewComments, "created_at"},
 }
 
 // codeKeys hold source code: escaped, not stripped.
@@ -159,7 +161,7 @@ type trigger struct {
 }
 
 func findTrigger(root *node, wantID int64) (trigger, error) {
-	if tc := root.get("trigger_comment"); tc != nil {
+	if tc := root.get(contract.KeyTriggerComment); tc != nil {
 		if tc.kind != kindObject {
 			return trigger{}, fmt.Errorf("%w: trigger_comment is not an object", ErrNoTrigger)
 		}
@@ -167,16 +169,16 @@ func findTrigger(root *node, wantID int64) (trigger, error) {
 		if wantID != 0 && (!hasID || id != wantID) {
 			return trigger{}, fmt.Errorf("%w: trigger_comment id is not %d", ErrNoTrigger, wantID)
 		}
-		coll := "comments"
+		coll := contract.KeyComments
 		if tc.has("pull_request_review_id") {
-			coll = "review_comments"
+			coll = contract.KeyReviewComments
 		}
 		return newTrigger(tc, id, coll)
 	}
 	if wantID == 0 {
 		return trigger{}, fmt.Errorf("%w: no trigger_comment and no trigger id given", ErrNoTrigger)
 	}
-	for _, coll := range []string{"comments", "review_comments"} {
+	for _, coll := range []string{contract.KeyComments, contract.KeyReviewComments} {
 		list := root.get(coll)
 		if list == nil || list.kind != kindArray {
 			continue

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/transport"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,7 +24,7 @@ func at(p Piece, ts string) Piece { p.Timestamp = ts; return p }
 func storedTimestamp(t *testing.T, f *fixture, index int) (ShardMeta, string) {
 	t.Helper()
 	ctx := context.Background()
-	sha, err := f.store.refCommit(ctx, ShardRef(job, index))
+	sha, err := f.store.refCommit(ctx, contract.ShardRef(job, index))
 	require.NoError(t, err)
 	m, err := f.store.describeShard(ctx, job, index, sha)
 	require.NoError(t, err)

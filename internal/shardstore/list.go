@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/google/go-github/v62/github"
+	"github.com/mention-runner/mention-runner/internal/contract"
 )
 
 // maxListPages bounds a matching-refs listing (100 refs a page).
@@ -76,7 +77,7 @@ func (s *Store) listRefs(ctx context.Context, prefix string) ([]Ref, error) {
 
 // List reads the job's refs.
 func (s *Store) List(ctx context.Context, jobID string) (*Job, error) {
-	prefix := JobPrefix(jobID)
+	prefix := contract.JobRefs(jobID)
 	refs, err := s.listRefs(ctx, prefix)
 	if err != nil {
 		return nil, fmt.Errorf("shardstore: %w", err)
@@ -122,7 +123,7 @@ func (s *Store) Lock(ctx context.Context, j *Job, h Holder, tree string) (*LockR
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
-		ref := LockRef(h.JobID)
+		ref := contract.LockRef(h.JobID)
 		created, err := s.createRef(ctx, ref, sha)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)

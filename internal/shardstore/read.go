@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"fmt"
 	"time"
+
+	"github.com/mention-runner/mention-runner/internal/contract"
 )
 
 // CorruptError means a shard ref holds something this package did not
@@ -51,7 +53,7 @@ func (s *Store) Read(ctx context.Context, j *Job, own *Stored) ([]Piece, error) 
 
 // describeShard reads and checks a shard's commit.
 func (s *Store) describeShard(ctx context.Context, jobID string, index int, commit string) (ShardMeta, error) {
-	ref := ShardRef(jobID, index)
+	ref := contract.ShardRef(jobID, index)
 	c, _, err := s.Client.Git.GetCommit(ctx, s.Owner, s.Name, commit)
 	if err != nil {
 		return ShardMeta{}, fmt.Errorf("shardstore: read %s commit %s: %w", ref, commit, err)
@@ -74,7 +76,7 @@ func (s *Store) describeShard(ctx context.Context, jobID string, index int, comm
 
 // readBlob fetches the piece a checked commit names.
 func (s *Store) readBlob(ctx context.Context, m ShardMeta) (Piece, error) {
-	ref := ShardRef(m.JobID, m.Index)
+	ref := contract.ShardRef(m.JobID, m.Index)
 	b, _, err := s.Client.Git.GetBlob(ctx, s.Owner, s.Name, m.Blob)
 	if err != nil {
 		return Piece{}, fmt.Errorf("shardstore: read %s blob %s: %w", ref, m.Blob, err)

@@ -5,27 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/go-github/v62/github"
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/transport"
 )
-
-// RefPrefix is where every job's refs live.
-const RefPrefix = "refs/mention-runner/jobs/"
-
-// JobPrefix is the ref prefix of one job ("refs/mention-runner/jobs/<id>/").
-func JobPrefix(jobID string) string { return RefPrefix + jobID + "/" }
-
-// ShardRef is the ref of one shard.
-func ShardRef(jobID string, index int) string {
-	return JobPrefix(jobID) + "shards/" + strconv.Itoa(index)
-}
-
-// LockRef is the ref whose creation decides which run proceeds.
-func LockRef(jobID string) string { return JobPrefix(jobID) + "lock" }
 
 // Store reads and writes job refs in one repository. Client should be built
 // with ghclient.New and RetryUnsafe: every write here is safe to repeat
@@ -141,7 +127,7 @@ func (s *Store) Put(ctx context.Context, p Piece) (*Stored, error) {
 	if st.Commit, err = s.commit(ctx, st.Tree, msg); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	ref := ShardRef(p.JobID, p.Index)
+	ref := contract.ShardRef(p.JobID, p.Index)
 	created, err := s.createRef(ctx, ref, st.Commit)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)

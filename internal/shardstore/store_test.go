@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-github/v62/github"
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/transport"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -167,7 +168,7 @@ func TestReadCorrupt(t *testing.T) {
 			var ce *CorruptError
 			require.ErrorAs(t, err, &ce)
 			assert.Contains(t, ce.Error(), tt.want)
-			assert.Equal(t, ShardRef(job, 1), ce.Ref)
+			assert.Equal(t, contract.ShardRef(job, 1), ce.Ref)
 		})
 	}
 }
@@ -177,14 +178,14 @@ func TestListUnknownRefs(t *testing.T) {
 	ctx := context.Background()
 	st, err := f.store.Put(ctx, pieces(t, job, 2)[0])
 	require.NoError(t, err)
-	for _, r := range []string{JobPrefix(job) + "shards/01", JobPrefix(job) + "junk", RefPrefix + job + "x/shards/0"} {
+	for _, r := range []string{contract.JobRefs(job) + "shards/01", contract.JobRefs(job) + "junk", contract.JobRefPrefix + job + "x/shards/0"} {
 		_, _, err := f.gh.Git.CreateRef(ctx, "acme", "control", &github.Reference{Ref: github.String(r), Object: &github.GitObject{SHA: github.String(st.Commit)}})
 		require.NoError(t, err)
 	}
 	j, err := f.store.List(ctx, job)
 	require.NoError(t, err)
 	assert.Equal(t, []int{0}, j.Indices())
-	assert.ElementsMatch(t, []string{JobPrefix(job) + "shards/01", JobPrefix(job) + "junk"}, j.Unknown)
+	assert.ElementsMatch(t, []string{contract.JobRefs(job) + "shards/01", contract.JobRefs(job) + "junk"}, j.Unknown)
 	assert.Equal(t, []int{1}, j.Missing(2))
 }
 
@@ -216,12 +217,12 @@ func TestSweep(t *testing.T) {
 	res, err = f.store.Sweep(ctx, SweepOptions{Skip: job})
 	require.NoError(t, err)
 	assert.Empty(t, res.Errors)
-	assert.Empty(t, f.sim.Refs(control, JobPrefix(old)))
-	assert.Len(t, f.sim.Refs(control, JobPrefix(fresh)), 2)
-	assert.Len(t, f.sim.Refs(control, JobPrefix(job)), 1)
+	assert.Empty(t, f.sim.Refs(control, contract.JobRefs(old)))
+	assert.Len(t, f.sim.Refs(control, contract.JobRefs(fresh)), 2)
+	assert.Len(t, f.sim.Refs(control, contract.JobRefs(job)), 1)
 
 	require.NoError(t, f.store.DeleteJob(ctx, fresh))
-	assert.Empty(t, f.sim.Refs(control, JobPrefix(fresh)))
+	assert.Empty(t, f.sim.Refs(control, contract.JobRefs(fresh)))
 	require.NoError(t, f.store.DeleteJob(ctx, fresh), "deleting an ended job again is fine")
 }
 
@@ -254,8 +255,8 @@ func TestGitObjectIDs(t *testing.T) {
 }
 
 func TestRefNames(t *testing.T) {
-	assert.Equal(t, "refs/mention-runner/jobs/j/shards/3", ShardRef("j", 3))
-	assert.Equal(t, "refs/mention-runner/jobs/j/lock", LockRef("j"))
+	assert.Equal(t, "refs/mention-runner/jobs/j/shards/3", contract.ShardRef("j", 3))
+	assert.Equal(t, "refs/mention-runner/jobs/j/lock", contract.LockRef("j"))
 	_, err := New(nil, "nope", nil)
 	assert.Error(t, err)
 }

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"time"
+
+	"github.com/mention-runner/mention-runner/internal/contract"
 )
 
 // SweepOptions bound one sweep.
@@ -37,7 +39,7 @@ func (s *Store) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 	if o.Rand == nil {
 		o.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	}
-	refs, err := s.listRefs(ctx, RefPrefix)
+	refs, err := s.listRefs(ctx, contract.JobRefPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("shardstore: sweep: %w", err)
 	}
@@ -45,7 +47,7 @@ func (s *Store) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 	if o.Skip != "" {
 		keep := refs[:0]
 		for _, r := range refs {
-			if !strings.HasPrefix(r.Name, JobPrefix(o.Skip)) {
+			if !strings.HasPrefix(r.Name, contract.JobRefs(o.Skip)) {
 				keep = append(keep, r)
 			}
 		}
@@ -82,7 +84,7 @@ func (s *Store) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 // DeleteJob deletes every ref of a job (when the job ends). Refs already
 // gone are fine.
 func (s *Store) DeleteJob(ctx context.Context, jobID string) error {
-	refs, err := s.listRefs(ctx, JobPrefix(jobID))
+	refs, err := s.listRefs(ctx, contract.JobRefs(jobID))
 	if err != nil {
 		return fmt.Errorf("shardstore: delete job %s: %w", jobID, err)
 	}

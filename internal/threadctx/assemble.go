@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/mention-runner/mention-runner/internal/contract"
 )
 
 // Truncation records what the context left out.
@@ -45,7 +47,7 @@ func assemble(req Request, diff *cappedWriter, o Options) (*Result, error) {
 		return nil, err
 	}
 	fixed := map[string]json.RawMessage{}
-	for key, raw := range map[string]json.RawMessage{"repository": req.Repository, "issue": req.Issue, "pull_request": req.PullRequest} {
+	for key, raw := range map[string]json.RawMessage{contract.KeyRepository: req.Repository, contract.KeyIssue: req.Issue, contract.KeyPullRequest: req.PullRequest} {
 		if raw == nil {
 			continue
 		}
@@ -148,27 +150,27 @@ func assemble(req Request, diff *cappedWriter, o Options) (*Result, error) {
 		b.Write(raw)
 	}
 	b.WriteByte('{')
-	for _, key := range []string{"repository", "issue", "pull_request"} {
+	for _, key := range []string{contract.KeyRepository, contract.KeyIssue, contract.KeyPullRequest} {
 		if raw, ok := fixed[key]; ok {
 			field(key, raw)
 		}
 	}
-	field("comments", joinArray(out[kindComment]))
+	field(contract.KeyComments, joinArray(out[kindComment]))
 	if req.IsPR {
-		field("reviews", joinArray(out[kindReview]))
-		field("review_comments", joinArray(out[kindReviewComment]))
+		field(contract.KeyReviews, joinArray(out[kindReview]))
+		field(contract.KeyReviewComments, joinArray(out[kindReviewComment]))
 		d, err := marshalNoEscape(diffText)
 		if err != nil {
 			return nil, err
 		}
-		field("diff", d)
+		field(contract.KeyDiff, d)
 	}
-	field("trigger_comment", trig.Raw)
+	field(contract.KeyTriggerComment, trig.Raw)
 	rec, err := marshalNoEscape(tr)
 	if err != nil {
 		return nil, err
 	}
-	field("truncation", rec)
+	field(contract.KeyTruncation, rec)
 	b.WriteByte('}')
 	return &Result{JSON: b.Bytes(), Trigger: trig, Truncation: tr}, nil
 }
@@ -184,7 +186,7 @@ func findTrigger(req Request, fixed map[string]json.RawMessage, lists [3][]item)
 			}
 		}
 	}
-	for _, key := range []string{"pull_request", "issue"} {
+	for _, key := range []string{contract.KeyPullRequest, contract.KeyIssue} {
 		raw, ok := fixed[key]
 		if !ok {
 			continue

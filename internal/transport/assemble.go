@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
+	"github.com/mention-runner/mention-runner/internal/contract"
 )
 
 // strictBase64 also refuses non-zero padding bits, so each piece has exactly
@@ -96,7 +96,7 @@ func (a *Assembler) add(eventType string, p Payload) *Error {
 	}
 
 	total := 1
-	if eventType == EventShard {
+	if eventType == contract.EventAgentShard {
 		total = p.Shard.Total
 		if total < 1 {
 			return newErr(KindIndexOutOfRange, a.jobID, index, "shard total %d must be at least 1", total)
@@ -112,10 +112,10 @@ func (a *Assembler) add(eventType string, p Payload) *Error {
 	}
 	switch {
 	case a.total == 0:
-		a.small = eventType == EventSmall
+		a.small = eventType == contract.EventAgentSmall
 		a.total = total
 		a.pieces = make([][]byte, total)
-	case a.small != (eventType == EventSmall):
+	case a.small != (eventType == contract.EventAgentSmall):
 		return newErr(KindEventTypeMismatch, a.jobID, p.index(), "an %s event cannot join a job that arrived as %s", eventType, a.eventType())
 	case total != a.total:
 		return newErr(KindTotalMismatch, a.jobID, index, "shard says total %d, earlier shards said %d", total, a.total)
@@ -147,19 +147,19 @@ func (a *Assembler) add(eventType string, p Payload) *Error {
 // checkHeader validates what does not depend on the job so far.
 func (a *Assembler) checkHeader(eventType string, p Payload, index int) *Error {
 	switch eventType {
-	case EventSmall:
+	case contract.EventAgentSmall:
 		if p.Shard != nil {
 			return newErr(KindEventTypeMismatch, p.JobID, index, "agent_small event carries a shard field")
 		}
-	case EventShard:
+	case contract.EventAgentShard:
 		if p.Shard == nil {
 			return newErr(KindEventTypeMismatch, p.JobID, -1, "agent_shard event has no shard field")
 		}
 	default:
-		return newErr(KindBadPayload, p.JobID, index, "unknown event type %q (want %s or %s)", truncateString(eventType), EventSmall, EventShard)
+		return newErr(KindBadPayload, p.JobID, index, "unknown event type %q (want %s or %s)", truncateString(eventType), contract.EventAgentSmall, contract.EventAgentShard)
 	}
-	if u, err := uuid.Parse(p.JobID); err != nil || u.String() != p.JobID {
-		return newErr(KindBadPayload, "", index, "jobid %q is not a lowercase canonical UUID", truncateString(p.JobID))
+	if err := contract.CheckJobID(p.JobID); err != nil {
+		return &Error{Kind: KindBadPayload, Index: index, Msg: err.Error()}
 	}
 	if p.Timestamp == "" {
 		return newErr(KindBadPayload, p.JobID, index, "timestamp is missing")
@@ -178,8 +178,8 @@ func (a *Assembler) decodePiece(s string, index int) ([]byte, *Error) {
 	if !a.small {
 		at = index
 	}
-	if len(s) >= MaxBodyBytes {
-		return nil, newErr(KindTooLarge, a.jobID, at, "context_b64 of %d characters cannot come from a request body under %d bytes", len(s), MaxBodyBytes)
+	if len(s) >= contract.DispatchBodyBytes {
+		return nil, newErr(KindTooLarge, a.jobID, at, "context_b64 of %d characters cannot come from a request body under %d bytes", len(s), contract.DispatchBodyBytes)
 	}
 	if s == "" {
 		if a.small {
@@ -258,9 +258,9 @@ func (a *Assembler) progress() Progress {
 
 func (a *Assembler) eventType() string {
 	if a.small {
-		return EventSmall
+		return contract.EventAgentSmall
 	}
-	return EventShard
+	return contract.EventAgentShard
 }
 
 func (p Payload) index() int {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -25,7 +26,7 @@ func events(reqs []Request) []event {
 }
 
 func smallEvent(ctx string) event {
-	return event{EventSmall, Payload{JobID: testJob, ContextB64: base64.StdEncoding.EncodeToString([]byte(ctx)), Timestamp: "2025-11-22T05:09:00Z"}}
+	return event{contract.EventAgentSmall, Payload{JobID: testJob, ContextB64: base64.StdEncoding.EncodeToString([]byte(ctx)), Timestamp: "2025-11-22T05:09:00Z"}}
 }
 
 // with returns a copy of e changed by f; shard pointers are not shared.
@@ -102,8 +103,8 @@ func TestAssembleErrors(t *testing.T) {
 		{"bad timestamp", Options{}, []event{with(s0, func(p *Payload) { p.Timestamp = "yesterday" })}, 0, KindBadPayload, []string{`"yesterday"`}},
 		{"small after shards", Options{}, []event{s0, smallEvent(`{}`)}, 1, KindEventTypeMismatch, []string{"agent_small", "agent_shard"}},
 		{"shard after small", Options{}, []event{smallEvent(`{}`), s1}, 1, KindEventTypeMismatch, nil},
-		{"small with shard field", Options{}, []event{{EventSmall, s0.p}}, 0, KindEventTypeMismatch, []string{"shard field"}},
-		{"shard without shard field", Options{}, []event{{EventShard, smallEvent(`{}`).p}}, 0, KindEventTypeMismatch, []string{"no shard field"}},
+		{"small with shard field", Options{}, []event{{contract.EventAgentSmall, s0.p}}, 0, KindEventTypeMismatch, []string{"shard field"}},
+		{"shard without shard field", Options{}, []event{{contract.EventAgentShard, smallEvent(`{}`).p}}, 0, KindEventTypeMismatch, []string{"no shard field"}},
 		{"error is sticky", Options{}, all(with(s4, func(p *Payload) { p.JobID = otherJob })), 5, KindJobIDMismatch, nil},
 	}
 	for _, c := range cases {

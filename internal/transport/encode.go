@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
+	"github.com/mention-runner/mention-runner/internal/contract"
 )
 
 // Encode turns a context (one JSON object, bytes kept as given) into the
@@ -18,14 +18,13 @@ import (
 // so trailing zero fractions are dropped).
 //
 // One agent_small request is used when its whole marshalled body is shorter
-// than MaxBodyBytes; otherwise the base64 text is cut at multiples of four
-// characters into agent_shard requests, each body shorter than MaxBodyBytes.
+// than contract.DispatchBodyBytes; otherwise the base64 text is cut at multiples of four
+// characters into agent_shard requests, each body shorter than contract.DispatchBodyBytes.
 func Encode(jobID string, context []byte, ts time.Time) ([]Request, error) {
-	u, err := uuid.Parse(jobID)
+	id, err := contract.ParseJobID(jobID)
 	if err != nil {
-		return nil, &Error{Kind: KindBadPayload, Index: -1, Msg: fmt.Sprintf("jobid %q is not a UUID", jobID), Err: err}
+		return nil, &Error{Kind: KindBadPayload, Index: -1, Msg: err.Error(), Err: err}
 	}
-	id := u.String()
 	if err := checkObject(context); err != nil {
 		err.JobID = id
 		return nil, err
@@ -36,12 +35,12 @@ func Encode(jobID string, context []byte, ts time.Time) ([]Request, error) {
 	}
 	b64 := encodeBase64(context)
 
-	small := Request{EventType: EventSmall, ClientPayload: Payload{JobID: id, Timestamp: stamp}}
+	small := Request{EventType: contract.EventAgentSmall, ClientPayload: Payload{JobID: id, Timestamp: stamp}}
 	head, err := overhead(small)
 	if err != nil {
 		return nil, err
 	}
-	if head+len(b64) < MaxBodyBytes {
+	if head+len(b64) < contract.DispatchBodyBytes {
 		small.ClientPayload.ContextB64 = b64
 		return []Request{small}, nil
 	}
@@ -62,14 +61,14 @@ func shard(id, stamp, b64 string) ([]Request, error) {
 		h, ok := measured[key]
 		if !ok {
 			var err error
-			h, err = overhead(Request{EventType: EventShard, ClientPayload: Payload{
+			h, err = overhead(Request{EventType: contract.EventAgentShard, ClientPayload: Payload{
 				JobID: id, Shard: &Shard{Index: i, Total: total}, Timestamp: stamp}})
 			if err != nil {
 				return 0, err
 			}
 			measured[key] = h
 		}
-		n := (MaxBodyBytes - 1 - h) &^ 3 // a multiple of 4 keeps each piece valid base64
+		n := (contract.DispatchBodyBytes - 1 - h) &^ 3 // a multiple of 4 keeps each piece valid base64
 		if n < 4 {
 			return 0, newErr(KindTooLarge, id, i, "request overhead of %d bytes leaves no room for context", h)
 		}
@@ -104,7 +103,7 @@ func shard(id, stamp, b64 string) ([]Request, error) {
 			return nil, err
 		}
 		end := min(off+r, len(b64))
-		reqs = append(reqs, Request{EventType: EventShard, ClientPayload: Payload{
+		reqs = append(reqs, Request{EventType: contract.EventAgentShard, ClientPayload: Payload{
 			JobID: id, Shard: &Shard{Index: i, Total: total}, ContextB64: b64[off:end], Timestamp: stamp}})
 		off = end
 	}

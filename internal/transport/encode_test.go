@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -15,27 +16,27 @@ import (
 // 63,999 / 64,000 / 64,001 bytes. Base64 grows in steps of 4, so the
 // timestamp's fraction digits are varied to reach each exact length.
 func TestEncodeBoundary(t *testing.T) {
-	for _, target := range []int{MaxBodyBytes - 1, MaxBodyBytes, MaxBodyBytes + 1} {
+	for _, target := range []int{contract.DispatchBodyBytes - 1, contract.DispatchBodyBytes, contract.DispatchBodyBytes + 1} {
 		t.Run(fmt.Sprint(target), func(t *testing.T) {
 			ts, n := fitTimestamp(t, target)
 			ctx := object(uint64(target), n)
 			reqs, err := Encode(testJob, ctx, ts)
 			require.NoError(t, err)
 
-			whole := Request{EventType: EventSmall, ClientPayload: Payload{
+			whole := Request{EventType: contract.EventAgentSmall, ClientPayload: Payload{
 				JobID: testJob, ContextB64: base64.StdEncoding.EncodeToString(ctx), Timestamp: ts.UTC().Format(time.RFC3339Nano)}}
 			require.Equal(t, target, bodyLen(t, whole), "test setup: small body length")
 
-			if target < MaxBodyBytes {
+			if target < contract.DispatchBodyBytes {
 				require.Len(t, reqs, 1)
-				assert.Equal(t, EventSmall, reqs[0].EventType)
+				assert.Equal(t, contract.EventAgentSmall, reqs[0].EventType)
 				assert.Equal(t, whole, reqs[0])
 			} else {
 				require.Len(t, reqs, 2)
 				for i, r := range reqs {
-					assert.Equal(t, EventShard, r.EventType)
+					assert.Equal(t, contract.EventAgentShard, r.EventType)
 					assert.Equal(t, &Shard{Index: i, Total: 2}, r.ClientPayload.Shard)
-					assert.Less(t, bodyLen(t, r), MaxBodyBytes)
+					assert.Less(t, bodyLen(t, r), contract.DispatchBodyBytes)
 				}
 			}
 			got, err := assemble(Options{}, reqs)
@@ -57,7 +58,7 @@ func fitTimestamp(t *testing.T, target int) (time.Time, int) {
 			frac *= 10
 		}
 		ts := testTime.Add(time.Duration(frac))
-		h := bodyLen(t, Request{EventType: EventSmall, ClientPayload: Payload{JobID: testJob, Timestamp: ts.Format(time.RFC3339Nano)}})
+		h := bodyLen(t, Request{EventType: contract.EventAgentSmall, ClientPayload: Payload{JobID: testJob, Timestamp: ts.Format(time.RFC3339Nano)}})
 		if (target-h)%4 == 0 {
 			return ts, (target - h) / 4 * 3
 		}
@@ -74,9 +75,9 @@ func TestEncodeShardsArePackedAndUnderLimit(t *testing.T) {
 		var joined strings.Builder
 		for i, r := range reqs {
 			l := bodyLen(t, r)
-			assert.Less(t, l, MaxBodyBytes, "shard %d", i)
+			assert.Less(t, l, contract.DispatchBodyBytes, "shard %d", i)
 			if i < len(reqs)-1 {
-				assert.GreaterOrEqual(t, l, MaxBodyBytes-4, "shard %d should be full", i)
+				assert.GreaterOrEqual(t, l, contract.DispatchBodyBytes-4, "shard %d should be full", i)
 			}
 			assert.Zero(t, len(r.ClientPayload.ContextB64)%4, "shard %d cut at a multiple of 4", i)
 			assert.Equal(t, Shard{Index: i, Total: len(reqs)}, *r.ClientPayload.Shard)
@@ -92,7 +93,7 @@ func TestEncodeNormalisesJobIDAndTime(t *testing.T) {
 	reqs, err := Encode(strings.ToUpper(testJob), []byte(`{}`), testTime.In(time.FixedZone("X", 3600)))
 	require.NoError(t, err)
 	require.Len(t, reqs, 1)
-	assert.Equal(t, Request{EventType: EventSmall, ClientPayload: Payload{
+	assert.Equal(t, Request{EventType: contract.EventAgentSmall, ClientPayload: Payload{
 		JobID: testJob, ContextB64: "e30=", Timestamp: "2025-11-22T05:09:00Z"}}, reqs[0])
 }
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mention-runner/mention-runner/internal/contract"
 )
 
 // FuzzAssemble feeds newline-separated lines through ParseLine and Add. It
@@ -60,7 +62,7 @@ func reference(evs []event, opt Options) ([]byte, string) {
 	first := evs[0]
 	pieces := map[int]string{}
 	total := 1
-	if first.eventType == EventShard {
+	if first.eventType == contract.EventAgentShard {
 		total = first.p.Shard.Total
 	}
 	if total > opt.MaxShards {
@@ -71,7 +73,7 @@ func reference(evs []event, opt Options) ([]byte, string) {
 			return nil, "mixed events"
 		}
 		i := 0
-		if e.eventType == EventShard {
+		if e.eventType == contract.EventAgentShard {
 			if e.p.Shard.Total != total {
 				return nil, "total mismatch"
 			}
@@ -141,7 +143,7 @@ func FuzzRoundTrip(f *testing.F) {
 			t.Fatalf("encode: %v", err)
 		}
 		for _, r := range reqs {
-			if b, _ := json.Marshal(r); len(b) >= MaxBodyBytes {
+			if b, _ := json.Marshal(r); len(b) >= contract.DispatchBodyBytes {
 				t.Fatalf("body of %d bytes", len(b))
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -15,10 +16,10 @@ func TestParseLineAccepts(t *testing.T) {
 		name, line, event string
 		want              Payload
 	}{
-		{"request small", `{"event_type":"agent_small","client_payload":{"jobid":"` + testJob + `","context_b64":"e30=","timestamp":"2025-11-22T05:09:00Z"}}`, EventSmall, small},
-		{"request shard", `{"client_payload":{"timestamp":"2025-11-22T05:09:00Z","shard":{"total":3,"index":1},"jobid":"` + testJob + `","context_b64":"e30="},"event_type":"agent_shard"}`, EventShard, shard},
-		{"webhook event", `{"action":"agent_shard","branch":"main","client_payload":{"jobid":"` + testJob + `","shard":{"index":1,"total":3},"context_b64":"e30=","timestamp":"2025-11-22T05:09:00Z"},"repository":{"full_name":"o/r","owner":{"login":"o"}},"sender":{"login":"bot"},"installation":{"id":1}}`, EventShard, shard},
-		{"whitespace around", " \t{\"event_type\":\"agent_small\",\"client_payload\":{\"jobid\":\"" + testJob + "\",\"context_b64\":\"e30=\",\"timestamp\":\"2025-11-22T05:09:00Z\"}}\r\n", EventSmall, small},
+		{"request small", `{"event_type":"agent_small","client_payload":{"jobid":"` + testJob + `","context_b64":"e30=","timestamp":"2025-11-22T05:09:00Z"}}`, contract.EventAgentSmall, small},
+		{"request shard", `{"client_payload":{"timestamp":"2025-11-22T05:09:00Z","shard":{"total":3,"index":1},"jobid":"` + testJob + `","context_b64":"e30="},"event_type":"agent_shard"}`, contract.EventAgentShard, shard},
+		{"webhook event", `{"action":"agent_shard","branch":"main","client_payload":{"jobid":"` + testJob + `","shard":{"index":1,"total":3},"context_b64":"e30=","timestamp":"2025-11-22T05:09:00Z"},"repository":{"full_name":"o/r","owner":{"login":"o"}},"sender":{"login":"bot"},"installation":{"id":1}}`, contract.EventAgentShard, shard},
+		{"whitespace around", " \t{\"event_type\":\"agent_small\",\"client_payload\":{\"jobid\":\"" + testJob + "\",\"context_b64\":\"e30=\",\"timestamp\":\"2025-11-22T05:09:00Z\"}}\r\n", contract.EventAgentSmall, small},
 		{"unknown event type is Add's business", `{"event_type":"other","client_payload":{}}`, "other", Payload{}},
 	}
 	for _, c := range cases {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -16,7 +17,7 @@ func TestRoundTrip(t *testing.T) {
 			ctx := object(uint64(n), n)
 			reqs := mustEncode(t, ctx)
 			for _, r := range reqs {
-				assert.Less(t, bodyLen(t, r), MaxBodyBytes)
+				assert.Less(t, bodyLen(t, r), contract.DispatchBodyBytes)
 			}
 			for seed := range uint64(4) {
 				got, err := assemble(Options{}, shuffleDup(reqs, seed))

@@ -5,16 +5,8 @@
 // reassembles shards with every check the spec asks for.
 package transport
 
-import "github.com/google/uuid"
-
-// MaxBodyBytes bounds every request body: each one Encode produces is
-// strictly shorter than this when marshalled with encoding/json.
-const MaxBodyBytes = 64000
-
-// Event types of the two request shapes.
-const (
-	EventSmall = "agent_small"
-	EventShard = "agent_shard"
+import (
+	"github.com/google/uuid"
 )
 
 // DefaultMaxContextBytes is the default cap on the decoded context size.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/engine"
 )
 
@@ -17,10 +18,13 @@ import (
 var ReadOnlyTools = []string{"Read", "Glob", "Grep"}
 
 // GateTools are the gate's tools as Claude Code names them.
-var GateTools = []string{
-	"mcp__gate__add_comment", "mcp__gate__create_issue",
-	"mcp__gate__create_pull_request", "mcp__gate__noop",
-}
+var GateTools = func() []string {
+	out := make([]string, len(contract.GateTools))
+	for i, t := range contract.GateTools {
+		out[i] = contract.EngineToolName(t)
+	}
+	return out
+}()
 
 // OfferedTools is the --tools list: the read-only tools plus the built-in
 // tools the spec's extras name ("Edit", or "Bash" for "Bash(git commit:*)").
@@ -105,7 +109,7 @@ func WriteMCPConfig(path string, argv []string) error {
 		return fmt.Errorf("mcp config: the gate command is empty")
 	}
 	cfg := mcpConfig{MCPServers: map[string]mcpServer{
-		"gate": {Type: "stdio", Command: argv[0], Args: append([]string{}, argv[1:]...)},
+		contract.GateServer: {Type: "stdio", Command: argv[0], Args: append([]string{}, argv[1:]...)},
 	}}
 	b, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {

@@ -16,8 +16,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/mention-runner/mention-runner/internal/clock"
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/engine"
-	"github.com/mention-runner/mention-runner/internal/gate"
 	"github.com/mention-runner/mention-runner/internal/session"
 )
 
@@ -92,10 +92,10 @@ func (e *Engine) Run(ctx context.Context, spec engine.Spec, sink engine.Sink) (*
 			r.gate = g
 			defer g.close()
 			for _, t := range g.tools {
-				init.Tools = append(init.Tools, gate.EngineToolName(t))
+				init.Tools = append(init.Tools, contract.EngineToolName(t))
 			}
 		}
-		init.MCPServers = []session.MCPServer{{Name: gate.ServerName, Status: status}}
+		init.MCPServers = []session.MCPServer{{Name: contract.GateServer, Status: status}}
 	}
 	r.emit(session.Event{Kind: session.EventInit, Model: r.model, Init: init})
 	if gateErr != nil {
@@ -123,7 +123,7 @@ func (e *Engine) Run(ctx context.Context, spec engine.Spec, sink engine.Sink) (*
 			r.emit(session.Event{Kind: session.EventText, MessageID: msgID, Model: r.model, Text: s.Text})
 			last = s.Text
 		case StepTool:
-			r.toolCall(ctx, msgID, gate.EngineToolName(s.Tool), s.Args, func() (string, bool) { return r.callGate(ctx, s) })
+			r.toolCall(ctx, msgID, contract.EngineToolName(s.Tool), s.Args, func() (string, bool) { return r.callGate(ctx, s) })
 		case StepBash:
 			input, _ := json.Marshal(map[string]string{"command": s.Text})
 			r.toolCall(ctx, msgID, "Bash", input, func() (string, bool) { return r.bash(ctx, s.Text) })
@@ -174,7 +174,7 @@ func (r *run) emit(ev session.Event) {
 
 // callGate performs a tool step against the gate.
 func (r *run) callGate(ctx context.Context, s Step) (string, bool) {
-	name := gate.EngineToolName(s.Tool)
+	name := contract.EngineToolName(s.Tool)
 	if r.gate == nil || !r.gate.has(s.Tool) {
 		return "<tool_use_error>Error: No such tool available: " + name + "</tool_use_error>", true
 	}

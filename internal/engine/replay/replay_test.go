@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/engine"
 	"github.com/mention-runner/mention-runner/internal/gate"
 	"github.com/mention-runner/mention-runner/internal/gate/gatetest"
@@ -118,11 +119,11 @@ func TestReplayAgainstRealGate(t *testing.T) {
 	assert.Equal(t, "Done; I could not open an issue.", res.Text)
 	assert.Same(t, res, evs[len(evs)-1].Result)
 
-	es, err := outputs.ReadFile(filepath.Join(fx.runDir, outputs.FileName))
+	es, err := outputs.ReadFile(filepath.Join(fx.runDir, contract.OutputsFile))
 	require.NoError(t, err)
 	require.Len(t, es, 1)
 	assert.Equal(t, "Hello!", es[0].Body)
-	recs, err := gate.ReadLog(filepath.Join(fx.runDir, gate.LogFile))
+	recs, err := gate.ReadLog(filepath.Join(fx.runDir, contract.GateLogFile))
 	require.NoError(t, err)
 	require.Len(t, recs, 2)
 	assert.Equal(t, gate.DecisionDenied, recs[1].Decision)
@@ -159,7 +160,7 @@ func TestReplayMaxTurns(t *testing.T) {
 	assert.Equal(t, 2, res.NumTurns, "as Claude Code: the refused turn is counted")
 	assert.Equal(t, "Reached maximum number of turns (1)", res.Text)
 	assert.Equal(t, "init text tool_use tool_result result", kinds(evs))
-	es, err := outputs.ReadFile(filepath.Join(fx.runDir, outputs.FileName))
+	es, err := outputs.ReadFile(filepath.Join(fx.runDir, contract.OutputsFile))
 	require.NoError(t, err)
 	assert.Len(t, es, 1, "the call past the limit never reached the gate")
 }
@@ -258,7 +259,7 @@ func TestReplayBashAndPullRequest(t *testing.T) {
 	assert.Equal(t, []string{"Bash"}, res.PermissionDenials)
 	assert.Equal(t, 7, res.NumTurns)
 
-	es, err := outputs.ReadFile(filepath.Join(fx.runDir, outputs.FileName))
+	es, err := outputs.ReadFile(filepath.Join(fx.runDir, contract.OutputsFile))
 	require.NoError(t, err)
 	require.Len(t, es, 1)
 	assert.Equal(t, "pr-0.bundle", es[0].Bundle)

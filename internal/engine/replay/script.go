@@ -8,7 +8,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/mention-runner/mention-runner/internal/gate"
+	"github.com/mention-runner/mention-runner/internal/contract"
 )
 
 // ScriptEnv names the environment variable `runner agent` reads the
@@ -119,9 +119,9 @@ func parseStep(line []byte, n int) (Step, error) {
 	case r.Text != nil:
 		s.Kind, s.Text = StepText, *r.Text
 	case r.Tool != nil:
-		name := strings.TrimPrefix(*r.Tool, gate.EngineToolName(""))
+		name := strings.TrimPrefix(*r.Tool, contract.EngineToolName(""))
 		if !isGateTool(name) {
-			return bad("unknown tool %q; the gate has %s", *r.Tool, strings.Join(gate.Tools, ", "))
+			return bad("unknown tool %q; the gate has %s", *r.Tool, strings.Join(contract.GateTools, ", "))
 		}
 		args := bytes.TrimSpace(r.Args)
 		if len(args) == 0 || string(args) == "null" {
@@ -148,7 +148,7 @@ func parseStep(line []byte, n int) (Step, error) {
 }
 
 func isGateTool(name string) bool {
-	for _, t := range gate.Tools {
+	for _, t := range contract.GateTools {
 		if t == name {
 			return true
 		}

@@ -1,0 +1,19 @@
+package contract
+
+// Top-level keys of the context object (SPEC §4): GitHub API responses
+// keyed by what they are, plus the truncation record.
+const (
+	KeyRepository     = "repository"
+	KeyIssue          = "issue"
+	KeyPullRequest    = "pull_request"
+	KeyComments       = "comments"
+	KeyReviews        = "reviews"
+	KeyReviewComments = "review_comments"
+	KeyDiff           = "diff"
+	KeyTriggerComment = "trigger_comment"
+	KeyTruncation     = "truncation"
+)
+
+// ContextKeys lists every top-level key a context may have.
+var ContextKeys = []string{KeyRepository, KeyIssue, KeyPullRequest, KeyComments, KeyReviews,
+	KeyReviewComments, KeyDiff, KeyTriggerComment, KeyTruncation}

@@ -1,0 +1,24 @@
+package contract
+
+// Files of the run record (SPEC §5), relative to the run directory. The
+// agent job writes them, publish reads them, and the artifact carries them.
+const (
+	EventsFile     = "events.jsonl"
+	ToolsFile      = "logs/tools.jsonl"
+	ErrorsFile     = "logs/errors.jsonl"
+	GateLogFile    = "logs/gate.jsonl"
+	SessionFile    = "session.json"
+	OutputsFile    = "outputs.jsonl"
+	MetaFile       = "run.json"
+	TranscriptFile = "transcript.md"
+	// OutcomeFile is how the agent stage ended, for the publish job.
+	OutcomeFile = "outcome.json"
+)
+
+// Files assemble hands the agent and publish jobs, beside the context file.
+const (
+	ContextFile = "context.json"
+	// BlocklistSnapshotFile is the opt-out list as it stood when the job
+	// was assembled; the agent's gate reads it.
+	BlocklistSnapshotFile = "blocklist.json"
+)

@@ -1,0 +1,24 @@
+package contract
+
+// GitHub's limits, and the runner's own limits derived from them. Each
+// distinct limit has its own name.
+const (
+	// GitHubBodyChars is GitHub's limit on an issue, comment or pull
+	// request body, in characters.
+	GitHubBodyChars = 65536
+	// AgentBodyChars is the longest body the gate accepts from the agent:
+	// publish appends a NOTE block and a marker, which must still fit under
+	// GitHubBodyChars.
+	AgentBodyChars = 60000
+	// AgentTitleChars is the longest issue or pull request title the gate
+	// accepts (GitHub's own limit is 256).
+	AgentTitleChars = 256
+	// DispatchBodyBytes bounds one repository_dispatch request body (SPEC
+	// §4: "under 64 KB, use 64,000 bytes").
+	DispatchBodyBytes = 64000
+	// ClientPayloadMaxProps is GitHub's limit on client_payload's
+	// top-level properties.
+	ClientPayloadMaxProps = 10
+	// EventTypeMaxChars is GitHub's limit on a dispatch event_type.
+	EventTypeMaxChars = 100
+)

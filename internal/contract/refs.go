@@ -1,0 +1,27 @@
+package contract
+
+import "strconv"
+
+// Refs in the control repo (SPEC §4).
+const (
+	// RefNamespace holds every ref mention-runner creates.
+	RefNamespace = "refs/mention-runner/"
+	// JobRefPrefix holds each job's shard and lock refs.
+	JobRefPrefix = RefNamespace + "jobs/"
+	// DispatchedRefPrefix holds the dispatcher's dedupe refs, one per jobid.
+	DispatchedRefPrefix = RefNamespace + "dispatched/"
+)
+
+// JobRefs is the ref prefix of one job ("refs/mention-runner/jobs/<id>/").
+func JobRefs(jobID string) string { return JobRefPrefix + jobID + "/" }
+
+// ShardRef is the ref of one shard of a job.
+func ShardRef(jobID string, index int) string {
+	return JobRefs(jobID) + "shards/" + strconv.Itoa(index)
+}
+
+// LockRef is the ref whose creation decides which run of a job proceeds.
+func LockRef(jobID string) string { return JobRefs(jobID) + "lock" }
+
+// DispatchedRef marks the mention with this jobid as handled.
+func DispatchedRef(jobID string) string { return DispatchedRefPrefix + jobID }

@@ -1,0 +1,24 @@
+package contract
+
+// Run statuses: how a run ended.
+const (
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+)
+
+// Failure causes: why a run failed ("" when it completed). Each is also the
+// label publish leaves on the run-log issue.
+const (
+	CauseFailed   = "failed"        // the engine reported an error, or the run could not start
+	CauseTimeout  = "timeout"       // the wall-clock limit passed
+	CauseMaxTurns = "max-turns"     // the engine hit its turn limit
+	CauseLoop     = "loop-detected" // N identical consecutive tool calls
+	CauseCrash    = "crash"         // the engine died: non-zero exit, signal, or no result
+)
+
+// CauseLabels lists every label a failed run can leave on its log issue,
+// so a later successful publish can clear them.
+var CauseLabels = []string{CauseFailed, CauseLoop, CauseTimeout, CauseMaxTurns}
+
+// LogLabel marks every run-log issue.
+const LogLabel = "mention-runner"
