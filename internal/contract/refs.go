@@ -10,6 +10,9 @@ const (
 	JobRefPrefix = RefNamespace + "jobs/"
 	// DispatchedRefPrefix holds the dispatcher's dedupe refs, one per jobid.
 	DispatchedRefPrefix = RefNamespace + "dispatched/"
+	// DoctorRefPrefix holds the short-lived refs `dispatcher doctor`
+	// creates to prove it may write refs.
+	DoctorRefPrefix = RefNamespace + "doctor/"
 )
 
 // JobRefs is the ref prefix of one job ("refs/mention-runner/jobs/<id>/").

@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/mention-runner/mention-runner/internal/blocklist"
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/dispatch"
 )
 
@@ -25,7 +26,7 @@ import (
 const ProbeEventType = "mention-runner-doctor"
 
 // probeRefPrefix is where the write check creates (and at once deletes) a ref.
-const probeRefPrefix = "refs/mention-runner/doctor/"
+const probeRefPrefix = contract.DoctorRefPrefix
 
 // Config is what the dispatcher would run with.
 type Config struct {
