@@ -26,7 +26,7 @@ func ParseJobID(s string) (string, error) {
 // normalised, so one job cannot appear under two names.
 func CheckJobID(s string) error {
 	if c, err := ParseJobID(s); err != nil || c != s {
-		return fmt.Errorf("jobid %q is not a canonical UUID (lower-case 8-4-4-4-12 hex)", clip(s))
+		return fmt.Errorf("jobid %q is not a lowercase canonical UUID (8-4-4-4-12 hex digits)", clip(s))
 	}
 	return nil
 }

@@ -57,6 +57,7 @@ type Flow struct {
 
 	mu         sync.Mutex
 	dispatches []githubsim.Dispatch // as the simulator accepted them
+	round      int                  // deliveries of the dispatches so far, minus one
 
 	Dispatcher *Stage
 	Assembles  []*Stage // one per dispatch, in dispatch order

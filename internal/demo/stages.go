@@ -107,7 +107,7 @@ func (f *Flow) AssembleAll(ctx context.Context) error {
 
 func (f *Flow) assemble(ctx context.Context, i, n int) (*Stage, error) {
 	d := f.Dispatches()[i]
-	runID := strconv.Itoa(firstRunID + i)
+	runID := strconv.Itoa(firstRunID + f.round*runIDsPerRound + i)
 	dir, err := f.jobDir(runID + "-assemble")
 	if err != nil {
 		return nil, err
@@ -238,4 +238,20 @@ func (f *Flow) Publish(ctx context.Context) (*Stage, error) {
 		return st, &StageError{Stage: st, Err: fmt.Errorf("exit status %d", st.ExitCode)}
 	}
 	return st, nil
+}
+
+// runIDsPerRound spaces the run ids of each delivery of the dispatches.
+const runIDsPerRound = 1000
+
+// Redeliver delivers the same dispatches again, as GitHub does when a
+// workflow run is re-triggered: new workflow runs, with fresh artifacts,
+// assemble the job again. The whole flow can then run again on them.
+func (f *Flow) Redeliver(ctx context.Context) error {
+	f.round++
+	f.Assembles, f.Ready, f.Agent, f.Publishes = nil, nil, nil, nil
+	f.RunID, f.JobID, f.LogIssue, f.ContextSHA, f.RecordDir, f.ContextDir, f.AgentRunDir = "", "", 0, "", "", "", ""
+	if err := os.RemoveAll(filepath.Join(f.o.OutDir, "artifacts")); err != nil {
+		return fmt.Errorf("redeliver: clear the artifacts: %w", err)
+	}
+	return f.AssembleAll(ctx)
 }

@@ -248,3 +248,35 @@ func TestFlowBadFlagsDoesNotRun(t *testing.T) {
 	assert.Contains(t, replies[0], "here-only")
 	assert.Len(t, w.Sim.Issues(demo.ControlRepo), 0, "no run, so no log issue")
 }
+
+// TestFlowRedeliveredOneLogIssue: assemble → agent → publish, then the same
+// event delivered again (assemble, agent, publish) and publish re-run: the
+// job keeps exactly one run-log issue, and nothing is written twice.
+func TestFlowRedeliveredOneLogIssue(t *testing.T) {
+	w, f := runFlow(t, flowCase{engine: demo.EngineReplay, script: "testdata/replay.jsonl"})
+	first := f.LogIssue
+	threadBefore := len(w.Sim.Comments(demo.TargetRepo, w.Issue))
+
+	ctx, cancel := context.WithTimeout(context.Background(), flowTimeout)
+	defer cancel()
+	require.NoError(t, f.Redeliver(ctx), "assemble of the re-delivered event")
+	assert.Equal(t, first, f.LogIssue, "the re-delivered event's assemble finds the job's log issue")
+	require.NoError(t, f.RunAgent(ctx), "agent of the re-delivered event")
+	for i := 0; i < 2; i++ {
+		st, err := f.Publish(ctx)
+		require.NoError(t, err, "publish %d", i+1)
+		assert.Equal(t, 0, st.ExitCode)
+	}
+
+	var logIssues []int
+	for _, is := range w.Sim.Issues(demo.ControlRepo) {
+		if strings.Contains(is.GetBody(), contract.LogIssueMarker(f.JobID)) {
+			logIssues = append(logIssues, is.GetNumber())
+		}
+	}
+	assert.Equal(t, []int{first}, logIssues, "exactly one log issue for the job")
+	assert.Len(t, w.Sim.Comments(demo.TargetRepo, w.Issue), threadBefore, "no comment written twice")
+	is, ok := w.Sim.Issue(demo.ControlRepo, first)
+	require.True(t, ok)
+	assert.Equal(t, "closed", is.GetState(), "the log issue reads completed")
+}
