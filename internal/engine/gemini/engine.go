@@ -30,6 +30,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/engine"
 	"github.com/mention-runner/mention-runner/internal/engine/process"
 	"github.com/mention-runner/mention-runner/internal/session"
@@ -78,9 +79,9 @@ func Settings(spec engine.Spec, memoryFile string) map[string]any {
 	return map[string]any{
 		"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"},
 			"folderTrust": map[string]any{"enabled": true}},
-		"mcpServers": map[string]any{"gate": map[string]any{
+		"mcpServers": map[string]any{contract.GateServer: map[string]any{
 			"command": spec.GateCommand[0], "args": spec.GateCommand[1:], "trust": true, "timeout": 600000}},
-		"mcp":   map[string]any{"allowed": []string{"gate"}},
+		"mcp":   map[string]any{"allowed": []string{contract.GateServer}},
 		"tools": map[string]any{"core": Tools(), "useRipgrep": false},
 		"context": map[string]any{"fileName": []string{memoryFile}, "loadMemoryFromIncludeDirectories": false,
 			"discoveryMaxDirs": 1},
@@ -101,7 +102,7 @@ func Settings(spec engine.Spec, memoryFile string) map[string]any {
 // on stdin.
 func Args(spec engine.Spec) []string {
 	return []string{"-o", "stream-json", "-m", orModel(spec.Model), "--approval-mode", "default",
-		"--allowed-mcp-server-names", "gate", "-p", "Do the task described above."}
+		"--allowed-mcp-server-names", contract.GateServer, "-p", "Do the task described above."}
 }
 
 func orModel(m string) string {
