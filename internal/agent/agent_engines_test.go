@@ -319,7 +319,7 @@ func TestEngineHostileRepoRunsNothing(t *testing.T) {
 
 		out, err := f.run(t, eng)
 		require.NoError(t, err)
-		assert.Equal(t, StatusCompleted, out.Status)
+		assert.Equal(t, contract.StatusCompleted, out.Status)
 		require.Len(t, fake.AgentRequests(), 2, "the model traffic went to the configured API")
 		for _, r := range fake.Requests() {
 			assert.NotContains(t, string(r.Body), hostileMarker, "request %d carries the repository's instructions", r.Seq)
