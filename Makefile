@@ -80,9 +80,13 @@ bench-all:
 # demo runs one mention end to end on a simulated GitHub (cmd/demo).
 # Options: COMMENT='…' (the trigger comment; \n is a line break), SHARD=1
 # (a thread big enough to be sent as agent_shard events), ENGINE=claude
-# (the real Claude Code against the real model API; needs ANTHROPIC_API_KEY).
-demo: $(if $(filter claude,$(ENGINE)),claude-code)
-	$(GO) run ./cmd/demo --claude-bin "$(CLAUDE_BIN)"
+# (the real Claude Code against the real model API; needs ANTHROPIC_API_KEY),
+# ENGINE=codex or ENGINE=gemini (the real Codex / Gemini CLI against a fake
+# model API on loopback, or the real API when OPENAI_API_KEY / GEMINI_API_KEY
+# is set).
+DEMO_TOOL = $(if $(filter claude,$(ENGINE)),claude-code)$(if $(filter codex,$(ENGINE)),codex)$(if $(filter gemini,$(ENGINE)),gemini-cli)
+demo: $(DEMO_TOOL)
+	$(GO) run ./cmd/demo --claude-bin "$(CLAUDE_BIN)" --codex-bin "$(CODEX_BIN)" --gemini-bin "$(GEMINI_BIN)"
 
 # GoReleaser, pinned, built from the Go module proxy (no other download).
 GORELEASER_VERSION := v2.15.1

@@ -49,12 +49,14 @@ func exitCode(err error) int {
 }
 
 func run(ctx context.Context, env *cli.Env, args []string) error {
-	fs := cli.FlagSet(env, "demo", "", "[--comment TEXT] [--shard] [--engine replay|claude] [--out DIR]")
+	fs := cli.FlagSet(env, "demo", "", "[--comment TEXT] [--shard] [--engine replay|claude|codex|gemini] [--out DIR]")
 	comment := fs.String("comment", env.Env("COMMENT"), "the trigger comment (env COMMENT); \\n is a line break; default: "+strings.ReplaceAll(demo.DefaultComment, "\n", `\n`))
 	shard := fs.Bool("shard", env.Env("SHARD") == "1", "pad the thread so the context is sent as agent_shard events (env SHARD=1)")
-	engine := fs.String("engine", envOr(env, "ENGINE", demo.EngineReplay), "agent engine: replay (scripted, offline) or claude (real Claude Code and model API; needs ANTHROPIC_API_KEY) (env ENGINE)")
+	engine := fs.String("engine", envOr(env, "ENGINE", demo.EngineReplay), "agent engine: replay (scripted, offline), claude (real Claude Code and model API; needs ANTHROPIC_API_KEY), codex or gemini (the real CLI against a fake model API playing --script, or the real API when OPENAI_API_KEY / GEMINI_API_KEY is set) (env ENGINE)")
 	script := fs.String("script", "demo/replay.jsonl", "replay engine: the scripted session")
 	claudeBin := fs.String("claude-bin", envOr(env, "CLAUDE_BIN", "tools/claude-code/node_modules/.bin/claude"), "claude engine: the Claude Code executable (env CLAUDE_BIN)")
+	codexBin := fs.String("codex-bin", envOr(env, "CODEX_BIN", "tools/codex/node_modules/.bin/codex"), "codex engine: the Codex executable (env CODEX_BIN)")
+	geminiBin := fs.String("gemini-bin", envOr(env, "GEMINI_BIN", "tools/gemini-cli/node_modules/.bin/gemini"), "gemini engine: the Gemini CLI executable (env GEMINI_BIN)")
 	out := fs.String("out", "demo-out", "where the jobs' directories and artifacts go (emptied first)")
 	if err := cli.ParseFlags(fs, args, false); err != nil {
 		return err
@@ -87,8 +89,32 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 			}
 		}
 		o.StageTimeout = 10 * time.Minute
+	case demo.EngineCodex, demo.EngineGemini:
+		bin, keyName, makeTarget := inRoot(root, *codexBin), "OPENAI_API_KEY", "codex"
+		if *engine == demo.EngineGemini {
+			bin, keyName, makeTarget = inRoot(root, *geminiBin), "GEMINI_API_KEY", "gemini-cli"
+		}
+		if _, err := os.Stat(bin); err != nil {
+			return cli.Usagef("%s not found at %s: run `make %s`", *engine, bin, makeTarget)
+		}
+		o.CodexBin, o.GeminiBin = bin, bin
+		if key := env.Env(keyName); key != "" {
+			o.EngineEnv = []string{keyName + "=" + key}
+			if m := env.Env("MR_MODEL"); m != "" {
+				o.Settings = append(o.Settings, "MR_MODEL="+m)
+			}
+		} else {
+			fake, err := demo.StartFakeAPI(*engine, inRoot(root, *script))
+			if err != nil {
+				return err
+			}
+			defer fake.Close()
+			fmt.Fprintf(env.Stderr, "%s is not set: %s talks to a fake model API on loopback that plays %s\n", keyName, *engine, *script)
+			o.EngineEnv = fake.EngineEnv
+		}
+		o.StageTimeout = 10 * time.Minute
 	default:
-		return cli.Usagef("--engine %q: want replay or claude", *engine)
+		return cli.Usagef("--engine %q: want replay, claude, codex or gemini", *engine)
 	}
 	o.OutDir = inRoot(root, *out)
 	if err := resetOut(o.OutDir); err != nil {

@@ -18,6 +18,8 @@ import (
 const (
 	EngineReplay = "replay"
 	EngineClaude = "claude"
+	EngineCodex  = "codex"
+	EngineGemini = "gemini"
 )
 
 // DefaultStageTimeout bounds one job process.
@@ -32,9 +34,11 @@ type Options struct {
 	Bins   Binaries
 	OutDir string // jobs/ and artifacts/ go here; they must not exist yet
 
-	Engine       string // EngineReplay (default) or EngineClaude
+	Engine       string // EngineReplay (default), EngineClaude, EngineCodex or EngineGemini
 	ReplayScript string // replay engine: the script file
 	ClaudeBin    string // claude engine: the executable
+	CodexBin     string // codex engine: the executable
+	GeminiBin    string // gemini engine: the executable
 	// EngineEnv is added to the agent job's environment: the model API
 	// settings (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL…). Never a GitHub token.
 	EngineEnv []string
@@ -91,8 +95,16 @@ func New(o Options) (*Flow, error) {
 		if o.ClaudeBin == "" {
 			return nil, errors.New("demo: the claude engine needs the Claude Code executable (Options.ClaudeBin)")
 		}
+	case EngineCodex:
+		if o.CodexBin == "" {
+			return nil, errors.New("demo: the codex engine needs the Codex executable (Options.CodexBin)")
+		}
+	case EngineGemini:
+		if o.GeminiBin == "" {
+			return nil, errors.New("demo: the gemini engine needs the Gemini CLI executable (Options.GeminiBin)")
+		}
 	default:
-		return nil, fmt.Errorf("demo: unknown engine %q (want %s or %s)", o.Engine, EngineReplay, EngineClaude)
+		return nil, fmt.Errorf("demo: unknown engine %q (want %s, %s, %s or %s)", o.Engine, EngineReplay, EngineClaude, EngineCodex, EngineGemini)
 	}
 	if o.StageTimeout <= 0 {
 		o.StageTimeout = DefaultStageTimeout

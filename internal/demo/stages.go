@@ -171,6 +171,10 @@ func (f *Flow) RunAgent(ctx context.Context) error {
 		env = append(env, "MR_REPLAY_SCRIPT="+f.o.ReplayScript)
 	case EngineClaude:
 		env = append(env, "MR_CLAUDE_BIN="+f.o.ClaudeBin)
+	case EngineCodex:
+		env = append(env, "MR_CODEX_BIN="+f.o.CodexBin)
+	case EngineGemini:
+		env = append(env, "MR_GEMINI_BIN="+f.o.GeminiBin)
 	}
 	env = append(env, f.o.EngineEnv...)
 	st, err := run(ctx, "agent (run "+f.RunID+")", dir, f.o.StageTimeout, env, f.o.Bins.Runner, "agent")
