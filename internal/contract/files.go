@@ -1,5 +1,7 @@
 package contract
 
+import "strconv"
+
 // Files of the run record (SPEC §5), relative to the run directory. The
 // agent job writes them, publish reads them, and the artifact carries them.
 const (
@@ -22,3 +24,7 @@ const (
 	// was assembled; the agent's gate reads it.
 	BlocklistSnapshotFile = "blocklist.json"
 )
+
+// BundleFile is the git bundle of the pull request queued as output
+// index: the gate writes it into the run directory, publish pushes it.
+func BundleFile(index int) string { return "pr-" + strconv.Itoa(index) + ".bundle" }

@@ -22,3 +22,10 @@ const (
 	// EventTypeMaxChars is GitHub's limit on a dispatch event_type.
 	EventTypeMaxChars = 100
 )
+
+// Limits on the other fields of a queued write (the gate's tool arguments).
+const (
+	AgentLabels      = 10   // labels on one new issue
+	AgentLabelChars  = 50   // characters of one label
+	AgentReasonChars = 2000 // characters of a noop's reason
+)

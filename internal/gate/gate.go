@@ -135,7 +135,18 @@ func (g *Gate) decide(ctx context.Context, tool string, raw json.RawMessage, par
 		return outcome{decision: DecisionInvalid, rule: RuleInvalidArgs, text: err.Error()}
 	}
 	e := req.entry
-	e.At = g.now().UTC()
+	e.At, e.Index = g.now().UTC(), g.next
+	if e.Kind == policy.KindPullRequest {
+		e.Bundle = contract.BundleFile(e.Index)
+	}
+	// the same validation publish repeats; it must not use up a policy slot
+	if inv := outputs.Check(e, g.cfg.Here.Repo); inv != nil {
+		dec := DecisionDenied
+		if inv.Rule == policy.RuleInvalidAction {
+			dec = DecisionInvalid
+		}
+		return outcome{decision: dec, rule: inv.Rule, text: inv.Reason + denialHint}
+	}
 	if e.Kind != outputs.KindNoop {
 		d := g.pol.Decide(req.action, g.ledger)
 		if !d.Allowed {
@@ -187,7 +198,7 @@ func (g *Gate) capture(ctx context.Context, e *outputs.Entry) (outcome, bool) {
 	if err != nil {
 		return refuse(DecisionInvalid, RuleUnknownBase, fmt.Sprintf("base branch %q is not known in the working directory (%v); name an existing branch", e.Base, err))
 	}
-	name := fmt.Sprintf("pr-%d.bundle", g.next)
+	name := e.Bundle
 	b, err := prbundle.Capture(ctx, g.cfg.WorkDir, base, prbundle.Options{
 		Out: filepath.Join(g.cfg.RunDir, name), AllowWorkflowChanges: g.cfg.AllowWorkflowChanges, MaxBytes: g.cfg.MaxBundleBytes,
 	})

@@ -2,8 +2,6 @@ package publish
 
 import (
 	"fmt"
-	"path/filepath"
-	"strings"
 
 	"github.com/mention-runner/mention-runner/internal/outputs"
 	"github.com/mention-runner/mention-runner/internal/policy"
@@ -14,12 +12,12 @@ import (
 const (
 	RuleOutputsUnreadable = "outputs-unreadable"
 	RulePolicyUnavailable = "policy-unavailable"
-	RuleForgedMarker      = "forged-marker"
-	RuleInvalidBundle     = "invalid-bundle"
+	RuleForgedMarker      = outputs.RuleForgedMarker
+	RuleInvalidBundle     = outputs.RuleInvalidBundle
 	RuleBundleRejected    = "bundle-rejected"
 	RuleWorkflowChanges   = "workflow-changes"
 	RuleBundleTooLarge    = "bundle-too-large"
-	RulePRWrongRepo       = "pr-wrong-repo"
+	RulePRWrongRepo       = outputs.RulePRWrongRepo
 )
 
 // Plan is the outcome of the re-check: the writes to apply, in order, the
@@ -55,9 +53,9 @@ func Recheck(entries []outputs.Entry, readErr, policyErr error, p policy.Policy)
 			plan.Refused = append(plan.Refused, refusal(e, RulePolicyUnavailable, fmt.Sprintf("the policy could not be rebuilt from trusted data (%v)", policyErr)))
 			continue
 		}
-		// publish's own checks first: they must not use up a policy slot
-		if rule, reason, bad := malformed(e, p.Here.Repo); bad {
-			plan.Refused = append(plan.Refused, refusal(e, rule, reason))
+		// the gate's own validation, again: it must not use up a policy slot
+		if inv := outputs.Check(e, p.Here.Repo); inv != nil {
+			plan.Refused = append(plan.Refused, refusal(e, inv.Rule, inv.Reason))
 			continue
 		}
 		a, _ := e.Action()
@@ -68,35 +66,6 @@ func Recheck(entries []outputs.Entry, readErr, policyErr error, p policy.Policy)
 		plan.Writes = append(plan.Writes, e)
 	}
 	return plan
-}
-
-// malformed catches entries the policy cannot judge but publish must not
-// apply: a body carrying an idempotency marker (it could pass itself off
-// as another write), a pull request without a plain bundle file name, or
-// one on any repository but the target (here, from trusted data): its
-// commits were made on the target's checkout, as the gate also requires.
-func malformed(e outputs.Entry, here string) (rule, reason string, bad bool) {
-	for _, s := range []string{e.Body, e.Title} {
-		if strings.Contains(strings.ToLower(s), "mention-runner:job=") {
-			return RuleForgedMarker, "denied: the text carries a mention-runner idempotency marker, which only publish may write", true
-		}
-	}
-	if e.Kind == policy.KindPullRequest {
-		if here == "" || !strings.EqualFold(e.Repo, here) {
-			return RulePRWrongRepo, fmt.Sprintf("denied: pull requests can only be opened on %s, the repository the agent's commits were made on, not on %s", here, e.Repo), true
-		}
-		b := e.Bundle
-		if b == "" || b != filepath.Base(b) || b == "." || b == ".." || strings.ContainsAny(b, `/\`) {
-			return RuleInvalidBundle, fmt.Sprintf("denied: the bundle %q is not a file name inside the run directory", b), true
-		}
-		if strings.TrimSpace(e.Title) == "" {
-			return RuleInvalidBundle, "denied: a pull request needs a title", true
-		}
-	}
-	if e.Kind == policy.KindIssue && strings.TrimSpace(e.Title) == "" {
-		return policy.RuleInvalidAction, "denied: an issue needs a title", true
-	}
-	return "", "", false
 }
 
 func refusal(e outputs.Entry, rule, reason string) render.Refusal {

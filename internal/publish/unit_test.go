@@ -33,7 +33,9 @@ func TestRecheck(t *testing.T) {
 	iss := func(repo string) outputs.Entry {
 		return outputs.Entry{Kind: policy.KindIssue, Repo: repo, Title: "t", Body: "x"}
 	}
-	pr := outputs.Entry{Kind: policy.KindPullRequest, Repo: "acme/widgets", Title: "t", Bundle: "pr-0.bundle"}
+	pr := func(index int) outputs.Entry {
+		return outputs.Entry{Kind: policy.KindPullRequest, Repo: "acme/widgets", Title: "t", Bundle: contract.BundleFile(index)}
+	}
 	tests := []struct {
 		name      string
 		flags     []string
@@ -44,7 +46,11 @@ func TestRecheck(t *testing.T) {
 		noops     int
 		rules     []string
 	}{
-		{"all allowed", nil, []outputs.Entry{c("acme/widgets", 7), iss("acme/widgets"), pr}, nil, nil, 3, 0, nil},
+		{"all allowed", nil, []outputs.Entry{c("acme/widgets", 7), iss("acme/widgets"), pr(2)}, nil, nil, 3, 0, nil},
+		{"another entry's bundle", nil, []outputs.Entry{c("acme/widgets", 7), pr(0)}, nil, nil, 1, 0, []string{RuleInvalidBundle}},
+		{"forged log-issue marker", nil, []outputs.Entry{{Kind: policy.KindComment, Repo: "acme/widgets", Number: 7, Body: contract.LogIssueMarker("j")}}, nil, nil, 0, 0, []string{RuleForgedMarker}},
+		{"forged reply marker", nil, []outputs.Entry{{Kind: policy.KindComment, Repo: "acme/widgets", Number: 7, Body: contract.ReplyMarker(contract.ReplyCfg, 1, "n")}}, nil, nil, 0, 0, []string{RuleForgedMarker}},
+		{"body too long", nil, []outputs.Entry{{Kind: policy.KindComment, Repo: "acme/widgets", Number: 7, Body: strings.Repeat("x", contract.AgentBodyChars+1)}}, nil, nil, 0, 0, []string{outputs.RuleTooLong}},
 		{"fresh ledger: limits count again", []string{"comment-limit=2"}, []outputs.Entry{c("acme/widgets", 7), c("acme/widgets", 7), c("acme/widgets", 7), c("acme/widgets", 8)}, nil, nil, 3, 0, []string{policy.RuleCommentLimit}},
 		{"blocked repo", nil, []outputs.Entry{c("gone/away", 1)}, nil, nil, 0, 0, []string{policy.RuleRepoBlocked}},
 		{"here-only", []string{"here-only"}, []outputs.Entry{c("acme/widgets", 8), iss("acme/widgets")}, nil, nil, 0, 0, []string{policy.RuleHereOnly, policy.RuleHereOnly}},
