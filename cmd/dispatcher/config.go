@@ -37,6 +37,7 @@ var settings = []setting{
 	{"MAX_DIFF_BYTES", "max-diff-bytes", strconv.Itoa(threadctx.DefaultMaxDiffBytes), "cap on a pull request's diff in bytes"},
 	{"RATE_LIMIT_PER_HOUR", "rate-limit", strconv.Itoa(dispatch.DefaultRatePerHour), "runs per user per rolling hour"},
 	{"POLL_INTERVAL", "poll-interval", "60s", "least wait between poll cycles (GitHub's X-Poll-Interval wins when longer)"},
+	{"CLAIM_LEASE", "claim-lease", dispatch.DefaultClaimLease.String(), "how long a claimed mention may stay undispatched before another dispatcher takes it over"},
 	{"COMMENT_LIMIT", "comment-limit", strconv.Itoa(policy.DefaultCeilings().CommentLimit), "operator ceiling: comments per issue/PR per run (0…1000; keep equal to the runner's)"},
 	{"ISSUE_LIMIT", "issue-limit", strconv.Itoa(policy.DefaultCeilings().IssueLimit), "operator ceiling: issues created per run (0…1000; keep equal to the runner's)"},
 	{"PR_LIMIT", "pr-limit", strconv.Itoa(policy.DefaultCeilings().PRLimit), "operator ceiling: pull requests created per run (0…1000; keep equal to the runner's)"},
@@ -65,7 +66,7 @@ type conf struct {
 	bot, token, control, controlToken, secret, apiURL string
 	allowed                                           dispatch.AllowList
 	maxContext, maxDiff, rate                         int
-	pollInterval                                      time.Duration
+	pollInterval, claimLease                          time.Duration
 	ceilings                                          policy.Ceilings
 
 	// For doctor, which reports what is missing instead of refusing.
@@ -131,6 +132,11 @@ func (f *flags) resolve(env *cli.Env, mode string, dryRun bool) (*conf, error) {
 		errs = append(errs, fmt.Sprintf("POLL_INTERVAL=%q: want a duration of at least 1s, like 60s", val["POLL_INTERVAL"]))
 	}
 	c.pollInterval = d
+	lease, err := time.ParseDuration(strings.TrimSpace(val["CLAIM_LEASE"]))
+	if err != nil || lease <= 0 {
+		errs = append(errs, fmt.Sprintf("CLAIM_LEASE=%q: want a positive duration, like 10m", val["CLAIM_LEASE"]))
+	}
+	c.claimLease = lease
 	c.ceilings, errs = resolveCeilings(val, errs)
 	if len(errs) > 0 {
 		return nil, cli.Usagef("%s", strings.Join(errs, "; "))
@@ -183,7 +189,7 @@ func (c *conf) build(env *cli.Env, dryRun bool) (*dispatch.Dispatcher, *github.C
 	log := logger(env)
 	ceil := c.ceilings
 	cfg := dispatch.Config{Bot: c.bot, Control: c.control, Allowed: c.allowed, RatePerHour: c.rate, Ceilings: &ceil,
-		Context: threadctx.Options{MaxBytes: c.maxContext, MaxDiffBytes: c.maxDiff}, DryRun: dryRun, Logger: log}
+		Context: threadctx.Options{MaxBytes: c.maxContext, MaxDiffBytes: c.maxDiff}, ClaimLease: c.claimLease, DryRun: dryRun, Logger: log}
 	if dryRun {
 		d, err := dispatch.New(cfg, dispatch.Clients{})
 		return d, nil, err
@@ -199,23 +205,20 @@ func (c *conf) build(env *cli.Env, dryRun bool) (*dispatch.Dispatcher, *github.C
 // clients makes the bot's client, the control repo's client and the client
 // that sends dispatches.
 func (c *conf) clients(log *slog.Logger) (gh, ctl, dsp *github.Client, err error) {
-	// GitHub's content-creation limits count per token: every client of one
-	// token shares one pacer (the control and dispatch clients may share the
-	// bot's token too).
-	pacers := map[string]*ghclient.Pacer{}
+	// GitHub's content-creation limits count per account, and the
+	// dispatcher's tokens are normally all the bot's: every client shares
+	// one pacer.
+	p := ghclient.NewPacer(0, 0, 0, nil, nil)
 	mk := func(token string, unsafe bool) (*github.Client, error) {
-		p, ok := pacers[token]
-		if !ok {
-			p = ghclient.NewPacer(0, 0, 0, nil, nil)
-			pacers[token] = p
-		}
 		return ghclient.New(ghclient.Options{BaseURL: c.apiURL, Token: token, UserAgent: "mention-runner-dispatcher/" + cli.Version,
 			RetryUnsafe: unsafe, Logger: log, Pacer: p})
 	}
 	if gh, err = mk(c.token, false); err != nil {
 		return nil, nil, nil, err
 	}
-	if ctl, err = mk(c.controlToken, false); err != nil {
+	// The control client's writes are claim refs and sha-guarded files:
+	// each is recognised when repeated, so 5xx and resets are retried.
+	if ctl, err = mk(c.controlToken, true); err != nil {
 		return nil, nil, nil, err
 	}
 	// Dispatches may be retried on 5xx: an identical shard is harmless.

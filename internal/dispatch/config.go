@@ -77,6 +77,15 @@ type Config struct {
 	// Refresh calls (serve mode); 0 = DefaultCacheTTL.
 	CacheTTL time.Duration
 
+	// ClaimLease is how long a claim may stay undispatched before another
+	// dispatcher takes it over; 0 = DefaultClaimLease.
+	ClaimLease time.Duration
+	// StateMaxAge is how long claim refs are kept; 0 = DefaultStateMaxAge.
+	StateMaxAge time.Duration
+	// Holder names this dispatcher in its claims; "" = a fresh
+	// "dispatcher-<uuid>". Two dispatchers must never share one.
+	Holder string
+
 	// DryRun decides without any API call and reports what it would do.
 	DryRun bool
 
@@ -97,6 +106,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.CacheTTL <= 0 {
 		c.CacheTTL = DefaultCacheTTL
+	}
+	if c.ClaimLease <= 0 {
+		c.ClaimLease = DefaultClaimLease
+	}
+	if c.StateMaxAge <= 0 {
+		c.StateMaxAge = DefaultStateMaxAge
+	}
+	if c.Holder == "" {
+		c.Holder = newHolder()
 	}
 	ceil := policy.DefaultCeilings()
 	if c.Ceilings != nil {

@@ -9,97 +9,11 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/google/go-github/v62/github"
 
-	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/transport"
 )
-
-// controlHead returns a commit of CONTROL for dedupe refs to point at. Any
-// commit will do and commits outlive branch moves, so it is fetched once.
-func (d *Dispatcher) controlHead(ctx context.Context, refresh bool) (string, error) {
-	d.mu.Lock()
-	sha := d.headSHA
-	d.mu.Unlock()
-	if sha != "" && !refresh {
-		return sha, nil
-	}
-	owner, name := split(d.cfg.Control)
-	refs, _, err := d.ctl.Git.ListMatchingRefs(ctx, owner, name, &github.ReferenceListOptions{Ref: "heads/"})
-	if err != nil {
-		return "", fmt.Errorf("list branches of control repo %s: %w", d.cfg.Control, err)
-	}
-	for _, r := range refs {
-		if s := r.GetObject().GetSHA(); s != "" {
-			sha = s
-			break
-		}
-	}
-	if sha == "" {
-		return "", fmt.Errorf("control repo %s has no branch; push one commit so dedupe refs have something to point at", d.cfg.Control)
-	}
-	d.mu.Lock()
-	d.headSHA = sha
-	d.mu.Unlock()
-	return sha, nil
-}
-
-// claim creates the dedupe ref. It reports false when the ref already
-// exists: someone handled this mention already.
-func (d *Dispatcher) claim(ctx context.Context, jobID string) (bool, error) {
-	owner, name := split(d.cfg.Control)
-	for attempt := 0; attempt < 2; attempt++ {
-		sha, err := d.controlHead(ctx, attempt > 0)
-		if err != nil {
-			return false, err
-		}
-		_, resp, err := d.ctl.Git.CreateRef(ctx, owner, name, &github.Reference{
-			Ref: github.String(contract.DispatchedRef(jobID)), Object: &github.GitObject{SHA: github.String(sha)}})
-		if err == nil {
-			return true, nil
-		}
-		if resp != nil && resp.StatusCode == http.StatusUnprocessableEntity {
-			msg := strings.ToLower(errorMessage(err))
-			switch {
-			case strings.Contains(msg, "already exists"):
-				return false, nil
-			case strings.Contains(msg, "object does not exist") && attempt == 0:
-				continue // the cached commit is gone: look again
-			}
-		}
-		return false, fmt.Errorf("create dedupe ref %s in %s: %w", contract.DispatchedRef(jobID), d.cfg.Control, err)
-	}
-	return false, fmt.Errorf("create dedupe ref %s in %s: control branch commit keeps vanishing", contract.DispatchedRef(jobID), d.cfg.Control)
-}
-
-// claimed reports whether the dedupe ref exists (a cheap check for
-// triggers an earlier cycle probably handled).
-func (d *Dispatcher) claimed(ctx context.Context, jobID string) (bool, error) {
-	owner, name := split(d.cfg.Control)
-	_, resp, err := d.ctl.Git.GetRef(ctx, owner, name, strings.TrimPrefix(contract.DispatchedRef(jobID), "refs/"))
-	if err == nil {
-		return true, nil
-	}
-	if resp != nil && resp.StatusCode == http.StatusNotFound {
-		return false, nil
-	}
-	return false, fmt.Errorf("read dedupe ref %s: %w", contract.DispatchedRef(jobID), err)
-}
-
-// release deletes the dedupe ref so a later cycle retries the mention. It
-// runs even when ctx is done, with its own short timeout.
-func (d *Dispatcher) release(ctx context.Context, jobID string) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	owner, name := split(d.cfg.Control)
-	resp, err := d.ctl.Git.DeleteRef(ctx, owner, name, strings.TrimPrefix(contract.DispatchedRef(jobID), "refs/"))
-	if err != nil && (resp == nil || resp.StatusCode != http.StatusUnprocessableEntity && resp.StatusCode != http.StatusNotFound) {
-		return fmt.Errorf("delete dedupe ref %s: %w", contract.DispatchedRef(jobID), err)
-	}
-	return nil
-}
 
 // send posts every request body to CONTROL's dispatches endpoint, byte for
 // byte as transport.Encode sized it.
@@ -115,8 +29,14 @@ func (d *Dispatcher) send(ctx context.Context, reqs []transport.Request) (int, e
 			return i, fmt.Errorf("build dispatch request: %w", err)
 		}
 		setBody(req, body)
-		if _, err := d.dsp.Do(ctx, req, nil); err != nil {
+		resp, err := d.dsp.Do(ctx, req, nil)
+		if err != nil {
 			return i, fmt.Errorf("send dispatch %d/%d (%s) to %s: %w", i+1, len(reqs), r.EventType, d.cfg.Control, err)
+		}
+		// GitHub answers 204 No Content; anything else did not come from it.
+		if resp.StatusCode != http.StatusNoContent {
+			return i, fmt.Errorf("send dispatch %d/%d (%s) to %s: GitHub answers 204, got HTTP %d (%s): not counted as sent",
+				i+1, len(reqs), r.EventType, d.cfg.Control, resp.StatusCode, contentType(resp.Header.Get("Content-Type")))
 		}
 	}
 	return len(reqs), nil
@@ -140,4 +60,11 @@ func errorMessage(err error) string {
 func split(repo string) (string, string) {
 	o, n, _ := strings.Cut(repo, "/")
 	return o, n
+}
+
+func contentType(ct string) string {
+	if ct == "" {
+		return "no content type"
+	}
+	return ct
 }

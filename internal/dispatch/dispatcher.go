@@ -15,6 +15,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/mention"
 	"github.com/mention-runner/mention-runner/internal/policy"
+	"github.com/mention-runner/mention-runner/internal/refstate"
 	"github.com/mention-runner/mention-runner/internal/threadctx"
 	"github.com/mention-runner/mention-runner/internal/transport"
 )
@@ -36,16 +37,17 @@ type Dispatcher struct {
 	cfg          Config
 	gh, ctl, dsp *github.Client
 
-	mu      sync.Mutex
-	headSHA string
-	blk     *blocklist.List
-	blkAt   time.Time
-	rateSt  *rateState
+	mu     sync.Mutex
+	refs   *refstate.Store
+	cl     claims
+	blk    *blocklist.List
+	blkAt  time.Time
+	rateSt *rateState
 }
 
 // New checks cfg and returns a dispatcher. In a dry run the clients may be nil.
 
-// sendTimeout bounds the claim → dispatch → (release) step of one mention,
+// sendTimeout bounds the claim → dispatch → mark step of one mention,
 // which runs to its end even while the dispatcher shuts down.
 const sendTimeout = 2 * time.Minute
 
@@ -63,7 +65,8 @@ func New(cfg Config, c Clients) (*Dispatcher, error) {
 	if !cfg.DryRun && (c.GitHub == nil || c.Control == nil) {
 		return nil, errors.New("dispatch: a GitHub client is required unless in a dry run")
 	}
-	return &Dispatcher{cfg: cfg, gh: c.GitHub, ctl: c.Control, dsp: c.Dispatch}, nil
+	return &Dispatcher{cfg: cfg, gh: c.GitHub, ctl: c.Control, dsp: c.Dispatch, cl: claims{holder: cfg.Holder,
+		done: map[string]refstate.Mark{}, rel: map[string]refstate.Mark{}, held: map[string]refstate.Mark{}, sent: map[string]bool{}}}, nil
 }
 
 // Refresh forgets the cached blocklist and rate state so the next trigger
@@ -168,10 +171,10 @@ func (d *Dispatcher) Handle(ctx context.Context, t *Trigger) (dec Decision, err 
 		return dec, nil
 	}
 	if t.recheck {
-		if done, err := d.claimed(ctx, dec.JobID); err != nil {
+		if done, err := d.handled(ctx, dec.JobID); err != nil {
 			return dec, err
 		} else if done {
-			return ignore("already handled (dedupe ref exists)")
+			return ignore("already dispatched (claim ref says so)")
 		}
 	}
 
@@ -212,10 +215,10 @@ func (d *Dispatcher) Handle(ctx context.Context, t *Trigger) (dec Decision, err 
 		return dec, fmt.Errorf("encode context of %s: %w", t.URL, err)
 	}
 
-	// 6. Claim, then send. Once claimed, a shutdown (ctx cancelled) must not
-	// cut the sends short: that would leave a claimed mention never
-	// dispatched. So the claim-send-release step runs to its end on a
-	// context of its own, bounded by sendTimeout.
+	// 6. Claim, send, mark dispatched. Once claimed, a shutdown (ctx
+	// cancelled) must not cut this short: that would leave a claim that
+	// waits out its lease. So the step runs to its end on a context of its
+	// own, bounded by sendTimeout.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sendTimeout)
 	defer cancel()
 	ok, err := d.claim(ctx, dec.JobID)
@@ -223,21 +226,32 @@ func (d *Dispatcher) Handle(ctx context.Context, t *Trigger) (dec Decision, err 
 		return dec, err
 	}
 	if !ok {
-		return ignore("already dispatched (dedupe ref exists)")
+		return ignore("already dispatched (claim ref says so)")
 	}
-	n, err := d.send(ctx, reqs)
-	dec.Dispatches = n
-	if err != nil {
-		if ctx.Err() != nil {
-			// Out of time mid-send: the last request may have landed, so keep
-			// the claim (no duplicate run); an operator can delete the ref.
-			d.cfg.Logger.Error("dispatch interrupted; ref kept", "jobid", dec.JobID, "ref", contract.DispatchedRef(dec.JobID), "sent", n, "total", len(reqs))
+	d.mu.Lock()
+	sent := d.cl.sent[dec.JobID]
+	d.mu.Unlock()
+	n := len(reqs)
+	if !sent {
+		// A send whose answer was lost may have landed: sending again
+		// delivers the job twice, which the runner makes harmless.
+		n, err = d.send(ctx, reqs)
+		dec.Dispatches = n
+		if err != nil {
+			if rerr := d.release(ctx, dec.JobID); rerr != nil {
+				return dec, errors.Join(err, rerr)
+			}
+			d.cfg.Logger.Warn("dispatch failed; claim released so a later cycle retries", "jobid", dec.JobID, "sent", n, "total", len(reqs), "error", err.Error())
 			return dec, err
 		}
-		if rerr := d.release(ctx, dec.JobID); rerr != nil {
-			return dec, errors.Join(err, rerr)
-		}
-		d.cfg.Logger.Warn("dispatch failed; ref deleted so a later cycle retries", "jobid", dec.JobID, "sent", n, "total", len(reqs), "error", err.Error())
+		d.mu.Lock()
+		d.cl.sent[dec.JobID] = true
+		d.mu.Unlock()
+	}
+	dec.Dispatches = n
+	if err := d.settle(ctx, dec.JobID, StatusDispatched); err != nil {
+		// Sent but not marked: the thread stays unread and the next cycle
+		// marks it (this process) or sends again (another one).
 		return dec, err
 	}
 	if d.cfg.RatePerHour > 0 {
@@ -261,13 +275,13 @@ func (d *Dispatcher) replyClaimed(ctx context.Context, t *Trigger, dec Decision,
 		return dec, err
 	}
 	if !ok {
-		dec.Decision, dec.Reason = Ignore, "already handled (dedupe ref exists)"
+		dec.Decision, dec.Reason = Ignore, "already handled (claim ref says so)"
 		return dec, nil
 	}
 	if err := d.replyOnce(ctx, t, kind, body); err != nil {
 		return dec, errors.Join(err, d.release(ctx, dec.JobID))
 	}
-	return dec, nil
+	return dec, d.settle(ctx, dec.JobID, StatusDispatched)
 }
 
 // optOut handles "go away" and "come back" (SPEC §7).
@@ -286,7 +300,7 @@ func (d *Dispatcher) optOut(ctx context.Context, t *Trigger, m mention.Mention, 
 		return dec, err
 	}
 	if !ok {
-		dec.Decision, dec.Reason = Ignore, "already handled (dedupe ref exists)"
+		dec.Decision, dec.Reason = Ignore, "already handled (claim ref says so)"
 		return dec, nil
 	}
 	fail := func(err error) (Decision, error) { return dec, errors.Join(err, d.release(ctx, dec.JobID)) }
@@ -317,7 +331,7 @@ func (d *Dispatcher) optOut(ctx context.Context, t *Trigger, m mention.Mention, 
 		return fail(err)
 	}
 	dec.Reason = fmt.Sprintf("%sed %s (%d changed) for @%s", dec.Decision, strings.Join(pats, ", "), changed, t.Author)
-	return dec, nil
+	return dec, d.settle(ctx, dec.JobID, StatusDispatched)
 }
 
 func checkTrigger(t *Trigger) error {

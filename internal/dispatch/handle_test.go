@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -167,8 +168,8 @@ func TestInvalidCfgRepliesOnce(t *testing.T) {
 	dec, err = e.dispatcher().Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
 	require.NoError(t, err)
 	assert.Equal(t, Ignore, dec.Decision)
-	// A retry after the claim was released finds the marker instead.
-	require.NoError(t, d.release(e.ctx(), dec.JobID))
+	// A retry after the claim ref was deleted (swept) finds the marker instead.
+	require.NoError(t, d.states().Delete(e.ctx(), DedupeRef(dec.JobID)))
 	dec, err = e.dispatcher().Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
 	require.NoError(t, err)
 	assert.Equal(t, Reply, dec.Decision)
@@ -325,13 +326,20 @@ func TestDispatchFailureReleasesRef(t *testing.T) {
 	id := e.sim.AddFault(githubsim.Fault{Method: "POST", Path: "/repos/ops/control/dispatches", Kind: githubsim.FaultStatus502, Rate: 1})
 	dec, err := d.Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
 	require.Error(t, err)
-	assert.Empty(t, e.sim.Refs(control, contract.DispatchedRef(dec.JobID)), "ref deleted so a later cycle retries")
-	assert.Contains(t, e.logs.String(), "ref deleted so a later cycle retries")
+	st, err := d.states().Read(e.ctx(), DedupeRef(dec.JobID))
+	require.NoError(t, err)
+	require.NotNil(t, st)
+	assert.Equal(t, StatusReleased, st.Status, "claim released so a later cycle retries")
+	assert.Contains(t, e.logs.String(), "claim released so a later cycle retries")
 	e.sim.RemoveFault(id)
-	dec, err = d.Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
+	// Another dispatcher takes a released claim over at once, no lease to wait.
+	dec, err = e.dispatcher().Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
 	require.NoError(t, err)
 	assert.Equal(t, Dispatch, dec.Decision)
 	assert.Len(t, e.sim.Dispatches(control), 1)
+	st, err = d.states().Read(e.ctx(), DedupeRef(dec.JobID))
+	require.NoError(t, err)
+	assert.Equal(t, StatusDispatched, st.Status)
 }
 
 func TestTransientDispatchErrorRetried(t *testing.T) {
@@ -374,11 +382,22 @@ func TestRacingDispatchersDispatchOnce(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				_, err := d.Handle(e.ctx(), tr)
-				assert.NoError(t, err)
+				var ce *ClaimedError
+				if err != nil && !errors.As(err, &ce) {
+					t.Errorf("unexpected error: %v", err)
+				}
 			}()
 		}
 	}
 	wg.Wait()
+	// The next cycle finds every mention dispatched, whoever won.
+	for _, d := range ds {
+		for _, tr := range trigs {
+			dec, err := d.Handle(e.ctx(), tr)
+			require.NoError(t, err)
+			assert.Equal(t, Ignore, dec.Decision)
+		}
+	}
 	perJob := map[string]int{}
 	for _, d := range e.sim.Dispatches(control) {
 		var p transport.Payload

@@ -65,6 +65,13 @@ func (t *transport) decide(req *http.Request, resp *http.Response, err error, ti
 		return decision{action: giveBack}
 	}
 	d := decision{status: resp.StatusCode}
+	if htmlAnswer(resp) {
+		// Not GitHub's API answering: retry what is safe to repeat.
+		if safe {
+			d.action, d.wait, d.reason = retry, t.backoff(attempt), "HTML page instead of JSON"
+		}
+		return d
+	}
 	switch resp.StatusCode {
 	case http.StatusForbidden, http.StatusTooManyRequests:
 		return t.rateLimit(resp, secondaryHits)

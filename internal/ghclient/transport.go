@@ -59,6 +59,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			drain(resp)
 			return nil, d.err
 		case d.action == giveBack || attempt >= t.o.MaxRetries:
+			if htmlAnswer(resp) {
+				e := unexpectedAnswer(req, resp)
+				drain(resp)
+				return nil, e
+			}
 			if resp != nil {
 				hideExhaustedReset(resp)
 			}

@@ -18,6 +18,7 @@ const (
 	FaultHang           FaultKind = "hang"            // block until Delay (0 = forever) or the request ends, then reset
 	FaultSlow           FaultKind = "slow"            // wait Delay, then serve normally
 	FaultSecondaryLimit FaultKind = "secondary_limit" // 403 secondary rate limit with Retry-After: 60
+	FaultHTML           FaultKind = "html"            // an HTML error page (Status, default 502) instead of JSON
 )
 
 // Fault injects failures into matching requests.
@@ -27,13 +28,45 @@ const (
 // match ("/repos/*" matches every repository endpoint). "" matches all paths.
 // With OnCall > 0 only the n-th matching call (1-based) fails; otherwise each
 // matching call fails with probability Rate, drawn from the seeded PRNG.
+//
+// With AfterApply the request is handled first (the write is stored) and
+// only its answer is replaced by the fault: GitHub's 502, connection reset
+// or timeout (FaultHang) after the fact, which a blind retry turns into a
+// duplicate. WritesOnly restricts the fault to POST, PATCH, PUT and DELETE.
 type Fault struct {
-	Method string // "" = any
-	Path   string
-	Kind   FaultKind
-	Rate   float64
-	OnCall int
-	Delay  time.Duration // for slow and hang
+	Method     string // "" = any
+	Path       string
+	Kind       FaultKind
+	Rate       float64
+	OnCall     int
+	Delay      time.Duration // for slow and hang
+	AfterApply bool
+	WritesOnly bool
+	Status     int // for html: the status code (0 = 502)
+}
+
+// ApplyThenFail returns the faults that fail rate of the writes under path
+// after storing them, split evenly over 502, connection reset and timeout
+// (a hang of hang, 0 = until the client gives up).
+func ApplyThenFail(path string, rate float64, hang time.Duration) []Fault {
+	kinds := []FaultKind{FaultStatus502, FaultReset, FaultHang}
+	out := make([]Fault, len(kinds))
+	for i, k := range kinds {
+		// Each fault draws on its own, so later ones see only what earlier
+		// ones let through: raise their odds to keep the shares equal.
+		p := rate / float64(len(kinds)) / (1 - rate*float64(i)/float64(len(kinds)))
+		out[i] = Fault{Path: path, Kind: k, Rate: p, Delay: hang, AfterApply: true, WritesOnly: true}
+	}
+	return out
+}
+
+// Label is how the request log names a fault: its kind, prefixed with
+// "applied+" when the write was stored before it failed.
+func (f Fault) Label() string {
+	if f.AfterApply {
+		return "applied+" + string(f.Kind)
+	}
+	return string(f.Kind)
 }
 
 type faultState struct {
@@ -78,6 +111,9 @@ func (s *Sim) pickFault(method, p string) *Fault {
 	var fired *Fault
 	for _, fs := range s.faults {
 		if fs.f.Method != "" && !strings.EqualFold(fs.f.Method, method) {
+			continue
+		}
+		if fs.f.WritesOnly && !isWrite(method) {
 			continue
 		}
 		if !pathMatches(fs.f.Path, p) {
@@ -129,6 +165,15 @@ func (s *Sim) applyFault(w http.ResponseWriter, r *http.Request, f *Fault) bool 
 	case FaultSecondaryLimit:
 		writeSecondary(w, time.Minute)
 		return true
+	case FaultHTML:
+		code := f.Status
+		if code == 0 {
+			code = http.StatusBadGateway
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(code)
+		_, _ = w.Write([]byte(htmlErrorPage))
+		return true
 	case FaultSlow:
 		s.wait(r, f.Delay)
 		return r.Context().Err() != nil
@@ -168,4 +213,30 @@ func resetConn(w http.ResponseWriter) {
 		panic(http.ErrAbortHandler)
 	}
 	_ = conn.Close()
+}
+
+// htmlErrorPage is what a proxy in front of the API answers when it fails.
+const htmlErrorPage = `<!DOCTYPE html>
+<html><head><title>Unicorn! &middot; GitHub</title></head>
+<body><h1>No server is currently available to service your request.</h1>
+<p>Sorry about that. Please try refreshing and contact us if the problem persists.</p></body></html>
+`
+
+// sinkWriter takes the answer of a request whose answer a fault replaces.
+type sinkWriter struct {
+	h      http.Header
+	status int
+}
+
+func (w *sinkWriter) Header() http.Header { return w.h }
+func (w *sinkWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return len(p), nil
+}
+func (w *sinkWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
 }

@@ -99,7 +99,7 @@ func TestSecondaryLimit(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, ab.Response.StatusCode)
 
 	_, _, err = w.gh["alice"].Issues.CreateComment(ctx, "alice", "app", n, &github.IssueComment{Body: github.String("x")})
-	require.NoError(t, err, "limits are per token")
+	require.NoError(t, err, "limits are per account")
 	w.now.t = w.now.t.Add(41 * time.Second)
 	_, _, err = w.client("tok-bot").Issues.CreateComment(ctx, "alice", "app", n, &github.IssueComment{Body: github.String("x")})
 	require.NoError(t, err, "the window rolls")

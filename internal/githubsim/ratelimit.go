@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -31,13 +32,49 @@ func (s *Sim) SetAnonymousLimit(perHour int) {
 	s.anonLimit = perHour
 }
 
-// SetSecondaryLimit limits content-creating requests (POST, PATCH, PUT,
-// DELETE) per token per rolling minute; 0 turns it off (the default).
+// SetSecondaryLimit limits content-creating requests per account per
+// rolling minute; 0 turns it off (the default). See SetContentLimits.
 func (s *Sim) SetSecondaryLimit(writesPerMinute int) {
+	s.SetContentLimits(writesPerMinute, 0)
+}
+
+// SetContentLimits sets GitHub's per-account content-creation limits:
+// writes (POST, PATCH, PUT, DELETE under /repos/) per rolling minute and
+// per rolling hour, counted per account whatever token or process sends
+// them (GitHub: 80 and 500). Over a limit the write is refused with a 403
+// secondary rate limit and a Retry-After until the window frees a slot.
+// 0 turns a limit off (the default for both).
+func (s *Sim) SetContentLimits(perMinute, perHour int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.secondary = writesPerMinute
+	s.secondary, s.secondaryHour = perMinute, perHour
 	s.writes = map[string][]time.Time{}
+}
+
+// ContentWrites returns, per account login (lower case), when each write
+// it made under /repos/ was accepted, oldest first: what GitHub's
+// content-creation limits count.
+func (s *Sim) ContentWrites() map[string][]time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string][]time.Time, len(s.acctWrites))
+	for k, v := range s.acctWrites {
+		out[k] = append([]time.Time(nil), v...)
+	}
+	return out
+}
+
+// BusiestWindow is the most times that fall within any window of length
+// d (times sorted, oldest first).
+func BusiestWindow(ts []time.Time, d time.Duration) int {
+	best, j := 0, 0
+	for i := range ts {
+		for ts[i].Sub(ts[j]) >= d {
+			j++
+		}
+		best = max(best, i-j+1)
+	}
+	return best
 }
 
 func (s *Sim) windowLocked(key string, now time.Time) (*rateWindow, int) {
@@ -94,34 +131,43 @@ func (c *call) refund() {
 	c.entry.CountedRateLimit = false
 }
 
-// takeSecondary enforces the writes-per-minute limit for the caller's token.
+// contentWrite reports whether a request creates content in GitHub's sense.
+func contentWrite(c *call) bool {
+	return isWrite(c.r.Method) && strings.HasPrefix(c.r.URL.Path, "/repos/")
+}
+
+// takeSecondary enforces the per-account content-creation limits and
+// records each accepted write.
 func (s *Sim) takeSecondary(c *call) bool {
+	if !contentWrite(c) {
+		return true
+	}
 	now := s.now()
-	key := c.token
+	key := lower(c.login)
 	if key == "" {
 		key = "anon"
 	}
 	s.mu.Lock()
-	limit := s.secondary
-	if limit <= 0 {
-		s.mu.Unlock()
-		return true
-	}
-	cut := now.Add(-time.Minute)
 	ts := s.writes[key]
-	for len(ts) > 0 && !ts[0].After(cut) {
+	for len(ts) > 0 && !ts[0].After(now.Add(-time.Hour)) {
 		ts = ts[1:]
 	}
-	ok := len(ts) < limit
-	var wait time.Duration
-	if ok {
-		ts = append(ts, now)
-	} else {
-		wait = ts[0].Add(time.Minute).Sub(now)
-	}
 	s.writes[key] = ts
+	var wait time.Duration
+	if s.secondary > 0 {
+		if i := len(ts) - s.secondary; i >= 0 && ts[i].After(now.Add(-time.Minute)) {
+			wait = ts[i].Add(time.Minute).Sub(now)
+		}
+	}
+	if s.secondaryHour > 0 && len(ts) >= s.secondaryHour {
+		wait = max(wait, ts[len(ts)-s.secondaryHour].Add(time.Hour).Sub(now))
+	}
+	if wait <= 0 {
+		s.writes[key] = append(ts, now)
+		s.acctWrites[key] = append(s.acctWrites[key], now)
+	}
 	s.mu.Unlock()
-	if ok {
+	if wait <= 0 {
 		return true
 	}
 	writeSecondary(c.w, wait)

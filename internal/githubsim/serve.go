@@ -151,12 +151,29 @@ func (s *Sim) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer func() { entry.ReqBody = append([]byte(nil), reqCopy.Bytes()...) }()
 
-	if f := s.pickFault(r.Method, r.URL.Path); f != nil {
-		entry.Fault = string(f.Kind)
+	f := s.pickFault(r.Method, r.URL.Path)
+	if f != nil && !f.AfterApply {
+		entry.Fault = f.Label()
 		if s.applyFault(lw, r, f) {
 			return
 		}
 	}
+	if f == nil || !f.AfterApply {
+		s.serveRequest(lw, r, body, entry, base, git)
+		return
+	}
+	// Apply-then-fail: the request is served in full, its answer dropped
+	// and replaced by the fault.
+	entry.Fault = f.Label()
+	sink := &logWriter{ResponseWriter: &sinkWriter{h: http.Header{}}}
+	s.serveRequest(sink, r, body, entry, base, git)
+	entry.AppliedStatus = sink.status
+	if !s.applyFault(lw, r, f) {
+		resetConn(lw) // slow after apply: the answer is still lost
+	}
+}
+
+func (s *Sim) serveRequest(lw *logWriter, r *http.Request, body []byte, entry *LoggedRequest, base string, git bool) {
 	if git {
 		s.serveGit(lw, r, entry)
 		return

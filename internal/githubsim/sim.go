@@ -83,10 +83,14 @@ type Sim struct {
 	anonLimit int
 	windows   map[string]*rateWindow
 	secondary int
-	writes    map[string][]time.Time
-	faults    []*faultState
-	nextFault int
-	rng       *rand.Rand
+	// secondaryHour is the per-hour content limit; writes holds each
+	// account's writes of the last hour, acctWrites all of them.
+	secondaryHour int
+	writes        map[string][]time.Time
+	acctWrites    map[string][]time.Time
+	faults        []*faultState
+	nextFault     int
+	rng           *rand.Rand
 
 	srv *http.Server
 	ln  net.Listener
@@ -108,28 +112,29 @@ func New(o Options) (*Sim, error) {
 		return nil, fmt.Errorf("githubsim: git binary not found: %w", err)
 	}
 	s := &Sim{
-		now:       o.Now,
-		logf:      o.Logf,
-		gitDir:    o.GitDir,
-		gitBin:    gitBin,
-		closed:    make(chan struct{}),
-		nextID:    1000,
-		users:     map[string]*User{},
-		members:   map[string]map[string]string{},
-		tokens:    map[string]*tokenInfo{},
-		repos:     map[string]*repoState{},
-		comments:  map[int64]*comment{},
-		threads:   map[string]*thread{},
-		userThr:   map[string]map[string]*thread{},
-		notifVer:  map[string]int{},
-		servedLM:  map[string]map[string]int{},
-		primary:   5000,
-		logLimit:  defaultLogLimit,
-		anonLimit: 60,
-		windows:   map[string]*rateWindow{},
-		writes:    map[string][]time.Time{},
-		rng:       rand.New(rand.NewPCG(uint64(o.Seed), 0x9e3779b97f4a7c15)),
-		answering: map[int64]struct{}{},
+		now:        o.Now,
+		logf:       o.Logf,
+		gitDir:     o.GitDir,
+		gitBin:     gitBin,
+		closed:     make(chan struct{}),
+		nextID:     1000,
+		users:      map[string]*User{},
+		members:    map[string]map[string]string{},
+		tokens:     map[string]*tokenInfo{},
+		repos:      map[string]*repoState{},
+		comments:   map[int64]*comment{},
+		threads:    map[string]*thread{},
+		userThr:    map[string]map[string]*thread{},
+		notifVer:   map[string]int{},
+		servedLM:   map[string]map[string]int{},
+		primary:    5000,
+		logLimit:   defaultLogLimit,
+		anonLimit:  60,
+		windows:    map[string]*rateWindow{},
+		writes:     map[string][]time.Time{},
+		acctWrites: map[string][]time.Time{},
+		answering:  map[int64]struct{}{},
+		rng:        rand.New(rand.NewPCG(uint64(o.Seed), 0x9e3779b97f4a7c15)),
 	}
 	s.logged = sync.NewCond(&s.mu)
 	if s.now == nil {

@@ -129,7 +129,10 @@ type LoggedRequest struct {
 	Login            string
 	CountedRateLimit bool
 	Fault            string
-	At               time.Time
+	// AppliedStatus is the status the request was served with before an
+	// apply-then-fail fault replaced the answer (0 = not applied).
+	AppliedStatus int
+	At            time.Time
 }
 
 // maxLoggedBody caps bodies kept in the request log.

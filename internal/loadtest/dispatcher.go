@@ -11,10 +11,11 @@ import (
 )
 
 // NewDispatcher builds a dispatcher as one dispatcher process would: a
-// client per token, and one pacer per token shared by its clients, since
-// GitHub counts content creation per account.
+// client per token, and one pacer shared by all of them, since GitHub
+// counts content creation per account and both tokens are the bot's.
 func (w *World) NewDispatcher() (*dispatch.Dispatcher, error) {
-	botPacer, ctlPacer := w.Pacer(), w.Pacer()
+	botPacer := w.Pacer()
+	ctlPacer := botPacer
 	gh, err := w.Client(BotToken, false, botPacer)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,226 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/refstate"
+)
+
+// A mention is claimed with a state ref in CONTROL, RefPrefix+jobid,
+// pointing at a state commit (internal/refstate):
+//
+//	(none) ──create──► claimed ──advance──► dispatched
+//	                      │  └──advance──► released (a failed send: anyone may retry at once)
+//	                      └── older than the lease: taken over (advance to a claim of ours)
+//
+// Each dispatcher process has a holder name of its own, so a claim whose
+// answer was lost is recognised as ours on the retry. Its claim commit is
+// made once and reused (a new one every claimRotate, so the commit date
+// tells a claim's age within that), and so is the dispatched commit on top
+// of it: a mention costs two ref writes. A takeover commits on top of the
+// stale claim and advances without force, so of several dispatchers only
+// one takes it over.
+
+// Claim states.
+const (
+	StatusClaimed    = "claimed"
+	StatusDispatched = "dispatched" // the mention's work was sent: its dispatch, reply or opt-out
+	StatusReleased   = "released"   // a failed send gave the claim up
+)
+
+// Defaults for the claim settings.
+const (
+	DefaultClaimLease = 10 * time.Minute
+	// DefaultStateMaxAge is how long dispatched refs are kept; older ones
+	// are swept. Mentions that old are never looked at again: a poll looks
+	// back DefaultReadMargin before a thread's last read.
+	DefaultStateMaxAge = 7 * 24 * time.Hour
+	claimRotateMax     = time.Minute
+)
+
+// RefPrefix is where claim refs live in CONTROL.
+const RefPrefix = contract.DispatchedRefPrefix
+
+// DedupeRef is the claim ref of the mention with this jobid.
+func DedupeRef(jobID string) string { return contract.DispatchedRef(jobID) }
+
+// ClaimedError means another dispatcher holds a live claim on the mention:
+// it is left for now and looked at again next cycle.
+type ClaimedError struct {
+	JobID, Holder string
+	At            time.Time
+	Lease         time.Duration
+}
+
+func (e *ClaimedError) Error() string {
+	return fmt.Sprintf("mention %s is claimed by %s since %s; it is taken over if not dispatched within the lease of %s",
+		e.JobID, e.Holder, e.At.Format(time.RFC3339), e.Lease)
+}
+
+// claims is the dispatcher's claim bookkeeping.
+type claims struct {
+	holder string
+	cur    refstate.Mark            // this process's current claim commit
+	done   map[string]refstate.Mark // claim commit → its dispatched commit
+	rel    map[string]refstate.Mark // claim commit → its released commit
+	held   map[string]refstate.Mark // jobid → the claim commit we hold it with
+	sent   map[string]bool          // jobid → dispatched but not yet marked
+}
+
+func newHolder() string { return "dispatcher-" + uuid.NewString() }
+
+func (d *Dispatcher) states() *refstate.Store {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.refs == nil {
+		d.refs, _ = refstate.New(d.ctl, d.cfg.Control, d.cfg.Now) // Control was validated
+	}
+	return d.refs
+}
+
+// claimMark returns this process's claim commit, made anew every
+// claimRotate.
+func (d *Dispatcher) claimMark(ctx context.Context) (refstate.Mark, error) {
+	rotate := min(claimRotateMax, d.cfg.ClaimLease/4)
+	d.mu.Lock()
+	m := d.cl.cur
+	d.mu.Unlock()
+	if m.Commit != "" && d.cfg.Now().Sub(m.At) < rotate {
+		return m, nil
+	}
+	m, err := d.states().NewMark(ctx, StatusClaimed, d.cl.holder, "")
+	if err != nil {
+		return m, fmt.Errorf("claim: %w", err)
+	}
+	d.mu.Lock()
+	d.cl.cur = m
+	d.mu.Unlock()
+	return m, nil
+}
+
+// claim claims the mention. It reports false when the mention was handled
+// already, and a *ClaimedError while another dispatcher's claim is live.
+func (d *Dispatcher) claim(ctx context.Context, jobID string) (bool, error) {
+	m, err := d.claimMark(ctx)
+	if err != nil {
+		return false, err
+	}
+	cur, created, err := d.states().Create(ctx, DedupeRef(jobID), m)
+	if err != nil {
+		return false, fmt.Errorf("claim mention %s: %w", jobID, err)
+	}
+	if created {
+		d.hold(jobID, m)
+		return true, nil
+	}
+	return d.resolve(ctx, jobID, cur)
+}
+
+// resolve decides on an existing claim ref in state cur.
+func (d *Dispatcher) resolve(ctx context.Context, jobID string, cur refstate.Mark) (bool, error) {
+	for range 3 {
+		switch {
+		case cur.Status == StatusDispatched:
+			return false, nil
+		case cur.Status == StatusClaimed && cur.Holder == d.cl.holder:
+			d.hold(jobID, cur) // ours, from an earlier try
+			return true, nil
+		case cur.Status == StatusClaimed && d.cfg.Now().Sub(cur.At) < d.cfg.ClaimLease:
+			return false, &ClaimedError{JobID: jobID, Holder: cur.Holder, At: cur.At, Lease: d.cfg.ClaimLease}
+		case cur.Status != StatusClaimed && cur.Status != StatusReleased:
+			return false, fmt.Errorf("claim mention %s: %s holds unknown state %q; delete the ref to let the mention be dispatched", jobID, DedupeRef(jobID), cur.Status)
+		}
+		// A released claim, or one whose holder died: take it over.
+		t, err := d.states().NewMark(ctx, StatusClaimed, d.cl.holder, cur.Commit)
+		if err != nil {
+			return false, fmt.Errorf("take over the claim on %s: %w", jobID, err)
+		}
+		got, err := d.states().Advance(ctx, DedupeRef(jobID), t)
+		if err == nil {
+			d.cfg.Logger.Warn("took over a claim", "jobid", jobID, "from", cur.Holder, "state", cur.Status, "since", cur.At)
+			d.hold(jobID, t)
+			return true, nil
+		}
+		if !errors.Is(err, refstate.ErrLost) {
+			return false, fmt.Errorf("take over the claim on %s: %w", jobID, err)
+		}
+		cur = got // someone else moved it: decide again on what it holds
+	}
+	return false, &ClaimedError{JobID: jobID, Holder: cur.Holder, At: cur.At, Lease: d.cfg.ClaimLease}
+}
+
+func (d *Dispatcher) hold(jobID string, m refstate.Mark) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.cl.held[jobID] = m
+}
+
+// settle advances our claim on jobID to status (dispatched or released),
+// reusing one commit per claim commit. A claim that was taken over in the
+// meantime is left to its new holder.
+func (d *Dispatcher) settle(ctx context.Context, jobID, status string) error {
+	d.mu.Lock()
+	claimM, ok := d.cl.held[jobID]
+	cache := d.cl.done
+	if status == StatusReleased {
+		cache = d.cl.rel
+	}
+	next, cached := cache[claimM.Commit]
+	d.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("claim mention %s: not held by this dispatcher", jobID)
+	}
+	if !cached {
+		var err error
+		if next, err = d.states().NewMark(ctx, status, d.cl.holder, claimM.Commit); err != nil {
+			return fmt.Errorf("mark mention %s %s: %w", jobID, status, err)
+		}
+		d.mu.Lock()
+		cache[claimM.Commit] = next
+		d.mu.Unlock()
+	}
+	got, err := d.states().Advance(ctx, DedupeRef(jobID), next)
+	if errors.Is(err, refstate.ErrLost) {
+		d.cfg.Logger.Warn("claim was taken over before it was marked", "jobid", jobID, "status", status, "now", got.Status, "holder", got.Holder)
+		err = nil
+	}
+	if err != nil {
+		return fmt.Errorf("mark mention %s %s: %w", jobID, status, err)
+	}
+	d.mu.Lock()
+	delete(d.cl.held, jobID)
+	delete(d.cl.sent, jobID)
+	d.mu.Unlock()
+	return nil
+}
+
+// release gives a claim up after a failed send, so a later cycle (of any
+// dispatcher) tries again at once. The send may have landed: the runner
+// runs a job's agent at most once however often it is delivered.
+func (d *Dispatcher) release(ctx context.Context, jobID string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	return d.settle(ctx, jobID, StatusReleased)
+}
+
+// handled reports whether the mention's claim ref says it was dispatched
+// (a cheap check for triggers an earlier cycle probably handled).
+func (d *Dispatcher) handled(ctx context.Context, jobID string) (bool, error) {
+	cur, err := d.states().Read(ctx, DedupeRef(jobID))
+	if err != nil {
+		return false, fmt.Errorf("read claim of %s: %w", jobID, err)
+	}
+	return cur != nil && cur.Status == StatusDispatched, nil
+}
+
+// SweepClaims deletes claim refs older than the configured age (best
+// effort: per-ref failures are in the result).
+func (d *Dispatcher) SweepClaims(ctx context.Context) (*refstate.SweepResult, error) {
+	return d.states().Sweep(ctx, refstate.SweepOptions{Prefix: RefPrefix, MaxAge: d.cfg.StateMaxAge})
+}
