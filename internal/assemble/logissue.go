@@ -2,12 +2,14 @@ package assemble
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/google/go-github/v62/github"
 	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/ghclient"
 	"github.com/mention-runner/mention-runner/internal/redact"
 	"github.com/mention-runner/mention-runner/internal/render"
 )
@@ -62,13 +64,32 @@ func (l *logIssues) find(ctx context.Context, jobID string, since time.Time) (*g
 	return nil, nil
 }
 
-func (l *logIssues) create(ctx context.Context, title, body string, labels []string) (*github.Issue, error) {
+// createAttempts bounds how often a log issue is sent after answers that
+// leave open whether it was created.
+const createAttempts = 4
+
+// create opens a log issue. After an answer that may hide a created issue
+// (a 5xx, a reset, a timeout) it looks for the job's marker before sending
+// again, so the issue is created once even when the answer is lost.
+func (l *logIssues) create(ctx context.Context, jobID, title, body string, since time.Time, labels []string) (*github.Issue, error) {
 	body = render.Inert(body) // thread text on the control repo never pings or loads
-	is, _, err := l.gh.Issues.Create(ctx, l.owner, l.name, &github.IssueRequest{Title: &title, Body: &body, Labels: &labels})
-	if err != nil {
-		return nil, fmt.Errorf("create log issue in %s/%s: %w", l.owner, l.name, err)
+	for attempt := 1; ; attempt++ {
+		is, _, err := l.gh.Issues.Create(ctx, l.owner, l.name, &github.IssueRequest{Title: &title, Body: &body, Labels: &labels})
+		if err == nil {
+			return is, nil
+		}
+		err = fmt.Errorf("create log issue in %s/%s: %w", l.owner, l.name, err)
+		if jobID == "" || attempt == createAttempts || ctx.Err() != nil || !ghclient.Ambiguous(err) {
+			return nil, err
+		}
+		found, ferr := l.find(ctx, jobID, since)
+		if ferr != nil {
+			return nil, errors.Join(err, ferr)
+		}
+		if found != nil {
+			return found, nil // it landed; only the answer was lost
+		}
 	}
-	return is, nil
 }
 
 func (l *logIssues) comment(ctx context.Context, number int, body string) error {

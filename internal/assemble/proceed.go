@@ -32,6 +32,25 @@ func (r *run) proceed(ctx context.Context, res *Result, context []byte) error {
 		r.log.Warningf("job %s: the trigger comment's node id gives job id %s", res.JobID, j.JobID)
 	}
 	res.TargetRepo, res.TargetNumber = j.Repo, j.Number
+	// At most one workflow run starts a job's agent, however often its
+	// events are delivered (before, during or after that run).
+	id := res.JobID
+	if id == "" {
+		id = j.JobID
+	}
+	b, err := r.states.Begin(ctx, id, r.holder.RunID)
+	if err != nil {
+		return err
+	}
+	if !b.Proceed {
+		res.AlreadyRun = &b
+		r.log.Infof("job %s was already started by %s (state %s since %s): this delivery is a duplicate and ends here",
+			id, b.Holder, b.Status, b.Since.Format(time.RFC3339))
+		return nil
+	}
+	if b.Rerun {
+		r.log.Infof("job %s: this workflow run started it before (a re-run), proceeding", id)
+	}
 	sum, err := writeContext(r.cfg.ContextFile, context)
 	if err != nil {
 		return err
@@ -51,7 +70,7 @@ func (r *run) proceed(ctx context.Context, res *Result, context []byte) error {
 	} else {
 		body := logIssueBody(r.report(j, "running"), res.JobID)
 		title := render.LogIssueTitle(j.Thread().String(), j.Author, res.JobID)
-		if is, err = r.issues.create(ctx, title, body, []string{contract.LogLabel}); err != nil {
+		if is, err = r.issues.create(ctx, res.JobID, title, body, r.since(), []string{contract.LogLabel}); err != nil {
 			return err
 		}
 		r.log.Infof("job %s: opened the run-log issue %s#%d", res.JobID, r.cfg.ControlRepo, is.GetNumber())
@@ -137,7 +156,7 @@ func (r *run) recordFailure(ctx context.Context, res *Result, cause error) error
 		title = "mention-runner: assemble failed for job " + res.JobID
 	}
 	body := failureBody(r.report(nil, "failed"), section, res.JobID)
-	is, err := r.issues.create(ctx, title, body, []string{contract.LogLabel, contract.CauseFailed})
+	is, err := r.issues.create(ctx, res.JobID, title, body, r.since(), []string{contract.LogLabel, contract.CauseFailed})
 	if err != nil {
 		return err
 	}

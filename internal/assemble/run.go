@@ -16,6 +16,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/config"
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/ghclient"
+	"github.com/mention-runner/mention-runner/internal/jobstate"
 	"github.com/mention-runner/mention-runner/internal/shardstore"
 	"github.com/mention-runner/mention-runner/internal/transport"
 )
@@ -58,6 +59,9 @@ type Result struct {
 	// Superseded: a newer dispatch of this job stored its shards; this
 	// run's piece is stale and the run ends without proceeding.
 	Superseded bool
+	// AlreadyRun: another workflow run has (or had) this job: this
+	// delivery is a duplicate and the run ends without proceeding.
+	AlreadyRun *jobstate.Begin
 	// Sweep is what the stale-ref sweep did (nil if it did not run).
 	Sweep *shardstore.SweepResult
 }
@@ -68,6 +72,7 @@ type run struct {
 	cfg     *config.Config
 	log     *actions.Toolkit
 	store   *shardstore.Store
+	states  *jobstate.Store
 	issues  *logIssues
 	blocks  *blocklist.Store // read for the agent's snapshot
 	now     func() time.Time
@@ -144,9 +149,13 @@ func setup(o Options) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
+	states, err := jobstate.New(gitClient, cfg.ControlRepo, now)
+	if err != nil {
+		return nil, err
+	}
 	owner, name, _ := strings.Cut(cfg.ControlRepo, "/")
 	r := &run{
-		o: o, cfg: cfg, now: now, store: store,
+		o: o, cfg: cfg, now: now, store: store, states: states,
 		log:    actions.New(o.Getenv, o.Stdout),
 		issues: &logIssues{gh: issuesClient, owner: owner, name: name},
 		blocks: &blocklist.Store{Client: issuesClient, Repo: cfg.ControlRepo, Path: cfg.BlocklistPath},
@@ -333,6 +342,17 @@ func (r *run) sweep(ctx context.Context, res *Result) {
 	}
 	if len(sr.Deleted) > 0 {
 		r.log.Infof("swept %d stale job refs (checked %d of %d)", len(sr.Deleted), sr.Checked, sr.Listed)
+	}
+	if !res.Ready {
+		return // one sweep of job states per job is plenty
+	}
+	js, err := r.states.Sweep(ctx)
+	if err != nil {
+		r.log.Warningf("sweep of old job states: %v", err)
+		return
+	}
+	if len(js.Deleted) > 0 {
+		r.log.Infof("swept %d job states older than %s", len(js.Deleted), jobstate.MaxAge)
 	}
 }
 

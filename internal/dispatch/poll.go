@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"sort"
 	"strconv"
@@ -43,6 +44,39 @@ type Poller struct {
 
 	lastModified string
 	interval     time.Duration
+	swept        time.Time
+}
+
+// sweepEvery is how often a long-running poller sweeps old claim refs; a
+// fresh one (each `once` run) sweeps with a 1-in-10 chance, so a cron of
+// `once` runs sweeps now and then without listing every ref each time.
+const sweepEvery = time.Hour
+
+func (p *Poller) sweepDue() bool {
+	if p.swept.IsZero() {
+		p.swept = p.D.cfg.Now()
+		return rand.IntN(10) == 0
+	}
+	if p.D.cfg.Now().Sub(p.swept) < sweepEvery {
+		return false
+	}
+	p.swept = p.D.cfg.Now()
+	return true
+}
+
+// sweep deletes claim refs older than the configured age (best effort).
+func (p *Poller) sweep(ctx context.Context) {
+	if p.D.cfg.DryRun || !p.sweepDue() {
+		return
+	}
+	res, err := p.D.SweepClaims(ctx)
+	if err != nil {
+		p.D.cfg.Logger.Warn("sweep of old claim refs failed", "error", err.Error())
+		return
+	}
+	if len(res.Deleted) > 0 || len(res.Errors) > 0 {
+		p.D.cfg.Logger.Info("swept old claim refs", "deleted", len(res.Deleted), "listed", res.Listed, "errors", len(res.Errors))
+	}
 }
 
 // CycleResult summarises one poll cycle.
@@ -108,6 +142,7 @@ func (p *Poller) Cycle(ctx context.Context) (CycleResult, error) {
 	if err := p.D.Flush(ctx); err != nil {
 		errs = append(errs, err)
 	}
+	p.sweep(ctx)
 	if len(errs) == 0 {
 		// Only a clean cycle may be skipped by the next 304: threads left
 		// unread must be listed again.

@@ -1,11 +1,14 @@
 package ghclient
 
 import (
+	"errors"
 	"fmt"
 	"mime"
 	"net/http"
 	"regexp"
 	"strings"
+
+	"github.com/google/go-github/v62/github"
 )
 
 // UnexpectedAnswerError is an answer the REST API never gives: an HTML
@@ -48,4 +51,19 @@ func unexpectedAnswer(req *http.Request, resp *http.Response) *UnexpectedAnswerE
 	}
 	return &UnexpectedAnswerError{Method: req.Method, Path: req.URL.Path, StatusCode: resp.StatusCode,
 		ContentType: resp.Header.Get("Content-Type"), Excerpt: excerpt}
+}
+
+// Ambiguous reports whether err leaves open that GitHub applied the
+// request: a broken or timed-out connection, a 5xx, an HTML page. A rate
+// limit or another 4xx means it was not applied.
+func Ambiguous(err error) bool {
+	var rl *RateLimitError
+	if errors.As(err, &rl) {
+		return false
+	}
+	var er *github.ErrorResponse
+	if errors.As(err, &er) {
+		return er.Response != nil && er.Response.StatusCode >= http.StatusInternalServerError
+	}
+	return true
 }

@@ -14,7 +14,9 @@ const unicorn = `<!DOCTYPE html><html><head><title>Unicorn! &middot; GitHub</tit
 // An HTML page is never success: a GET is retried, a POST fails with an
 // error that says what came back, whatever the status.
 func TestHTMLAnswer(t *testing.T) {
-	html := func(code int) http.HandlerFunc { return body(code, unicorn, "Content-Type", "text/html; charset=utf-8") }
+	html := func(code int) http.HandlerFunc {
+		return body(code, unicorn, "Content-Type", "text/html; charset=utf-8")
+	}
 	for _, tc := range []struct {
 		name     string
 		method   string

@@ -44,9 +44,13 @@ type gitStore struct {
 	diskMu sync.Mutex // serialises syncs and pushes
 }
 
+// emptyTree is git's empty tree, which every repository has without
+// storing it (GitHub accepts commits of it, as git does).
+var emptyTree = hashObject("tree", nil)
+
 func newGitStore(s *Sim, path, branch string, parent *gitStore) *gitStore {
 	return &gitStore{s: s, path: path, branch: branch, parent: parent,
-		objs: map[string]gitObject{}, refs: map[string]string{}, diskRefs: map[string]string{}, diffs: map[string]string{}}
+		objs: map[string]gitObject{emptyTree: {typ: "tree", data: []byte{}}}, refs: map[string]string{}, diskRefs: map[string]string{}, diffs: map[string]string{}}
 }
 
 // errNoObject means an object or path is absent.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/dispatch"
 	"github.com/mention-runner/mention-runner/internal/githubsim"
 	"github.com/mention-runner/mention-runner/internal/transport"
@@ -110,13 +111,27 @@ func (w *World) Jobs() (map[string][]githubsim.Dispatch, error) {
 	return out, nil
 }
 
-// JobContext reassembles a job's context from its dispatches.
+// JobContext reassembles a job's context from its first delivery (a job
+// sent again after an ambiguous failure is delivered more than once).
 func JobContext(ds []githubsim.Dispatch) ([]byte, error) {
 	a := transport.NewAssembler(transport.Options{})
+	first := ""
 	for _, d := range ds {
 		et, p, err := transport.ParseLine(d.Body)
 		if err != nil {
 			return nil, err
+		}
+		if first == "" {
+			first = p.Timestamp
+		}
+		if p.Timestamp != first {
+			continue
+		}
+		if et == contract.EventAgentSmall {
+			if _, err := a.Add(et, p); err != nil {
+				return nil, err
+			}
+			return a.Context()
 		}
 		if _, err := a.Add(et, p); err != nil {
 			return nil, err

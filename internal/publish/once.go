@@ -2,11 +2,8 @@ package publish
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 
-	"github.com/google/go-github/v62/github"
 	"github.com/mention-runner/mention-runner/internal/ghclient"
 )
 
@@ -31,7 +28,7 @@ func (p *publisher) writeOnce(ctx context.Context, what string, find func(fresh 
 		if err == nil {
 			return f, false, nil
 		}
-		if ctx.Err() != nil || !ambiguous(err) || attempt >= writeAttempts {
+		if ctx.Err() != nil || !ghclient.Ambiguous(err) || attempt >= writeAttempts {
 			return found{}, false, fmt.Errorf("%s: %w", what, err)
 		}
 		p.logf("%s: %v; checking whether it landed before trying again", what, err)
@@ -46,17 +43,4 @@ func (p *publisher) writeOnce(ctx context.Context, what string, find func(fresh 
 			return f, true, nil
 		}
 	}
-}
-
-// ambiguous errors leave open whether GitHub applied the request.
-func ambiguous(err error) bool {
-	var rl *ghclient.RateLimitError
-	if errors.As(err, &rl) {
-		return false // not processed, and the wait was too long to take
-	}
-	var er *github.ErrorResponse
-	if errors.As(err, &er) {
-		return er.Response != nil && er.Response.StatusCode >= http.StatusInternalServerError
-	}
-	return true // the connection broke or timed out: it may have landed
 }

@@ -47,6 +47,7 @@ func (p *publisher) report(ctx context.Context, run AgentRun) error {
 	}
 	p.react(ctx)
 	p.deleteJobRefs(ctx)
+	p.finishJobState(ctx)
 	return nil
 }
 

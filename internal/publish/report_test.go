@@ -8,7 +8,9 @@ import (
 
 	"github.com/google/go-github/v62/github"
 	"github.com/mention-runner/mention-runner/internal/contract"
+
 	"github.com/mention-runner/mention-runner/internal/githubsim"
+	"github.com/mention-runner/mention-runner/internal/jobstate"
 	"github.com/mention-runner/mention-runner/internal/outputs"
 	"github.com/mention-runner/mention-runner/internal/render"
 	"github.com/stretchr/testify/assert"
@@ -161,7 +163,15 @@ func TestIssueBodyTriggerAndRefs(t *testing.T) {
 
 	res := f.run(f.options())
 	assert.Equal(t, "completed", res.Status)
-	assert.Empty(t, f.sim.Refs(testControl, "refs/mention-runner/"))
+	assert.Empty(t, f.sim.Refs(testControl, "refs/mention-runner/jobs/"), "shard refs and lock deleted")
+	// The job's state stays, marked done, so a later delivery does not run it again.
+	assert.Equal(t, []string{jobstate.Ref(jobID)}, f.sim.Refs(testControl, "refs/mention-runner/"))
+	st, err := jobstate.New(f.bot, testControl, nil)
+	require.NoError(t, err)
+	b, err := st.Begin(ctx, jobID, "another-run")
+	require.NoError(t, err)
+	assert.False(t, b.Proceed)
+	assert.Equal(t, jobstate.Done, b.Status)
 	rs, _, err := f.bot.Reactions.ListIssueReactions(ctx, owner2(testTarget), name2(testTarget), n, nil)
 	require.NoError(t, err)
 	require.Len(t, rs, 1)
