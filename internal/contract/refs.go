@@ -10,6 +10,9 @@ const (
 	JobRefPrefix = RefNamespace + "jobs/"
 	// DispatchedRefPrefix holds the dispatcher's dedupe refs, one per jobid.
 	DispatchedRefPrefix = RefNamespace + "dispatched/"
+	// RunStateRefPrefix holds each job's run state (running, done), one
+	// ref per jobid, kept by publish and swept after a week.
+	RunStateRefPrefix = RefNamespace + "runs/"
 	// DoctorRefPrefix holds the short-lived refs `dispatcher doctor`
 	// creates to prove it may write refs.
 	DoctorRefPrefix = RefNamespace + "doctor/"
@@ -28,3 +31,6 @@ func LockRef(jobID string) string { return JobRefs(jobID) + "lock" }
 
 // DispatchedRef marks the mention with this jobid as handled.
 func DispatchedRef(jobID string) string { return DispatchedRefPrefix + jobID }
+
+// RunStateRef is the ref recording whether a job's agent started or ended.
+func RunStateRef(jobID string) string { return RunStateRefPrefix + jobID }

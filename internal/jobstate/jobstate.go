@@ -19,11 +19,12 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/refstate"
 )
 
 // RefPrefix is where job states live in CONTROL.
-const RefPrefix = "refs/mention-runner/runs/"
+const RefPrefix = contract.RunStateRefPrefix
 
 // MaxAge is how long a job's state is kept.
 const MaxAge = 7 * 24 * time.Hour
@@ -35,7 +36,7 @@ const (
 )
 
 // Ref is the state ref of a job.
-func Ref(jobID string) string { return RefPrefix + jobID }
+func Ref(jobID string) string { return contract.RunStateRef(jobID) }
 
 // Holder names the workflow run that runs a job; every attempt (re-run)
 // of one run has the same holder.
