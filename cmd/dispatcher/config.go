@@ -158,7 +158,7 @@ func resolveCeilings(val map[string]string, errs []string) (policy.Ceilings, []s
 		}
 		n[i] = v
 	}
-	return policy.Ceilings{CommentLimit: n[0], IssueLimit: n[1], PRLimit: n[2]}, errs
+	return policy.Ceilings{CommentLimit: n[0], IssueLimit: n[1], PRLimit: n[2], MaxWrites: policy.DefaultMaxWrites}, errs
 }
 
 func flagOf(env string) string {

@@ -11,7 +11,6 @@ import (
 	"github.com/mention-runner/mention-runner/internal/config"
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/ghclient"
-	"github.com/mention-runner/mention-runner/internal/policy"
 	"github.com/mention-runner/mention-runner/internal/publish"
 )
 
@@ -63,7 +62,7 @@ func runPublish(ctx context.Context, env *cli.Env, args []string) error {
 	o := publish.Options{
 		Bot: bot, BotLogin: cfg.BotLogin, ControlRepo: cfg.ControlRepo, LogIssue: cfg.LogIssue,
 		Context: trusted, RunDir: runDir, NoRecordReason: reason,
-		Ceilings:      policy.Ceilings{CommentLimit: cfg.CommentLimit, IssueLimit: cfg.IssueLimit, PRLimit: cfg.PRLimit},
+		Ceilings:      cfg.Ceilings(),
 		BlocklistPath: cfg.BlocklistPath,
 		Git: publish.GitOptions{
 			BaseURL: cfg.ServerURL + "/", Token: token,

@@ -200,7 +200,7 @@ func (r *run) prepare(raw []byte, env []string) (engine.Spec, error) {
 	r.meta.Target, r.meta.TargetURL = fmt.Sprintf("%s#%d", j.Repo, j.Number), threadURL
 	r.meta.TriggerAuthor, r.meta.TriggerURL = j.Author, j.TriggerURL
 
-	ceilings := policy.Ceilings{CommentLimit: r.cfg.CommentLimit, IssueLimit: r.cfg.IssueLimit, PRLimit: r.cfg.PRLimit}
+	ceilings := r.cfg.Ceilings()
 	if err := ceilings.Validate(); err != nil {
 		return engine.Spec{}, err
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/job"
-	"github.com/mention-runner/mention-runner/internal/policy"
 	"github.com/mention-runner/mention-runner/internal/record"
 	"github.com/mention-runner/mention-runner/internal/render"
 )
@@ -104,7 +103,7 @@ func (r *run) report(j *job.Job, status string) render.Report {
 		rep.TargetURL = fmt.Sprintf("%s/%s/%s/%d", r.cfg.ServerURL, j.Repo, kind, j.Number)
 	}
 	rep.TriggerAuthor, rep.TriggerURL = j.Author, j.TriggerURL
-	p := j.Policy(policy.Ceilings{CommentLimit: r.cfg.CommentLimit, IssueLimit: r.cfg.IssueLimit, PRLimit: r.cfg.PRLimit}, nil)
+	p := j.Policy(r.cfg.Ceilings(), nil)
 	rep.PolicyWords = p.Flags()
 	return rep
 }

@@ -138,12 +138,13 @@ var Settings = []Setting{
 	{Env: "MR_COMMENT_LIMIT", Input: "comment-limit", Default: strconv.Itoa(policy.DefaultCeilings().CommentLimit), Doc: "Operator ceiling: comments per issue/PR per run.", check: intRange(0, policy.MaxLimit)},
 	{Env: "MR_ISSUE_LIMIT", Input: "issue-limit", Default: strconv.Itoa(policy.DefaultCeilings().IssueLimit), Doc: "Operator ceiling: issues created per run.", check: intRange(0, policy.MaxLimit)},
 	{Env: "MR_PR_LIMIT", Input: "pr-limit", Default: strconv.Itoa(policy.DefaultCeilings().PRLimit), Doc: "Operator ceiling: pull requests created per run.", check: intRange(0, policy.MaxLimit)},
+	{Env: "MR_MAX_WRITES", Input: "max-writes", Default: strconv.Itoa(policy.DefaultCeilings().MaxWrites), Doc: "Operator ceiling: comments, issues and pull requests of one run together.", check: intRange(0, policy.MaxLimit)},
 	{Env: "MR_LOOP_THRESHOLD", Input: "loop-threshold", Default: "6", Doc: "Identical consecutive tool calls that count as a loop.", Modes: "agent", check: intRange(2, 100)},
 	{Env: "MR_ALLOWED_TOOLS", Input: "allowed-tools", Doc: "Extra engine tools the agent may use, comma-separated Claude Code permission rules (e.g. `Edit,Write,Bash(git add:*),Bash(git commit:*)`); needed for pull requests. Reading stays limited to the checkout; GitHub writes still only go through the gate.", Modes: "agent", check: toolList},
 	{Env: "MR_SYSTEM_PROMPT_FILE", Input: "system-prompt-file", Doc: "Operator system prompt file, prepended to the agent's prompt.", Modes: "agent"},
 	{Env: "MR_ALLOW_PUSH_TO_TARGET", Input: "allow-push-to-target", Default: "false", Doc: "Push PR branches to the target repo instead of the bot's fork.", Modes: "publish", check: boolean},
 	{Env: "MR_WRITE_GAP", Input: "write-gap", Default: "1s", Doc: "Least time between two content-creating requests of the publish job (GitHub's secondary limits also cap it at 80/min and 500/h); 0s turns the gap off, the caps stay.", Modes: "publish", check: durRange(0, time.Minute)},
-	{Env: "MR_ALLOW_WORKFLOW_CHANGES", Input: "allow-workflow-changes", Default: "false", Doc: "Allow PRs whose commits touch .github/workflows/.", check: boolean},
+	{Env: "MR_ALLOW_WORKFLOW_CHANGES", Input: "allow-workflow-changes", Default: "false", Doc: "Allow PRs whose commits touch anything under .github/ (workflows, local actions, settings).", check: boolean},
 	{Env: "MR_MAX_CONTEXT_BYTES", Input: "max-context-bytes", Default: "8388608", Doc: "Largest reassembled context accepted.", Modes: "assemble", check: intRange(1024, 256<<20)},
 	{Env: "MR_MAX_BUNDLE_BYTES", Input: "max-bundle-bytes", Default: "52428800", Doc: "Largest PR bundle accepted.", check: intRange(1024, 1<<30)},
 	{Env: "MR_BLOCKLIST_PATH", Input: "blocklist-path", Default: ".mention-runner/blocklist.json", Doc: "Opt-out list in the control repo (shared with the dispatcher)."},
@@ -165,6 +166,7 @@ type Config struct {
 	Timeout                                          time.Duration
 	MaxBudgetUSD                                     float64 // 0 = none
 	CommentLimit, IssueLimit, PRLimit                int
+	MaxWrites                                        int
 	LoopThreshold                                    int
 	SystemPromptFile                                 string
 	AllowPushToTarget, AllowWorkflowChanges          bool
@@ -213,6 +215,7 @@ func Load(getenv func(string) string) (*Config, error) {
 		APIURL: v["GITHUB_API_URL"], ServerURL: strings.TrimSuffix(v["GITHUB_SERVER_URL"], "/"), RunDir: v["MR_RUN_DIR"],
 		Engine: v["MR_ENGINE"], Model: v["MR_MODEL"], MaxTurns: atoi("MR_MAX_TURNS"), Timeout: dur, MaxBudgetUSD: bud,
 		CommentLimit: atoi("MR_COMMENT_LIMIT"), IssueLimit: atoi("MR_ISSUE_LIMIT"), PRLimit: atoi("MR_PR_LIMIT"),
+		MaxWrites:     atoi("MR_MAX_WRITES"),
 		LoopThreshold: atoi("MR_LOOP_THRESHOLD"), SystemPromptFile: v["MR_SYSTEM_PROMPT_FILE"],
 		AllowPushToTarget: v["MR_ALLOW_PUSH_TO_TARGET"] == "true", AllowWorkflowChanges: v["MR_ALLOW_WORKFLOW_CHANGES"] == "true",
 		MaxContextBytes: atoi("MR_MAX_CONTEXT_BYTES"), MaxBundleBytes: atoi("MR_MAX_BUNDLE_BYTES"),
@@ -222,6 +225,13 @@ func Load(getenv func(string) string) (*Config, error) {
 		LogIssue: atoi("MR_LOG_ISSUE"), AllowedTools: splitList(v["MR_ALLOWED_TOOLS"]),
 		WriteGap: gap,
 	}, nil
+}
+
+// Ceilings are the operator's policy ceilings, the control repo included
+// (the agent never writes there).
+func (c *Config) Ceilings() policy.Ceilings {
+	return policy.Ceilings{CommentLimit: c.CommentLimit, IssueLimit: c.IssueLimit, PRLimit: c.PRLimit,
+		MaxWrites: c.MaxWrites, ControlRepo: c.ControlRepo}
 }
 
 func splitList(s string) []string {

@@ -499,7 +499,7 @@ func TestOperatorCeilingsInDecision(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, Dispatch, dec.Decision, dec.Reason)
 			require.NotNil(t, dec.Policy)
-			assert.Equal(t, tc.want, policy.Ceilings{CommentLimit: dec.Policy.CommentLimit, IssueLimit: dec.Policy.IssueLimit, PRLimit: dec.Policy.PRLimit})
+			assert.Equal(t, tc.want, policy.Ceilings{CommentLimit: dec.Policy.CommentLimit, IssueLimit: dec.Policy.IssueLimit, PRLimit: dec.Policy.PRLimit, MaxWrites: dec.Policy.MaxWrites})
 		})
 	}
 

@@ -56,6 +56,7 @@ type Ceilings struct {
 	CommentLimit int `json:"comment_limit"`
 	IssueLimit   int `json:"issue_limit"`
 	PRLimit      int `json:"pr_limit"`
+	MaxWrites    int `json:"max_writes"`
 }
 
 // NewPolicyConfig packs an effective policy and its ceilings for the file.
@@ -63,7 +64,7 @@ type Ceilings struct {
 // blocklist.
 func NewPolicyConfig(p policy.Policy, c policy.Ceilings) PolicyConfig {
 	p.Here, p.Blocker = policy.Thread{}, nil
-	return PolicyConfig{Policy: p, Ceilings: &Ceilings{CommentLimit: c.CommentLimit, IssueLimit: c.IssueLimit, PRLimit: c.PRLimit}}
+	return PolicyConfig{Policy: p, Ceilings: &Ceilings{CommentLimit: c.CommentLimit, IssueLimit: c.IssueLimit, PRLimit: c.PRLimit, MaxWrites: c.MaxWrites}}
 }
 
 // ConfigError is a config file the gate will not run with.
@@ -134,7 +135,7 @@ func (c Config) Validate() error {
 		}
 	}
 	if ce := c.Policy.Ceilings; ce != nil {
-		if err := (policy.Ceilings{CommentLimit: ce.CommentLimit, IssueLimit: ce.IssueLimit, PRLimit: ce.PRLimit}).Validate(); err != nil {
+		if err := (policy.Ceilings{CommentLimit: ce.CommentLimit, IssueLimit: ce.IssueLimit, PRLimit: ce.PRLimit, MaxWrites: ce.MaxWrites}).Validate(); err != nil {
 			bad("policy.ceilings: %v", err)
 		}
 	}
@@ -172,6 +173,7 @@ func (c Config) effective() policy.Policy {
 		p.CommentLimit = min(p.CommentLimit, ce.CommentLimit)
 		p.IssueLimit = min(p.IssueLimit, ce.IssueLimit)
 		p.PRLimit = min(p.PRLimit, ce.PRLimit)
+		p.MaxWrites = min(p.MaxWrites, ce.MaxWrites)
 	}
 	if p.HereOnly {
 		p.CommentOnly = true

@@ -62,7 +62,7 @@ func TestDecisionsUnderPolicies(t *testing.T) {
 			{contract.ToolAddComment, comment("octo/lib", 1, "x"), DecisionDenied, policy.RuleRepoDenied, "deny=octo/lib"},
 			{contract.ToolAddComment, comment("other/z", 1, "x"), DecisionDenied, policy.RuleRepoNotAllowed, "only to octo/app"},
 		}},
-		{name: "ceilings tighten a policy that exceeds them", ceilings: &Ceilings{CommentLimit: 1, IssueLimit: 0, PRLimit: 0}, steps: []step{
+		{name: "ceilings tighten a policy that exceeds them", ceilings: &Ceilings{CommentLimit: 1, IssueLimit: 0, PRLimit: 0, MaxWrites: 10}, steps: []step{
 			{contract.ToolAddComment, here, DecisionAllowed, "", "output #0"},
 			{contract.ToolAddComment, here, DecisionDenied, policy.RuleCommentLimit, "comment-limit is 1"},
 			{contract.ToolCreateIssue, issue, DecisionDenied, policy.RuleIssueLimit, "no issues may be created"},

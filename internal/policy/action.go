@@ -59,6 +59,8 @@ const (
 	RuleIssueLimit     = "issue-limit"
 	RulePRLimit        = "pr-limit"
 	RuleCommentLimit   = "comment-limit"
+	RuleMaxWrites      = "max-writes"
+	RuleControlRepo    = "control-repo"
 )
 
 // Decision is the verdict on one Action. Rule is empty when allowed;

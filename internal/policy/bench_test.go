@@ -16,7 +16,7 @@ func BenchmarkParseFlags(b *testing.B) {
 }
 
 func BenchmarkDecide(b *testing.B) {
-	p := mustPolicy(b, "repo=foo/bar repo=foo/baz deny=x/y comment-limit=1000", Ceilings{CommentLimit: 1000}, fakeBlocker{"a/*": true})
+	p := mustPolicy(b, "repo=foo/bar repo=foo/baz deny=x/y comment-limit=1000", Ceilings{CommentLimit: 1000, MaxWrites: 1000}, fakeBlocker{"a/*": true})
 	l := Replay([]Action{comment("foo/bar", 1), comment("foo/bar", 2)})
 	a := comment("Foo/Bar", 1)
 	b.ReportAllocs()

@@ -6,13 +6,23 @@ import "fmt"
 const MaxLimit = 1000
 
 // Ceilings are the operator's maxima; user flags can only go below them.
+// MaxWrites caps all comments, issues and pull requests of a run together
+// (a zero value allows no write at all: fail closed). ControlRepo is the
+// control repository, which the agent may never write to ("" when the
+// caller has none, as in `dispatcher explain`).
 type Ceilings struct {
 	CommentLimit, IssueLimit, PRLimit int
+	MaxWrites                         int
+	ControlRepo                       string
 }
 
-// DefaultCeilings: 3 comments per thread, 1 issue, 1 pull request per run.
+// DefaultMaxWrites is the operator's default cap on a run's writes.
+const DefaultMaxWrites = 10
+
+// DefaultCeilings: 3 comments per thread, 1 issue, 1 pull request, 10
+// writes in all per run.
 func DefaultCeilings() Ceilings {
-	return Ceilings{CommentLimit: 3, IssueLimit: 1, PRLimit: 1}
+	return Ceilings{CommentLimit: 3, IssueLimit: 1, PRLimit: 1, MaxWrites: DefaultMaxWrites}
 }
 
 // Validate reports the first ceiling outside 0…MaxLimit.
@@ -20,7 +30,7 @@ func (c Ceilings) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"comment-limit", c.CommentLimit}, {"issue-limit", c.IssueLimit}, {"pr-limit", c.PRLimit}} {
+	}{{"comment-limit", c.CommentLimit}, {"issue-limit", c.IssueLimit}, {"pr-limit", c.PRLimit}, {"max-writes", c.MaxWrites}} {
 		if f.v < 0 || f.v > MaxLimit {
 			return fmt.Errorf("operator ceiling %s=%d: must be 0…%d", f.name, f.v, MaxLimit)
 		}

@@ -41,6 +41,9 @@ func (p Policy) decide(a Action, l *Ledger) Decision {
 		return d
 	}
 	repo := strings.ToLower(a.Repo)
+	if p.ControlRepo != "" && strings.EqualFold(repo, p.ControlRepo) {
+		return deny(RuleControlRepo, "%s is the control repository: only the runner writes there (the run log), never the agent", a.Repo)
+	}
 	if p.Blocker != nil {
 		if pattern, blocked := p.Blocker.Blocked(repo); blocked {
 			return deny(RuleRepoBlocked, "%s is blocked by the opt-out entry %q (its owner asked the bot to go away)", a.Repo, pattern)
@@ -63,6 +66,9 @@ func (p Policy) decide(a Action, l *Ledger) Decision {
 	}
 	if p.CommentOnly && a.Kind != KindComment {
 		return deny(RuleCommentOnly, "comment-only allows comments only, not a new %s", a)
+	}
+	if l.total >= p.MaxWrites {
+		return limitDenial(RuleMaxWrites, "", p.MaxWrites, l.total, "")
 	}
 	switch a.Kind {
 	case KindIssue:
@@ -89,6 +95,12 @@ func containsFold(list []string, repo string) bool {
 }
 
 func limitDenial(rule string, k Kind, limit, done int, where string) Decision {
+	if k == "" { // all writes together
+		if limit == 0 {
+			return deny(rule, "no writes may be made in this run (%s is 0)", rule)
+		}
+		return deny(rule, "%s is %d and this run already made %d writes (comments, issues and pull requests together)", rule, limit, done)
+	}
 	participle, past := "created", "created"
 	if k == KindComment {
 		participle, past = "written", "wrote"

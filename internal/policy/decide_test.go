@@ -35,7 +35,7 @@ func mustPolicy(t testing.TB, line string, c Ceilings, b Blocker) Policy {
 }
 
 func TestDecide(t *testing.T) {
-	big := Ceilings{CommentLimit: 5, IssueLimit: 5, PRLimit: 5}
+	big := Ceilings{CommentLimit: 5, IssueLimit: 5, PRLimit: 5, MaxWrites: 100}
 	tests := []struct {
 		name    string
 		line    string
@@ -139,7 +139,7 @@ func TestApplyRecordsOnlyAllowed(t *testing.T) {
 }
 
 func TestApplyConcurrent(t *testing.T) {
-	p := mustPolicy(t, "comment-limit=7", Ceilings{CommentLimit: 100}, nil)
+	p := mustPolicy(t, "comment-limit=7", Ceilings{CommentLimit: 100, MaxWrites: 100}, nil)
 	l := NewLedger()
 	var mu sync.Mutex
 	allowed := 0
@@ -163,4 +163,32 @@ func TestHereOnlyWithoutThread(t *testing.T) {
 	d := p.Decide(comment("a/b", 1), nil)
 	assert.Equal(t, RuleHereOnly, d.Rule)
 	assert.Contains(t, d.Reason, "the triggering issue or pull request")
+}
+
+// TestMaxWritesAndControlRepo: one run may not write more than max-writes
+// in all (issue 14: the default policy let a run comment on 25 issues),
+// and never to the control repository, whatever the flags.
+func TestMaxWritesAndControlRepo(t *testing.T) {
+	c := DefaultCeilings()
+	c.ControlRepo = "Ops/Control"
+	p := Effective(Flags{}, c, Thread{Repo: "a/b", Number: 1}, nil)
+	l := NewLedger()
+	for i := 1; i <= 25; i++ {
+		d := p.Apply(Action{Kind: KindComment, Repo: "a/b", Number: i}, l)
+		if i <= DefaultMaxWrites {
+			require.True(t, d.Allowed, "write %d: %s", i, d.Reason)
+		} else {
+			require.False(t, d.Allowed, "write %d", i)
+			assert.Equal(t, RuleMaxWrites, d.Rule)
+		}
+	}
+	fresh := NewLedger()
+	for _, a := range []Action{{Kind: KindIssue, Repo: "ops/control"}, {Kind: KindComment, Repo: "OPS/CONTROL", Number: 3}, {Kind: KindPullRequest, Repo: "ops/control"}} {
+		d := p.Apply(a, fresh)
+		assert.False(t, d.Allowed)
+		assert.Equal(t, RuleControlRepo, d.Rule)
+	}
+	f, err := ParseFlagLine("repo=ops/control")
+	require.NoError(t, err)
+	assert.Equal(t, RuleControlRepo, Effective(f, c, Thread{Repo: "ops/control", Number: 1}, nil).Decide(Action{Kind: KindComment, Repo: "ops/control", Number: 1}, nil).Rule)
 }

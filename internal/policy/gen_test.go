@@ -45,7 +45,7 @@ func genWords(r *rand.Rand) []string {
 }
 
 func genCeilings(r *rand.Rand) Ceilings {
-	return Ceilings{CommentLimit: genLimit(r), IssueLimit: genLimit(r), PRLimit: genLimit(r)}
+	return Ceilings{CommentLimit: genLimit(r), IssueLimit: genLimit(r), PRLimit: genLimit(r), MaxWrites: genLimit(r)}
 }
 
 func genBlocker(r *rand.Rand) Blocker {

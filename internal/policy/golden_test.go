@@ -39,7 +39,7 @@ func TestWordsGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := mustPolicy(t, tt.line, Ceilings{CommentLimit: 3, IssueLimit: 3, PRLimit: 1}, tt.blocker)
+			p := mustPolicy(t, tt.line, Ceilings{CommentLimit: 3, IssueLimit: 3, PRLimit: 1, MaxWrites: 10}, tt.blocker)
 			golden(t, "words_"+tt.name, p.Words()+"\n")
 		})
 	}

@@ -11,6 +11,7 @@ type Ledger struct {
 	mu       sync.Mutex
 	issues   int
 	prs      int
+	total    int // every recorded write
 	comments map[threadKey]int
 }
 
@@ -44,6 +45,7 @@ func (l *Ledger) Record(a Action) {
 }
 
 func (l *Ledger) record(a Action) {
+	l.total++
 	switch a.Kind {
 	case KindIssue:
 		l.issues++

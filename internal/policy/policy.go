@@ -32,6 +32,8 @@ type Policy struct {
 	IssueLimit   int      `json:"issue_limit"`
 	PRLimit      int      `json:"pr_limit"`
 	CommentLimit int      `json:"comment_limit"`
+	MaxWrites    int      `json:"max_writes"`             // all writes of the run together
+	ControlRepo  string   `json:"control_repo,omitempty"` // never written to by the agent
 	Here         Thread   `json:"-"`
 	Blocker      Blocker  `json:"-"`
 }
@@ -49,6 +51,8 @@ func Effective(f Flags, c Ceilings, here Thread, b Blocker) Policy {
 		IssueLimit:   tighter(c.IssueLimit, f.IssueLimit),
 		PRLimit:      tighter(c.PRLimit, f.PRLimit),
 		CommentLimit: tighter(c.CommentLimit, f.CommentLimit),
+		MaxWrites:    clamp(c.MaxWrites),
+		ControlRepo:  strings.ToLower(c.ControlRepo),
 		Here:         here,
 		Blocker:      b,
 	}

@@ -16,7 +16,8 @@ func TestCeilingsValidate(t *testing.T) {
 	}{
 		{"default", DefaultCeilings(), ""},
 		{"zero", Ceilings{}, ""},
-		{"max", Ceilings{1000, 1000, 1000}, ""},
+		{"max", Ceilings{1000, 1000, 1000, 1000, ""}, ""},
+		{"big max-writes", Ceilings{MaxWrites: 1001}, "max-writes=1001"},
 		{"negative comment", Ceilings{CommentLimit: -1}, "comment-limit=-1"},
 		{"big issue", Ceilings{IssueLimit: 1001}, "issue-limit=1001"},
 		{"big pr", Ceilings{PRLimit: 5000}, "pr-limit=5000"},
@@ -32,7 +33,7 @@ func TestCeilingsValidate(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.err)
 		})
 	}
-	assert.Equal(t, Ceilings{CommentLimit: 3, IssueLimit: 1, PRLimit: 1}, DefaultCeilings())
+	assert.Equal(t, Ceilings{CommentLimit: 3, IssueLimit: 1, PRLimit: 1, MaxWrites: 10}, DefaultCeilings())
 }
 
 func TestEffective(t *testing.T) {
@@ -46,13 +47,14 @@ func TestEffective(t *testing.T) {
 	}{
 		{"ceilings only", "no-pr", big, Policy{IssueLimit: 5, CommentLimit: 10}},
 		{"flag below ceiling", "issue-limit=2 comment-limit=1", big, Policy{IssueLimit: 2, PRLimit: 4, CommentLimit: 1}},
-		{"flag above ceiling", "issue-limit=900 pr-limit=900 comment-limit=900", DefaultCeilings(), Policy{IssueLimit: 1, PRLimit: 1, CommentLimit: 3}},
+		{"flag above ceiling", "issue-limit=900 pr-limit=900 comment-limit=900", DefaultCeilings(), Policy{IssueLimit: 1, PRLimit: 1, CommentLimit: 3, MaxWrites: 10}},
 		{"no-issue", "no-issue issue-limit=3", big, Policy{PRLimit: 4, CommentLimit: 10}},
 		{"comment-only", "comment-only pr-limit=3", big, Policy{CommentOnly: true, CommentLimit: 10}},
 		{"here-only implies comment-only", "here-only", big, Policy{CommentOnly: true, HereOnly: true, CommentLimit: 10}},
-		{"spec example 1", "comment-only here-only", DefaultCeilings(), Policy{CommentOnly: true, HereOnly: true, CommentLimit: 3}},
-		{"spec example 2", "repo=foo/bar pr-limit=0", DefaultCeilings(), Policy{AllowRepos: []string{"foo/bar"}, IssueLimit: 1, CommentLimit: 3}},
+		{"spec example 1", "comment-only here-only", DefaultCeilings(), Policy{CommentOnly: true, HereOnly: true, CommentLimit: 3, MaxWrites: 10}},
+		{"spec example 2", "repo=foo/bar pr-limit=0", DefaultCeilings(), Policy{AllowRepos: []string{"foo/bar"}, IssueLimit: 1, CommentLimit: 3, MaxWrites: 10}},
 		{"bad ceilings clamp tighter", "no-pr", Ceilings{CommentLimit: -4, IssueLimit: 99999}, Policy{IssueLimit: 1000}},
+		{"control repo and max-writes", "no-pr", Ceilings{CommentLimit: 1, MaxWrites: 4, ControlRepo: "Ops/Control"}, Policy{CommentLimit: 1, MaxWrites: 4, ControlRepo: "ops/control"}},
 		{"repos", "repo=B/x repo=a/Y deny=C/z", big, Policy{AllowRepos: []string{"a/y", "b/x"}, DenyRepos: []string{"c/z"}, IssueLimit: 5, PRLimit: 4, CommentLimit: 10}},
 	}
 	for _, tt := range tests {
@@ -86,14 +88,14 @@ func TestPolicyJSON(t *testing.T) {
 	require.NoError(t, err)
 	b, err := json.Marshal(Effective(f, DefaultCeilings(), Thread{"o/n", 1}, fakeBlocker{}))
 	require.NoError(t, err)
-	assert.JSONEq(t, `{"comment_only":false,"here_only":false,"allow_repos":["foo/bar"],"deny_repos":[],"issue_limit":1,"pr_limit":0,"comment_limit":3}`, string(b))
+	assert.JSONEq(t, `{"comment_only":false,"here_only":false,"allow_repos":["foo/bar"],"deny_repos":[],"issue_limit":1,"pr_limit":0,"comment_limit":3,"max_writes":10}`, string(b))
 }
 
 func TestHandBuiltPolicyMatchesCase(t *testing.T) {
 	// e.g. decoded from JSON written by hand: matching still ignores case.
-	p := Policy{DenyRepos: []string{"Foo/Bar"}, AllowRepos: []string{"Foo/Bar", "A/B"}, CommentLimit: 1}
+	p := Policy{DenyRepos: []string{"Foo/Bar"}, AllowRepos: []string{"Foo/Bar", "A/B"}, CommentLimit: 1, MaxWrites: 1}
 	assert.Equal(t, RuleRepoDenied, p.Decide(Action{Kind: KindComment, Repo: "foo/bar", Number: 1}, nil).Rule)
 	assert.True(t, p.Decide(Action{Kind: KindComment, Repo: "a/b", Number: 1}, nil).Allowed)
 	var zero Policy
-	assert.Equal(t, RuleIssueLimit, zero.Decide(Action{Kind: KindIssue, Repo: "a/b"}, nil).Rule, "zero Policy allows nothing")
+	assert.Equal(t, RuleMaxWrites, zero.Decide(Action{Kind: KindIssue, Repo: "a/b"}, nil).Rule, "zero Policy allows nothing")
 }

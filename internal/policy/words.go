@@ -36,6 +36,10 @@ func (p Policy) Words() string {
 	} else {
 		s = append(s, fmt.Sprintf("At most %s may be written on any one issue or pull request.", KindComment.count(p.CommentLimit)))
 	}
+	s = append(s, fmt.Sprintf("At most %d writes (comments, issues and pull requests together) may be made in this run.", p.MaxWrites))
+	if p.ControlRepo != "" {
+		s = append(s, "Nothing may be written to "+p.ControlRepo+", the control repository.")
+	}
 	s = append(s, "Any write outside these rules is denied.")
 	return strings.Join(s, "\n")
 }

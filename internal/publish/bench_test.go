@@ -15,7 +15,7 @@ func BenchmarkRecheck(b *testing.B) {
 	for i := range entries {
 		entries[i] = outputs.Entry{Index: i, Kind: policy.KindComment, Repo: "acme/widgets", Number: i%50 + 1, Body: strings.Repeat("text ", 200)}
 	}
-	p := policy.Effective(policy.Flags{}, policy.Ceilings{CommentLimit: 1000, IssueLimit: 1, PRLimit: 1}, policy.Thread{}, blocked{})
+	p := policy.Effective(policy.Flags{}, policy.Ceilings{CommentLimit: 1000, IssueLimit: 1, PRLimit: 1, MaxWrites: 1000}, policy.Thread{}, blocked{})
 	b.ReportAllocs()
 	for b.Loop() {
 		Recheck(entries, nil, nil, p)

@@ -146,7 +146,7 @@ func (f *fixture) options() Options {
 	return Options{
 		Bot: f.bot, BotLogin: testBot, ControlRepo: testControl, LogIssue: f.logIssue,
 		Context: f.context, RunDir: f.runDir,
-		Ceilings:  policy.Ceilings{CommentLimit: 5, IssueLimit: 2, PRLimit: 1},
+		Ceilings:  policy.Ceilings{CommentLimit: 5, IssueLimit: 2, PRLimit: 1, MaxWrites: 10, ControlRepo: testControl},
 		Git:       GitOptions{BaseURL: f.base, Token: testToken, ForkPoll: time.Millisecond},
 		ServerURL: "https://github.com", WorkflowRunURL: "https://github.com/ops/control/actions/runs/42",
 		Sleep: f.clock.Sleep, RetryDelay: time.Millisecond,

@@ -47,7 +47,7 @@ func goldenRun() AgentRun {
 }
 
 func TestGoldenLogIssueSuccess(t *testing.T) {
-	pol := policy.Effective(policy.Flags{}, policy.Ceilings{CommentLimit: 3, IssueLimit: 1, PRLimit: 1}, policy.Thread{}, nil)
+	pol := policy.Effective(policy.Flags{}, policy.Ceilings{CommentLimit: 3, IssueLimit: 1, PRLimit: 1, MaxWrites: 10}, policy.Thread{}, nil)
 	res := &Result{Status: "completed", Written: []Written{
 		{Index: 0, Kind: policy.KindComment, Repo: "acme/widgets", Number: 7, URL: "https://github.com/acme/widgets/issues/7#issuecomment-1001"},
 		{Index: 1, Kind: policy.KindIssue, Repo: "acme/widgets", Number: 8, URL: "https://github.com/acme/widgets/issues/8"},

@@ -74,7 +74,7 @@ func TestRecheck(t *testing.T) {
 			for i := range tc.entries {
 				tc.entries[i].Index = i
 			}
-			p := policy.Effective(f, policy.Ceilings{CommentLimit: 5, IssueLimit: 3, PRLimit: 1}, here, blocked{"gone/away": true})
+			p := policy.Effective(f, policy.Ceilings{CommentLimit: 5, IssueLimit: 3, PRLimit: 1, MaxWrites: 10}, here, blocked{"gone/away": true})
 			plan := Recheck(tc.entries, tc.readErr, tc.policyErr, p)
 			assert.Len(t, plan.Writes, tc.writes)
 			assert.Len(t, plan.Noops, tc.noops)
