@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mention-runner/mention-runner/internal/blockfile"
 	"github.com/mention-runner/mention-runner/internal/blocklist"
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/transport"
@@ -399,7 +400,7 @@ func TestBlocklistSnapshot(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	h.sim.AddToken("tok-admin", "mr-runner")
-	store := &blocklist.Store{Client: h.sim.Client("tok-admin"), Repo: control}
+	store := &blockfile.Store{Client: h.sim.Client("tok-admin"), Repo: control}
 	_, err := store.Update(ctx, "block", func(l *blocklist.List) bool {
 		return l.Add([]string{"evil/*"}, "evil", "https://x", time.Unix(0, 0)) > 0
 	})

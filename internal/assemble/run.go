@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/mention-runner/mention-runner/internal/actions"
-	"github.com/mention-runner/mention-runner/internal/blocklist"
+	"github.com/mention-runner/mention-runner/internal/blockfile"
 	"github.com/mention-runner/mention-runner/internal/config"
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/ghclient"
@@ -74,7 +74,7 @@ type run struct {
 	store   *shardstore.Store
 	states  *jobstate.Store
 	issues  *logIssues
-	blocks  *blocklist.Store // read for the agent's snapshot
+	blocks  *blockfile.Store // read for the agent's snapshot
 	now     func() time.Time
 	holder  shardstore.Holder // this run, as written in a lock
 	runURL  string
@@ -158,7 +158,7 @@ func setup(o Options) (*run, error) {
 		o: o, cfg: cfg, now: now, store: store, states: states,
 		log:    actions.New(o.Getenv, o.Stdout),
 		issues: &logIssues{gh: issuesClient, owner: owner, name: name},
-		blocks: &blocklist.Store{Client: issuesClient, Repo: cfg.ControlRepo, Path: cfg.BlocklistPath},
+		blocks: &blockfile.Store{Client: issuesClient, Repo: cfg.ControlRepo, Path: cfg.BlocklistPath},
 	}
 	r.holder, r.runURL = identity(o.Getenv, cfg.ServerURL)
 	return r, nil

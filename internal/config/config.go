@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/policy"
 )
 
@@ -147,7 +148,7 @@ var Settings = []Setting{
 	{Env: "MR_ALLOW_WORKFLOW_CHANGES", Input: "allow-workflow-changes", Default: "false", Doc: "Allow PRs whose commits touch anything under .github/ (workflows, local actions, settings).", check: boolean},
 	{Env: "MR_MAX_CONTEXT_BYTES", Input: "max-context-bytes", Default: "8388608", Doc: "Largest reassembled context accepted.", Modes: "assemble", check: intRange(1024, 256<<20)},
 	{Env: "MR_MAX_BUNDLE_BYTES", Input: "max-bundle-bytes", Default: "52428800", Doc: "Largest PR bundle accepted.", check: intRange(1024, 1<<30)},
-	{Env: "MR_BLOCKLIST_PATH", Input: "blocklist-path", Default: ".mention-runner/blocklist.json", Doc: "Opt-out list in the control repo (shared with the dispatcher)."},
+	{Env: "MR_BLOCKLIST_PATH", Input: "blocklist-path", Default: contract.BlocklistPath, Doc: "Opt-out list in the control repo (shared with the dispatcher)."},
 	{Env: "MR_REPLAY_SCRIPT", Input: "replay-script", Doc: "Replay engine: the scripted session (JSONL).", Modes: "agent"},
 	{Env: "MR_CONTEXT_FILE", Input: "context-file", Default: "runs/context.json", Doc: "The context file: written by assemble, read by agent and publish (publish must read the copy from assemble's artifact, never the agent's)."},
 	{Env: "MR_CONTEXT_SHA256", Input: "context-sha256", Doc: "agent, publish: SHA-256 of the context file from assemble; the file is refused if it differs.", Modes: "agent,publish", check: sha256Hex},

@@ -28,3 +28,9 @@ const (
 // BundleFile is the git bundle of the pull request queued as output
 // index: the gate writes it into the run directory, publish pushes it.
 func BundleFile(index int) string { return "pr-" + strconv.Itoa(index) + ".bundle" }
+
+// Files the dispatcher and the runner share in the control repo.
+const (
+	// BlocklistPath is the opt-out list (SPEC §7).
+	BlocklistPath = ".mention-runner/blocklist.json"
+)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mention-runner/mention-runner/internal/blocklist"
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/mention"
 	"github.com/mention-runner/mention-runner/internal/policy"
 	"github.com/mention-runner/mention-runner/internal/threadctx"
@@ -71,7 +71,7 @@ type Config struct {
 	Context  threadctx.Options // context budget and diff cap
 
 	RatePerHour   int    // runs per user per rolling hour; 0 = DefaultRatePerHour
-	BlocklistPath string // "" = blocklist.DefaultPath
+	BlocklistPath string // "" = contract.BlocklistPath
 	StatePath     string // rate-limit state in CONTROL; "" = DefaultStatePath
 	// CacheTTL is how long the blocklist and rate state are reused between
 	// Refresh calls (serve mode); 0 = DefaultCacheTTL.
@@ -99,7 +99,7 @@ func (c Config) withDefaults() Config {
 		c.RatePerHour = DefaultRatePerHour
 	}
 	if c.BlocklistPath == "" {
-		c.BlocklistPath = blocklist.DefaultPath
+		c.BlocklistPath = contract.BlocklistPath
 	}
 	if c.StatePath == "" {
 		c.StatePath = DefaultStatePath

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/mention-runner/mention-runner/internal/blockfile"
 	"github.com/mention-runner/mention-runner/internal/blocklist"
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/mention"
@@ -101,8 +102,8 @@ func (d *Dispatcher) setBlocklist(l *blocklist.List) {
 	d.mu.Unlock()
 }
 
-func (d *Dispatcher) store() *blocklist.Store {
-	return &blocklist.Store{Client: d.ctl, Repo: d.cfg.Control, Path: d.cfg.BlocklistPath}
+func (d *Dispatcher) store() *blockfile.Store {
+	return &blockfile.Store{Client: d.ctl, Repo: d.cfg.Control, Path: d.cfg.BlocklistPath}
 }
 
 // Handle decides what to do with one trigger and does it (SPEC order 1–7).

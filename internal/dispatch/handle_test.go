@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/blockfile"
 	"github.com/mention-runner/mention-runner/internal/blocklist"
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/githubsim"
@@ -135,7 +136,7 @@ func TestAllowListParsing(t *testing.T) {
 
 func TestBlockedRepoIgnored(t *testing.T) {
 	e := newEnv(t)
-	store := &blocklist.Store{Client: e.gh, Repo: control}
+	store := &blockfile.Store{Client: e.gh, Repo: control}
 	_, err := store.Update(e.ctx(), "seed", func(l *blocklist.List) bool { return l.Add([]string{"alice/*"}, "alice", "x", time.Now()) > 0 })
 	require.NoError(t, err)
 	n := e.issue("x")
@@ -263,7 +264,7 @@ func TestGoAwayComeBack(t *testing.T) {
 			dec, err := d.Handle(e.ctx(), trig)
 			require.NoError(t, err)
 			assert.Equal(t, Block, dec.Decision, dec.Reason)
-			l, err := (&blocklist.Store{Client: e.gh, Repo: control}).Load(e.ctx())
+			l, err := (&blockfile.Store{Client: e.gh, Repo: control}).Load(e.ctx())
 			require.NoError(t, err)
 			var got []string
 			for _, en := range l.Entries {
@@ -287,7 +288,7 @@ func TestGoAwayComeBack(t *testing.T) {
 			dec, err = d.Handle(e.ctx(), e.repoTrigger(tc.repo, n, c2.GetID()))
 			require.NoError(t, err)
 			assert.Equal(t, Unblock, dec.Decision)
-			l, err = (&blocklist.Store{Client: e.gh, Repo: control}).Load(e.ctx())
+			l, err = (&blockfile.Store{Client: e.gh, Repo: control}).Load(e.ctx())
 			require.NoError(t, err)
 			assert.Empty(t, l.Entries)
 			assert.Empty(t, e.sim.Dispatches(control))
@@ -307,7 +308,7 @@ func TestPasserByCannotUnblockRepo(t *testing.T) {
 	dec, err := d.Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
 	require.NoError(t, err)
 	assert.Equal(t, Unblock, dec.Decision)
-	l, err := (&blocklist.Store{Client: e.gh, Repo: control}).Load(e.ctx())
+	l, err := (&blockfile.Store{Client: e.gh, Repo: control}).Load(e.ctx())
 	require.NoError(t, err)
 	require.Len(t, l.Entries, 2, "carol could only unblock carol/*")
 	// And a mention there is now ignored.

@@ -16,7 +16,7 @@ import (
 	"github.com/google/go-github/v62/github"
 	"github.com/google/uuid"
 
-	"github.com/mention-runner/mention-runner/internal/blocklist"
+	"github.com/mention-runner/mention-runner/internal/blockfile"
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/dispatch"
 )
@@ -37,7 +37,7 @@ type Config struct {
 	// AllowedUsers is ALLOWED_USERS; AllowedSet tells set-but-empty from unset.
 	AllowedUsers  string
 	AllowedSet    bool
-	BlocklistPath string // "" = blocklist.DefaultPath
+	BlocklistPath string // "" = contract.BlocklistPath
 	// Missing names required settings that were not given; their checks fail.
 	Missing []string
 }
@@ -298,13 +298,13 @@ func (r *run) blocklist(ctx context.Context) {
 	const name = "opt-out list readable"
 	path := r.cfg.BlocklistPath
 	if path == "" {
-		path = blocklist.DefaultPath
+		path = contract.BlocklistPath
 	}
 	if r.repo == nil {
 		r.fail(name, "cannot check", "fix \"control repo reachable\" first")
 		return
 	}
-	l, err := (&blocklist.Store{Client: r.ctl, Repo: r.cfg.Control, Path: path}).Load(ctx)
+	l, err := (&blockfile.Store{Client: r.ctl, Repo: r.cfg.Control, Path: path}).Load(ctx)
 	switch {
 	case err != nil:
 		r.fail(name, path+": "+errText(err),

@@ -25,7 +25,7 @@ type Options struct {
 	NoRecordReason string // why RunDir is empty, for the report
 
 	Ceilings      policy.Ceilings
-	BlocklistPath string // "" = blocklist.DefaultPath
+	BlocklistPath string // "" = contract.BlocklistPath
 	Git           GitOptions
 
 	ServerURL      string // web base for links, e.g. https://github.com

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/mention-runner/mention-runner/internal/blocklist"
+	"github.com/mention-runner/mention-runner/internal/blockfile"
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/job"
 	"github.com/mention-runner/mention-runner/internal/outputs"
@@ -53,7 +53,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if jerr != nil {
 		p.polErr = fmt.Errorf("the trusted context: %w", jerr)
 	}
-	store := &blocklist.Store{Client: o.Control, Repo: o.ControlRepo, Path: o.BlocklistPath}
+	store := &blockfile.Store{Client: o.Control, Repo: o.ControlRepo, Path: o.BlocklistPath}
 	list, err := store.Load(ctx)
 	if err != nil {
 		p.polErr = errors.Join(p.polErr, fmt.Errorf("read the blocklist: %w", err))
