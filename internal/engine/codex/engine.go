@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/engine"
 	"github.com/mention-runner/mention-runner/internal/engine/process"
 	"github.com/mention-runner/mention-runner/internal/session"
@@ -80,7 +81,7 @@ func (e *Engine) Args(spec engine.Spec, workDir, baseURL string) []string {
 		"-c", `approval_policy="never"`, "-c", `web_search="disabled"`, "-c", "project_doc_max_bytes=0",
 		"-c", `history.persistence="none"`, "-c", "check_for_update_on_startup=false",
 		"-c", "include_apply_patch_tool=false",
-		"-c", "mcp_servers.gate=" + gateTOML(spec.GateCommand),
+		"-c", "mcp_servers." + contract.GateServer + "=" + gateTOML(spec.GateCommand),
 	}
 	for _, f := range DisabledFeatures {
 		args = append(args, "--disable", f)

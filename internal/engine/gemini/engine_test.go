@@ -1,9 +1,12 @@
 package gemini
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +18,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/fakemodel"
 	fakegemini "github.com/mention-runner/mention-runner/internal/fakemodel/gemini"
 	"github.com/mention-runner/mention-runner/internal/session"
+	"github.com/mention-runner/mention-runner/internal/streamjson"
 )
 
 func TestMain(m *testing.M) {
@@ -66,4 +70,122 @@ func TestRealCLI(t *testing.T) {
 	for _, ev := range evs {
 		t.Logf("%s %s %s %s", ev.Time.Format("15:04:05.000"), ev.Kind, ev.ToolName, ev.Text)
 	}
+}
+
+func decodeAll(in []byte) []session.Event {
+	m := newMapper("gemini-fake")
+	dec := streamjson.NewDecoder(bytes.NewReader(in))
+	dec.Map = m.Map
+	var out []session.Event
+	for {
+		ev, err := dec.Next()
+		if err != nil {
+			break
+		}
+		out = append(out, ev)
+	}
+	return append(out, m.Flush()...)
+}
+
+func kinds(evs []session.Event) []session.EventKind {
+	var out []session.EventKind
+	for _, e := range evs {
+		out = append(out, e.Kind)
+	}
+	return out
+}
+
+// TestMapRealCapture: an allowed gate call, as Gemini CLI 0.61.0 printed it.
+func TestMapRealCapture(t *testing.T) {
+	b, err := os.ReadFile("testdata/allowed_comment.jsonl")
+	require.NoError(t, err)
+	evs := decodeAll(b)
+	require.Equal(t, []session.EventKind{session.EventInit, session.EventUserText, session.EventText, session.EventToolUse,
+		session.EventToolResult, session.EventText, session.EventResult}, kinds(evs))
+	assert.Equal(t, "f64e0dff-0a65-4cb4-b9cd-d743d2790374", evs[0].Init.SessionID)
+	assert.Equal(t, "mcp_gate_add_comment", evs[3].ToolName)
+	assert.Equal(t, evs[3].ToolCallID, evs[4].ToolCallID)
+	assert.False(t, evs[4].IsError)
+	assert.Equal(t, "comment queued as output #1", evs[4].Output)
+	assert.Equal(t, evs[2].MessageID, evs[3].MessageID)
+	assert.NotEqual(t, evs[3].MessageID, evs[5].MessageID)
+	r := evs[6].Result
+	assert.Equal(t, "success", r.Subtype)
+	assert.Equal(t, 2, r.NumTurns)
+	assert.Equal(t, "done", r.Text)
+	assert.Equal(t, int64(1607), r.DurationMS)
+}
+
+func TestMapLines(t *testing.T) {
+	tests := []struct {
+		name  string
+		lines string
+		want  []session.EventKind
+		check func(t *testing.T, evs []session.Event)
+	}{
+		{"deltas join into one text", `{"type":"message","role":"assistant","content":"Hel","delta":true}
+{"type":"message","role":"assistant","content":"lo","delta":true}`,
+			[]session.EventKind{session.EventText}, func(t *testing.T, evs []session.Event) {
+				assert.Equal(t, "Hello", evs[0].Text)
+			}},
+		{"error result", `{"type":"result","status":"error","error":{"type":"FatalTurnLimitedError","message":"Reached max session turns"}}`,
+			[]session.EventKind{session.EventResult}, func(t *testing.T, evs []session.Event) {
+				assert.True(t, evs[0].Result.IsError)
+				assert.Equal(t, "Reached max session turns", evs[0].Result.Text)
+			}},
+		{"failed tool", `{"type":"tool_use","tool_name":"read_file","tool_id":"t1","parameters":null}
+{"type":"tool_result","tool_id":"t1","status":"error","error":{"type":"x","message":"path outside the workspace"}}`,
+			[]session.EventKind{session.EventToolUse, session.EventToolResult}, func(t *testing.T, evs []session.Event) {
+				assert.JSONEq(t, `{}`, string(evs[0].Input))
+				assert.True(t, evs[1].IsError)
+				assert.Equal(t, "path outside the workspace", evs[1].Output)
+			}},
+		{"warnings and unknown", `{"type":"error","severity":"warning","message":"Loop detected"}` + "\nnot json\n" + `{"type":"new"}`,
+			[]session.EventKind{session.EventUnknown, session.EventUnknown, session.EventUnknown}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			evs := decodeAll([]byte(tc.lines))
+			require.Equal(t, tc.want, kinds(evs))
+			if tc.check != nil {
+				tc.check(t, evs)
+			}
+		})
+	}
+}
+
+func TestSettingsAndArgs(t *testing.T) {
+	spec := engine.Spec{GateCommand: []string{"/bin/runner", "mcp", "--config", "/r/gate.json"}, WorkDir: "/checkout"}
+	s := Settings(spec, ".none.md")
+	b, err := json.Marshal(s)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"command":"/bin/runner","args":["mcp","--config","/r/gate.json"],"trust":true,"timeout":600000}`,
+		string(mustJSON(t, s["mcpServers"].(map[string]any)["gate"])))
+	assert.Contains(t, string(b), `"core":["read_file","list_directory","glob","grep_search","mcp_gate_add_comment"`)
+	assert.NotContains(t, strings.Join(Args(spec), " "), "/checkout", "the checkout is never part of the workspace")
+	_, err = New("gemini").Run(context.Background(), engine.Spec{GateCommand: []string{"x"}, AllowedTools: []string{"Edit"}}, nil)
+	require.ErrorContains(t, err, "MR_ALLOWED_TOOLS")
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return b
+}
+
+func FuzzMap(f *testing.F) {
+	b, err := os.ReadFile("testdata/allowed_comment.jsonl")
+	require.NoError(f, err)
+	f.Add(b)
+	f.Fuzz(func(t *testing.T, in []byte) {
+		m := newMapper("m")
+		for i, line := range bytes.Split(in, []byte("\n")) {
+			for _, ev := range m.Map(line, i+1, time.Time{}) {
+				if ev.Kind == session.EventToolUse && len(ev.Input) == 0 {
+					t.Fatalf("tool use without input: %q", line)
+				}
+			}
+		}
+		m.Flush()
+	})
 }
