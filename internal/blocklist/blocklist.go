@@ -4,6 +4,7 @@
 package blocklist
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -98,6 +99,19 @@ func (a Authority) Patterns() []string {
 	}
 	if a.CanWrite && a.Repo != "" && owner != strings.ToLower(a.Commenter) {
 		out = append(out, strings.ToLower(a.Repo))
+	}
+	return out
+}
+
+// LiftPatterns returns what "come back" removes for a: what a could add,
+// plus the thread's repo itself when a owns it or may write to it, so an
+// owner or admin can lift a block a collaborator put on their repo.
+func (a Authority) LiftPatterns() []string {
+	out := a.Patterns()
+	repo := strings.ToLower(a.Repo)
+	owner, _, _ := strings.Cut(repo, "/")
+	if repo != "" && (a.CanWrite || owner == strings.ToLower(a.Commenter)) && !slices.Contains(out, repo) {
+		out = append(out, repo)
 	}
 	return out
 }

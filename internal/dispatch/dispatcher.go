@@ -310,6 +310,9 @@ func (d *Dispatcher) optOut(ctx context.Context, t *Trigger, m mention.Mention, 
 		return fail(err)
 	}
 	pats := a.Patterns()
+	if !goAway {
+		pats = a.LiftPatterns()
+	}
 	changed := 0
 	msg := fmt.Sprintf("mention-runner: @%s says %q on %s", t.Author, strings.ReplaceAll(string(m.Command), "_", " "), t.URL)
 	l, err := d.store().Update(ctx, msg, func(l *blocklist.List) bool {
@@ -324,6 +327,15 @@ func (d *Dispatcher) optOut(ctx context.Context, t *Trigger, m mention.Mention, 
 		return fail(err)
 	}
 	d.setBlocklist(l)
+	dec.Reason = fmt.Sprintf("%sed %s (%d changed) for @%s", dec.Decision, strings.Join(pats, ", "), changed, t.Author)
+	// The block always applies; the reply is rate-limited per user and
+	// repo, so opt-outs (open to anyone) cannot make the bot spam a thread.
+	if ok, err := d.optOutReplySlot(ctx, t, dec.JobID); err != nil {
+		return fail(err)
+	} else if !ok {
+		dec.Reason += fmt.Sprintf("; no reply: @%s already had %d opt-out replies on %s in the last hour", t.Author, OptOutRepliesPerHour, t.Repo)
+		return dec, d.settle(ctx, dec.JobID, StatusDispatched)
+	}
 	kind, body := contract.ReplyGoAway, goAwayReply(t, d.cfg.Bot, pats)
 	if !goAway {
 		kind, body = contract.ReplyComeBack, comeBackReply(t, changed, pats)
@@ -331,8 +343,30 @@ func (d *Dispatcher) optOut(ctx context.Context, t *Trigger, m mention.Mention, 
 	if err := d.replyOnce(ctx, t, kind, body); err != nil {
 		return fail(err)
 	}
-	dec.Reason = fmt.Sprintf("%sed %s (%d changed) for @%s", dec.Decision, strings.Join(pats, ", "), changed, t.Author)
 	return dec, d.settle(ctx, dec.JobID, StatusDispatched)
+}
+
+// OptOutRepliesPerHour caps the bot's replies to "go away" / "come back"
+// from one user on one repo.
+const OptOutRepliesPerHour = 2
+
+// optOutReplySlot reports whether a reply to this opt-out may be posted,
+// and if so records it in the rate state (kept with the run counts, under
+// a key no login can take).
+func (d *Dispatcher) optOutReplySlot(ctx context.Context, t *Trigger, jobID string) (bool, error) {
+	st, err := d.rate(ctx)
+	if err != nil {
+		return false, err
+	}
+	key := "opt-out:" + strings.ToLower(t.Author) + "@" + strings.ToLower(t.Repo)
+	d.mu.Lock()
+	n := st.count(key, jobID, d.cfg.Now())
+	d.mu.Unlock()
+	if n >= OptOutRepliesPerHour {
+		return false, nil
+	}
+	d.recordRun(key, jobID)
+	return true, nil
 }
 
 func checkTrigger(t *Trigger) error {

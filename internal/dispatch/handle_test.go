@@ -549,3 +549,67 @@ func TestShutdownDuringSendStillDispatches(t *testing.T) {
 	assert.Equal(t, Dispatch, dec.Decision)
 	assert.Len(t, e.sim.Dispatches(control), 1, "the claimed mention was dispatched")
 }
+
+// TestOptOutRepliesRateLimited: opt-outs are open to anyone, so a stranger
+// repeating "go away" must not make the bot reply each time (issue 14: 15
+// replies under a 2/hour limit). The block itself always applies.
+func TestOptOutRepliesRateLimited(t *testing.T) {
+	e := newEnv(t)
+	d := e.dispatcher(func(c *Config) { c.RatePerHour = 2 })
+	n := e.issue("x")
+	replies := func() int {
+		k := 0
+		for _, c := range e.sim.Comments(proj, n) {
+			if c.GetUser().GetLogin() == bot {
+				k++
+			}
+		}
+		return k
+	}
+	for i := 0; i < 5; i++ {
+		cmd := "go away"
+		if i%2 == 1 {
+			cmd = "come back"
+		}
+		c := e.comment(n, "carol", "@mrbot "+cmd)
+		dec, err := d.Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
+		require.NoError(t, err)
+		assert.Contains(t, []string{Block, Unblock}, dec.Decision, dec.Reason)
+		if i >= OptOutRepliesPerHour {
+			assert.Contains(t, dec.Reason, "no reply")
+		}
+	}
+	assert.Equal(t, OptOutRepliesPerHour, replies())
+	l, err := (&blockfile.Store{Client: e.gh, Repo: control}).Load(e.ctx())
+	require.NoError(t, err)
+	require.Len(t, l.Entries, 1, "the last go away still blocked")
+	assert.Equal(t, "carol/*", l.Entries[0].Pattern)
+	// Another user on the same repo has their own budget.
+	c := e.comment(n, "bob", "@mrbot go away")
+	_, err = d.Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
+	require.NoError(t, err)
+	assert.Equal(t, OptOutRepliesPerHour+1, replies())
+}
+
+// TestOwnerLiftsCollaboratorBlock: a block a collaborator put on a repo
+// can be lifted by the repo's owner.
+func TestOwnerLiftsCollaboratorBlock(t *testing.T) {
+	e := newEnv(t)
+	e.sim.SetPermission(proj, "bob", "write")
+	d := e.dispatcher()
+	n := e.issue("x")
+	c := e.comment(n, "bob", "@mrbot go away")
+	_, err := d.Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
+	require.NoError(t, err)
+	c = e.comment(n, "alice", "@mrbot come back")
+	dec, err := d.Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
+	require.NoError(t, err)
+	assert.Equal(t, Unblock, dec.Decision, dec.Reason)
+	l, err := (&blockfile.Store{Client: e.gh, Repo: control}).Load(e.ctx())
+	require.NoError(t, err)
+	var pats []string
+	for _, en := range l.Entries {
+		pats = append(pats, en.Pattern)
+	}
+	assert.Equal(t, []string{"bob/*"}, pats, "alice/proj lifted; bob's own account stays blocked")
+}
