@@ -57,6 +57,7 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 	claudeBin := fs.String("claude-bin", envOr(env, "CLAUDE_BIN", "tools/claude-code/node_modules/.bin/claude"), "claude engine: the Claude Code executable (env CLAUDE_BIN)")
 	codexBin := fs.String("codex-bin", envOr(env, "CODEX_BIN", "tools/codex/node_modules/.bin/codex"), "codex engine: the Codex executable (env CODEX_BIN)")
 	geminiBin := fs.String("gemini-bin", envOr(env, "GEMINI_BIN", "tools/gemini-cli/node_modules/.bin/gemini"), "gemini engine: the Gemini CLI executable (env GEMINI_BIN)")
+	scenario := fs.String("scenario", env.Env("SCENARIO"), "tell one story instead of one comment: "+strings.Join(demo.ScenarioNames(), ", ")+", or all (env SCENARIO); exit 0 when it behaved as intended")
 	out := fs.String("out", "demo-out", "where the jobs' directories and artifacts go (emptied first)")
 	if err := cli.ParseFlags(fs, args, false); err != nil {
 		return err
@@ -68,6 +69,21 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 	root, err := demo.ModuleRoot(wd)
 	if err != nil {
 		return err
+	}
+	var scenarios []demo.Scenario
+	switch *scenario {
+	case "":
+	case "all":
+		scenarios = demo.Scenarios
+	default:
+		sc, ok := demo.FindScenario(*scenario)
+		if !ok {
+			return cli.Usagef("--scenario %q: want one of %s, or all", *scenario, strings.Join(demo.ScenarioNames(), ", "))
+		}
+		scenarios = []demo.Scenario{sc}
+	}
+	if len(scenarios) > 0 && *engine != demo.EngineReplay {
+		return cli.Usagef("--scenario scripts the agent: it runs with the replay engine only")
 	}
 	o := demo.Options{Engine: *engine, Log: env.Stderr}
 	switch *engine {
@@ -133,6 +149,9 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 	if o.Bins, err = demo.Build(ctx, root, binDir); err != nil {
 		return err
 	}
+	if len(scenarios) > 0 {
+		return runScenarios(ctx, env, o, scenarios, start)
+	}
 	text := strings.ReplaceAll(*comment, `\n`, "\n")
 	if strings.TrimSpace(text) == "" {
 		text = demo.DefaultComment
@@ -162,6 +181,34 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stdout, "\njobs and artifacts: %s (took %s)\n", o.OutDir, time.Since(start).Round(100*time.Millisecond))
 	return runErr
+}
+
+// runScenarios tells each story on its own simulator, one after another,
+// and fails unless every one behaved as intended.
+func runScenarios(ctx context.Context, env *cli.Env, o demo.Options, scenarios []demo.Scenario, start time.Time) error {
+	var failed []string
+	base := o.OutDir
+	for _, sc := range scenarios {
+		o.OutDir = filepath.Join(base, sc.Name)
+		fmt.Fprintf(env.Stderr, "scenario %s: %s\n", sc.Name, sc.About)
+		res, err := demo.RunScenario(ctx, sc, o)
+		if res != nil && res.World != nil {
+			res.Show(env.Stdout)
+			res.World.Sim.Close()
+		}
+		switch {
+		case err != nil:
+			fmt.Fprintf(env.Stdout, "scenario %s could not run: %v\n", sc.Name, err)
+			failed = append(failed, sc.Name)
+		case !res.OK():
+			failed = append(failed, sc.Name)
+		}
+	}
+	fmt.Fprintf(env.Stdout, "\n%d scenario(s) in %s; jobs and artifacts: %s\n", len(scenarios), time.Since(start).Round(100*time.Millisecond), base)
+	if len(failed) > 0 {
+		return &cli.ExitError{Code: 1, Err: fmt.Errorf("not as intended: %s", strings.Join(failed, ", "))}
+	}
+	return nil
 }
 
 // printReplies shows what the bot answered on the thread instead of

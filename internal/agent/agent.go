@@ -152,7 +152,13 @@ func (r *run) execute(ctx context.Context) (*Outcome, string, error) {
 	r.meta = record.RunMeta{RunID: r.out.RunID, JobID: taskID, SessionID: r.sessionID, Engine: r.cfg.Engine,
 		Model: r.cfg.Model, StartedAt: &r.out.StartedAt, Status: "running", WorkflowRunURL: r.workflowRunURL()}
 	r.logf("run %s, record in %s", r.out.RunID, r.dir)
-	r.emit(contract.EventRunCreated, record.SeverityInfo, "run "+r.out.RunID+" created",
+	// assemble started the record when its events came along with the
+	// context; otherwise this job creates the run
+	typ, what := contract.EventRunCreated, "run "+r.out.RunID+" created"
+	if rec.Continued() {
+		typ, what = contract.EventAgentStarted, "agent job started"
+	}
+	r.emit(typ, record.SeverityInfo, what,
 		map[string]any{"run_id": r.out.RunID, "jobid": taskID, "engine": r.cfg.Engine, "context_file": r.cfg.ContextFile})
 	if ctxErr == nil {
 		r.emit(contract.EventFileRead, record.SeverityInfo, "context file read and verified",

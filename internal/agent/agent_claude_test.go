@@ -80,10 +80,10 @@ func TestClaudeAllowedComment(t *testing.T) {
 	evs := f.events(t)
 	ts := types(evs)
 	for _, want := range []string{"run.created", "config.loaded", "prompt.rendered", "run.started", "skill.indexed", "skill.loaded",
-		"tool.started", "tool.completed", "policy.allowed", "deliverable.check.started", "deliverable.check.completed", "run.completed"} {
+		"tool.started", "tool.completed", "policy.allowed", "deliverable.check.started", "deliverable.check.completed", "agent.completed"} {
 		assert.Contains(t, ts, want)
 	}
-	assert.Equal(t, "run.completed", ts[len(ts)-1])
+	assert.Equal(t, "agent.completed", ts[len(ts)-1])
 	assert.NotContains(t, ts, "deliverable.missing")
 	transcript, err := os.ReadFile(filepath.Join(f.runDir(), "transcript.md"))
 	require.NoError(t, err)
@@ -146,7 +146,7 @@ func TestClaudeMaxTurns(t *testing.T) {
 	assert.Equal(t, 1, fake.Remaining())
 	o := f.requireRecord(t)
 	assert.Equal(t, contract.CauseMaxTurns, o.Failure)
-	assert.Len(t, eventsOf(f.events(t), "run.failed"), 1)
+	assert.Len(t, eventsOf(f.events(t), contract.EventAgentFailed), 1)
 }
 
 func TestClaudeLoopStopped(t *testing.T) {
@@ -176,7 +176,7 @@ func TestClaudeLoopStopped(t *testing.T) {
 	assert.Equal(t, out.LoopExcerpt, o.LoopExcerpt)
 	evs := f.events(t)
 	require.Len(t, eventsOf(evs, "loop.detected"), 1)
-	failed := eventsOf(evs, "run.failed")
+	failed := eventsOf(evs, "agent.failed")
 	require.Len(t, failed, 1)
 	var data map[string]any
 	require.NoError(t, json.Unmarshal(failed[0].Data, &data))

@@ -111,7 +111,7 @@ func TestFailures(t *testing.T) {
 			o := f.requireRecord(t)
 			assert.Equal(t, out.Error, o.Error)
 			evs := f.events(t)
-			assert.Equal(t, "run.failed", evs[len(evs)-1].Type)
+			assert.Equal(t, "agent.failed", evs[len(evs)-1].Type)
 			assert.NotEmpty(t, eventsOf(evs, "error"), "the failure is in errors.jsonl too")
 			// core-types: stopped by the runner is interrupted, anything else failed
 			want := session.StatusFailed

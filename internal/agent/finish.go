@@ -48,10 +48,12 @@ func (r *run) finish(failure string, ferr error) (*Outcome, string, error) {
 		if r.out.LoopExcerpt != "" {
 			data["loop_excerpt"] = r.out.LoopExcerpt
 		}
-		r.emit(contract.EventRunFailed, "error", "run failed: "+r.out.Failure, data)
+		// the agent job's end; the run's own end (run.completed/failed) is
+		// publish's, once it knows what was really written
+		r.emit(contract.EventAgentFailed, "error", "agent job failed: "+r.out.Failure, data)
 		r.logf("run failed (%s): %s", r.out.Failure, firstLine(r.out.Error))
 	} else {
-		r.emit(contract.EventRunCompleted, record.SeverityInfo, fmt.Sprintf("run completed: %d turns, %d outputs queued", r.out.Turns, r.out.Outputs), data)
+		r.emit(contract.EventAgentCompleted, record.SeverityInfo, fmt.Sprintf("agent job completed: %d turns, %d outputs queued", r.out.Turns, r.out.Outputs), data)
 		r.logf("run completed: %d turns, %d outputs queued", r.out.Turns, r.out.Outputs)
 	}
 

@@ -17,6 +17,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/blockfile"
 	"github.com/mention-runner/mention-runner/internal/blocklist"
 	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/record"
 	"github.com/mention-runner/mention-runner/internal/transport"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -61,6 +62,17 @@ func TestSmallEvent(t *testing.T) {
 	o := h.run(t, ev[0])
 	assertProceeded(t, h, o, jobID, c)
 	assert.Empty(t, h.sim.Refs(control, contract.JobRefPrefix), "agent_small needs no refs")
+	// the run record starts here, beside the context, for the next jobs
+	evs, err := record.ReadEvents(filepath.Join(o.dir, "runs", o.runID+"-1", contract.EventsFile))
+	require.NoError(t, err)
+	var types []string
+	for _, e := range evs {
+		types = append(types, e.Type)
+		assert.Equal(t, jobID, e.TaskID)
+		assert.Equal(t, record.SessionID(jobID, o.runID+"-1"), e.SessionID)
+	}
+	assert.Equal(t, []string{contract.EventRunCreated, contract.EventFileWritten, contract.EventLogIssueReady}, types)
+	assert.Equal(t, int64(1), evs[0].Sequence)
 
 	// a re-run finds the same log issue
 	again := h.run(t, ev[0], rerun(o))

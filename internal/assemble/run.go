@@ -101,6 +101,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	res := &Result{}
 	err = r.assemble(ctx, res)
+	if err == nil && res.Ready {
+		if rerr := r.writeRecord(res); rerr != nil {
+			// the agent job starts the record itself then; nothing is lost but assemble's part
+			r.log.Warningf("%v", rerr)
+		}
+	}
 	if err != nil {
 		if rerr := r.recordFailure(ctx, res, err); rerr != nil {
 			r.log.Warningf("could not record the failure on a log issue: %v", rerr)

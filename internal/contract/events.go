@@ -39,6 +39,26 @@ const (
 	EventEngineResult  = "engine.result"
 	EventLoopDetected  = "loop.detected"
 
+	// The agent job's start and end when assemble started the record; the
+	// run's own end (run.completed/failed) is publish's.
+	EventAgentStarted   = "agent.started"
+	EventAgentCompleted = "agent.completed"
+	EventAgentFailed    = "agent.failed"
+
+	// assemble
+	EventShardStored       = "shard.stored"
+	EventShardLockAcquired = "shard.lock.acquired"
+	EventShardReassembled  = "shard.reassembled"
+	EventLogIssueReady     = "log_issue.ready"
+
+	// publish: the re-check, each decision and write, the report
+	EventPublishStarted  = "publish.started"
+	EventPublishReported = "publish.reported"
+	EventOutputNoop      = "output.noop"
+	EventOutputRefused   = "output.refused"
+	EventOutputWritten   = "output.written"
+	EventOutputFailed    = "output.failed"
+
 	EventRecordRecovered = "record.recovered"
 	EventError           = "error"
 )

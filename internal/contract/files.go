@@ -34,3 +34,8 @@ const (
 	// BlocklistPath is the opt-out list (SPEC §7).
 	BlocklistPath = ".mention-runner/blocklist.json"
 )
+
+// RecordArtifactPrefix names the workflow artifact with the complete run
+// record the publish job leaves (agent-run.yml uploads runs/ as
+// RecordArtifactPrefix+jobid); the log issue names it.
+const RecordArtifactPrefix = "run-record-"

@@ -76,6 +76,8 @@ type Flow struct {
 	RecordDir   string // the run record as uploaded by the agent job
 	ContextDir  string // assemble's artifact
 	AgentRunDir string // the run record inside the agent job
+	// FinalRecordDir is the complete record as the last publish uploaded it.
+	FinalRecordDir string
 }
 
 // New prepares a flow; it registers the dispatch hook on the simulator.

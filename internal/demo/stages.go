@@ -101,6 +101,12 @@ func (f *Flow) AssembleAll(ctx context.Context) error {
 	if err := copyFiles(filepath.Join(f.Ready.Dir, "runs"), f.ContextDir); err != nil {
 		return fmt.Errorf("upload the context artifact: %w", err)
 	}
+	// …and the run record assemble started (runs/<run id>-<attempt>/)
+	if rec := filepath.Join(f.Ready.Dir, "runs", f.RunID+"-1"); dirExists(rec) {
+		if err := copyTree(rec, filepath.Join(f.ContextDir, f.RunID+"-1")); err != nil {
+			return fmt.Errorf("upload the context artifact: %w", err)
+		}
+	}
 	f.logf("%s proceeds: job %s, log issue %s#%d", f.Ready.Name, f.JobID, ControlRepo, f.LogIssue)
 	return nil
 }
@@ -155,6 +161,12 @@ func (f *Flow) RunAgent(ctx context.Context) error {
 	}
 	if err := copyFiles(f.ContextDir, filepath.Join(dir, "context")); err != nil {
 		return fmt.Errorf("agent: download the context artifact: %w", err)
+	}
+	// the record assemble started goes where the agent keeps its own
+	if rec := filepath.Join(f.ContextDir, f.RunID+"-1"); dirExists(rec) {
+		if err := copyTree(rec, filepath.Join(dir, "runs", f.RunID+"-1")); err != nil {
+			return fmt.Errorf("agent: download the context artifact: %w", err)
+		}
 	}
 	if err := checkout(ctx, f.w.BaseURL+TargetRepo+".git", dir); err != nil {
 		return fmt.Errorf("agent: %w", err)
@@ -233,6 +245,14 @@ func (f *Flow) Publish(ctx context.Context) (*Stage, error) {
 	st, err := run(ctx, fmt.Sprintf("publish (run %s, attempt %d)", f.RunID, attempt), dir, f.o.StageTimeout, env, f.o.Bins.Runner, "publish")
 	if st != nil {
 		f.Publishes = append(f.Publishes, st)
+		// upload-artifact (if: always()): the complete record
+		if rec := filepath.Join(dir, "runs"); dirExists(rec) {
+			dst := filepath.Join(f.o.OutDir, "artifacts", "run-record-final-"+strconv.Itoa(attempt))
+			if cerr := copyTree(rec, dst); cerr != nil {
+				return st, fmt.Errorf("publish: upload the complete record: %w", cerr)
+			}
+			f.FinalRecordDir = filepath.Join(dst, f.RunID+"-1")
+		}
 	}
 	if err != nil {
 		return st, err

@@ -124,9 +124,9 @@ func (a *AgentRun) readEvents(dir string) {
 		switch e.Type {
 		case contract.EventPolicyDenied:
 			a.Denied++
-		case contract.EventRunCompleted:
+		case contract.EventRunCompleted, contract.EventAgentCompleted:
 			status = "completed"
-		case contract.EventRunFailed:
+		case contract.EventRunFailed, contract.EventAgentFailed:
 			status = "failed"
 		case contract.EventEngineResult:
 			var d struct {

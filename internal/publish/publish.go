@@ -13,6 +13,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/job"
 	"github.com/mention-runner/mention-runner/internal/outputs"
 	"github.com/mention-runner/mention-runner/internal/policy"
+	"github.com/mention-runner/mention-runner/internal/record"
 	"github.com/mention-runner/mention-runner/internal/session"
 )
 
@@ -25,6 +26,7 @@ type publisher struct {
 	targets *markerIndex // writes on target repos, by the bot
 	control *markerIndex // comments on the log issue, by ControlLogin
 	res     *Result
+	rec     *record.Recorder // the run record, continued; nil without one
 }
 
 func (p *publisher) logf(format string, a ...any) { p.o.Logf(format, a...) }
@@ -83,10 +85,18 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	plan := Recheck(entries, readErr, p.polErr, p.pol)
 	p.res.Refused = plan.Refused
+	p.openRecord()
+	defer func() {
+		if p.rec != nil {
+			p.rec.Close() // interrupted before the record was finished
+		}
+	}()
+	p.recordPlan(plan, len(entries))
 	if err := p.applyAll(ctx, plan); err != nil {
 		return p.res, err
 	}
 	p.outcome(ctx, run, plan)
+	p.recordOutcome()
 	if err := p.report(ctx, run); err != nil {
 		return p.res, fmt.Errorf("publish: %w", err)
 	}
@@ -105,12 +115,16 @@ func (p *publisher) applyAll(ctx context.Context, plan Plan) error {
 			p.res.Problems = append(p.res.Problems, err.Error())
 			p.res.PublishProblems = append(p.res.PublishProblems, err.Error())
 			p.logf("%v", err)
+			p.event(contract.EventOutputFailed, record.SeverityError, fmt.Sprintf("output %d failed: %s", e.Index, oneLine(err.Error())),
+				map[string]any{"index": e.Index, "kind": e.Kind, "repo": e.Repo, "error": err.Error()})
 		case refused != nil:
 			p.res.Refused = append(p.res.Refused, *refused)
 			p.logf("output %d refused: %s", e.Index, refused.Reason)
+			p.refusedEvent(*refused)
 		default:
 			p.res.Written = append(p.res.Written, ws...)
 			for _, w := range ws {
+				p.writtenEvent(w)
 				p.logf("output %d: %s (%s)", w.Index, w.URL, map[bool]string{true: "already there", false: "written"}[w.Existing])
 			}
 		}

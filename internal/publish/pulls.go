@@ -63,7 +63,12 @@ func (p *publisher) pullRequest(ctx context.Context, e outputs.Entry) ([]Written
 	if _, err := g.run(ctx, repoDir, true, "fetch", "--quiet", "--no-tags", p.repoURL(e.Repo), "+refs/heads/"+base+":refs/remotes/target/"+base); err != nil {
 		return nil, nil, fmt.Errorf("%s: fetch base branch %s: %w", what, base, err)
 	}
-	bundle := filepath.Join(p.o.RunDir, e.Bundle)
+	// git runs in the clone's directory: a relative run dir (the workflow's
+	// runs/) must not be read from there
+	bundle, err := filepath.Abs(filepath.Join(p.o.RunDir, e.Bundle))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: bundle path: %w", what, err)
+	}
 	info, refused := p.inspect(ctx, e, repoDir, bundle)
 	if refused != nil {
 		return nil, refused, nil

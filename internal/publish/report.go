@@ -36,7 +36,8 @@ func (p *publisher) report(ctx context.Context, run AgentRun) error {
 			return err
 		}
 	}
-	for _, ec := range errorComments(run, p.res, p.o) {
+	ecs := errorComments(run, p.res, p.o)
+	for _, ec := range ecs {
 		k := errorKey(p.job.JobID, ec.index)
 		if err := p.upsertLogComment(ctx, k, withMarker(ec.body, k)); err != nil {
 			return err
@@ -44,6 +45,9 @@ func (p *publisher) report(ctx context.Context, run AgentRun) error {
 	}
 	if err := p.finishLogIssue(ctx, r); err != nil {
 		return err
+	}
+	if err := p.finishRecord(r, len(parts), len(ecs)); err != nil {
+		p.logf("the run record could not be finished: %v", err)
 	}
 	p.react(ctx)
 	p.deleteJobRefs(ctx)
@@ -89,6 +93,9 @@ func buildReport(t thread, pol policy.Policy, polErr error, run AgentRun, res *R
 		PolicyWords:    policyFlags(pol, polErr),
 		Refused:        res.Refused,
 		Denied:         run.Denied,
+	}
+	if res.JobID != "" {
+		r.RecordArtifact = RecordArtifactPrefix + res.JobID
 	}
 	for _, w := range res.Written {
 		switch w.Kind {

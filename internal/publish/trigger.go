@@ -83,6 +83,8 @@ func (p *publisher) notice(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p.res.Written = append(p.res.Written, Written{Index: -1, Kind: policy.KindComment, Repo: j.Repo, Number: j.Number, URL: f.url, Existing: existed})
+	w := Written{Index: -1, Kind: policy.KindComment, Repo: j.Repo, Number: j.Number, URL: f.url, Existing: existed}
+	p.res.Written = append(p.res.Written, w)
+	p.writtenEvent(w)
 	return nil
 }

@@ -302,3 +302,28 @@ func TestExcerpt(t *testing.T) {
 	s := strings.Repeat("x", ExcerptChars-10) + " " + ghToken
 	assert.NotContains(t, Excerpt(s), "ghp_a1B2")
 }
+
+func TestResumeContinuesTheSequence(t *testing.T) {
+	dir := t.TempDir()
+	_, err := Resume(dir, nil)
+	require.ErrorIs(t, err, ErrNoRecord)
+
+	first, err := Open(dir, Meta{RunID: "7-1", SessionID: SessionID("job", "7-1"), TaskID: "job"}, nil)
+	require.NoError(t, err)
+	assert.False(t, first.Continued())
+	_, err = first.Emit("run.created", "assemble", SeverityInfo, "created", nil)
+	require.NoError(t, err)
+	require.NoError(t, first.Close())
+
+	later, err := Resume(dir, nil)
+	require.NoError(t, err)
+	assert.True(t, later.Continued())
+	assert.Equal(t, first.Meta(), later.Meta(), "a later job writes under the same run, session and task")
+	_, err = later.Emit("run.completed", "publish", SeverityInfo, "done", nil)
+	require.NoError(t, err)
+	require.NoError(t, later.Close())
+	evs, err := ReadEvents(filepath.Join(dir, contract.EventsFile))
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1, 2}, []int64{evs[0].Sequence, evs[1].Sequence})
+	assert.True(t, strings.HasPrefix(evs[1].SessionID, "sess_"))
+}

@@ -39,6 +39,8 @@ type Recorder struct {
 	errs   *os.File
 	err    error // sticky: after a failed write the record is not trusted
 	closed bool
+	// continued: events.jsonl already held events when opened
+	continued bool
 }
 
 // ErrClosed is returned by a Recorder used after Close.
@@ -92,6 +94,28 @@ func Open(dir string, m Meta, now func() time.Time) (*Recorder, error) {
 	return r, nil
 }
 
+// ErrNoRecord means a run directory has no events to continue.
+var ErrNoRecord = errors.New("record: no events.jsonl to continue")
+
+// Resume continues the record in dir under the run, session and task its
+// events already name: how a later job (publish) appends to the record
+// the earlier jobs wrote.
+func Resume(dir string, now func() time.Time) (*Recorder, error) {
+	evs, _, err := ScanEvents(filepath.Join(dir, contract.EventsFile))
+	if errors.Is(err, os.ErrNotExist) || (err == nil && len(evs) == 0) {
+		return nil, fmt.Errorf("%w in %s", ErrNoRecord, dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("record: resume %s: %w", dir, err)
+	}
+	last := evs[len(evs)-1]
+	return Open(dir, Meta{RunID: last.RunID, SessionID: last.SessionID, TaskID: last.TaskID}, now)
+}
+
+// Continued reports whether Open found events already written (by an
+// earlier job of the run).
+func (r *Recorder) Continued() bool { return r.continued }
+
 // resume reads an existing events.jsonl: continues its sequence, cuts a
 // torn tail and ends a last line that lacks its newline.
 func (r *Recorder) resume(path string) (*TornLine, error) {
@@ -112,6 +136,7 @@ func (r *Recorder) resume(path string) (*TornLine, error) {
 			return nil, fmt.Errorf("record: %s belongs to run %q, not %q", path, last.RunID, r.meta.RunID)
 		}
 		r.seq = last.Sequence
+		r.continued = true
 	}
 	if torn != nil {
 		if err := os.Truncate(path, int64(good)); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/session"
@@ -113,19 +114,23 @@ func (r *Run) Transcript() Transcript {
 				t.Meta.StartedAt = &ts
 			}
 		}
-		if t.Meta.EndedAt == nil && (last.Type == contract.EventRunCompleted || last.Type == contract.EventRunFailed) {
+		if t.Meta.EndedAt == nil && endStatus(last.Type) != "" {
 			if ts, err := last.Time(); err == nil {
 				t.Meta.EndedAt = &ts
 			}
 		}
 	}
-	status := "" // the last run.completed/failed wins (a run may be resumed)
+	// the run's end (publish) wins over the agent job's; the last one wins
+	// (a job may be re-run)
+	status, final := "", false
 	for _, e := range r.Events {
+		if s := endStatus(e.Type); s != "" {
+			isRun := strings.HasPrefix(e.Type, "run.")
+			if isRun || !final {
+				status, final = s, isRun
+			}
+		}
 		switch e.Type {
-		case contract.EventRunCompleted:
-			status = "completed"
-		case contract.EventRunFailed:
-			status = "failed"
 		case contract.EventSkillIndexed:
 			t.Skills = skillsFrom(e.Data)
 		}
@@ -144,6 +149,19 @@ func (r *Run) Transcript() Transcript {
 		}
 	}
 	return t
+}
+
+// endStatus is the status an event that ends the run ("run.completed",
+// "run.failed") or the agent job ("agent.completed", "agent.failed")
+// reports; "" for other events.
+func endStatus(typ string) string {
+	switch typ {
+	case contract.EventRunCompleted, contract.EventAgentCompleted:
+		return contract.StatusCompleted
+	case contract.EventRunFailed, contract.EventAgentFailed:
+		return contract.StatusFailed
+	}
+	return ""
 }
 
 func fill(dst *string, v string) {

@@ -23,6 +23,7 @@ type Report struct {
 	CostUSD        *float64
 	Status         string
 	Reason         string // why the run failed, one line; "" when it did not
+	RecordArtifact string // the workflow artifact with the complete run record
 	PolicyWords    string // the effective policy, e.g. "comment-only comment-limit=5"
 	// tracking lists (SPEC §6)
 	Comments []string // full comment URLs
@@ -124,6 +125,13 @@ func LogIssueBody(r Report) string {
 	}
 	item("Triggered by", author)
 	item("Workflow run", link(r.WorkflowRunURL, r.WorkflowRunURL))
+	if r.RecordArtifact != "" {
+		where := "the workflow run"
+		if strings.HasPrefix(r.WorkflowRunURL, "https://") {
+			where = link("the workflow run's artifacts", r.WorkflowRunURL+"#artifacts")
+		}
+		item("Run record", "artifact `"+inlineCode(r.RecordArtifact)+"` of "+where+" (events, transcript, session, logs)")
+	}
 	engine := value(r.Engine)
 	if r.Model != "" && r.Model != r.Engine { // the replay engine names itself as its model
 		engine += " (" + value(r.Model) + ")"

@@ -1,4 +1,4 @@
-package agent
+package record
 
 import (
 	"crypto/rand"
@@ -9,6 +9,8 @@ import (
 
 // RunID names the run directory: GITHUB_RUN_ID-GITHUB_RUN_ATTEMPT in
 // Actions (a re-run gets its own directory), "local-<random>" elsewhere.
+// The assemble and agent jobs of one workflow run get the same id, so the
+// agent continues the record assemble started.
 func RunID(getenv func(string) string) (string, error) {
 	id := strings.TrimSpace(getenv("GITHUB_RUN_ID"))
 	if id == "" {

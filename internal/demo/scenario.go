@@ -1,0 +1,370 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/google/go-github/v62/github"
+)
+
+// Scenario is one story the demo tells: the comments alice writes, what
+// the (scripted) agent does, and what a person should then see.
+type Scenario struct {
+	Name  string
+	About string
+	// Comments are posted one after another; each goes through the
+	// dispatcher (and, when it dispatches, the three jobs).
+	Comments []string
+	// Script is the replay engine's session (JSONL); "" = the default
+	// script file (demo/replay.jsonl).
+	Script   string
+	Settings []string // extra runner settings (MR_*=…)
+	Want     Want
+}
+
+// Want is what the scenario must show to have behaved as intended.
+type Want struct {
+	Run      bool   // the comments start a run (assemble, agent, publish)
+	Status   string // the run's final status: completed | failed
+	Cause    string // the log issue's label when it failed
+	Comments int    // written comments, issues and PRs (tracking lists)
+	Issues   int
+	PRs      int
+	// ErrorHeading starts the one error comment on the log issue ("" = none).
+	ErrorHeading string
+	Denied       bool     // the gate denied a write (shown in the session, not an error)
+	Replies      []string // the bot's replies on the thread contain these, in order
+}
+
+// Scenarios are the stories `make demo SCENARIO=…` tells.
+var Scenarios = []Scenario{
+	{
+		Name:     "default",
+		About:    "a task with an allowed comment and a denied issue (here-only)",
+		Comments: []string{DefaultComment},
+		Want:     Want{Run: true, Status: "completed", Comments: 1, Denied: true},
+	},
+	{
+		Name:  "pr",
+		About: "the agent commits a fix and asks for a pull request; publish pushes it to the bot's fork",
+		Comments: []string{"@" + BotLogin + " !cfg repo=" + TargetRepo + " no-issue\n" +
+			"Please fix the line endings for good and open a pull request."},
+		Script: lines(
+			`{"text": "The lint step fails on CRLF line endings; a .gitattributes fixes that for every checkout."}`,
+			`{"bash": "printf '* text=auto eol=lf\\n' > .gitattributes && git add .gitattributes && git -c user.name=agent -c user.email=agent@example.invalid commit -q -m 'Normalize line endings with .gitattributes'"}`,
+			`{"tool": "create_pull_request", "args": {"repo": "`+TargetRepo+`", "title": "Normalize line endings with .gitattributes", "body": "Windows checkouts get LF endings, so the lint step passes.", "base": "main"}}`,
+			`{"text": "I opened a pull request with the .gitattributes fix."}`,
+		),
+		Settings: []string{"MR_ALLOWED_TOOLS=Bash"},
+		Want:     Want{Run: true, Status: "completed", PRs: 1},
+	},
+	{
+		Name:     "bad-cfg",
+		About:    "a typo in !cfg: the bot answers once with the valid flags and nothing runs",
+		Comments: []string{"@" + BotLogin + " !cfg here-onyl\nexplain the failure"},
+		Want:     Want{Replies: []string{"here-onyl"}},
+	},
+	{
+		Name:     "go-away",
+		About:    "alice opts out, then undoes it",
+		Comments: []string{"@" + BotLogin + " go away", "@" + BotLogin + " come back"},
+		Want:     Want{Replies: []string{"I will no longer act here", "welcome back"}},
+	},
+	{
+		Name:     "loop",
+		About:    "the agent repeats a denied call; the runner stops it as a loop",
+		Comments: []string{DefaultComment},
+		Script: lines(append([]string{`{"text": "I will open the tracking issue."}`},
+			slices.Repeat([]string{`{"tool": "create_issue", "args": {"repo": "` + TargetRepo + `", "title": "CRLF", "body": "track it"}}`}, 8)...)...),
+		// Comments: 1 is the notice on the thread that nothing was written
+		Want: Want{Run: true, Status: "failed", Cause: "loop-detected", Comments: 1, ErrorHeading: "## Error: Loop Detected", Denied: true},
+	},
+	{
+		Name:     "crash",
+		About:    "the engine dies mid-run; its own error text reaches the log issue",
+		Comments: []string{DefaultComment},
+		Script: lines(`{"text": "Reading the build log."}`,
+			`{"crash": "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory"}`),
+		Want: Want{Run: true, Status: "failed", Cause: "failed", Comments: 1, ErrorHeading: "## Error: Claude Code Runtime Error"},
+	},
+	{
+		Name:     "max-turns",
+		About:    "the engine reaches the turn limit (MR_MAX_TURNS=2) after posting its comment",
+		Comments: []string{DefaultComment},
+		Script: lines(`{"text": "Looking at the build log."}`,
+			`{"tool": "add_comment", "args": {"repo": "`+TargetRepo+`", "number": 1, "body": "The lint step rejects CRLF line endings; details follow."}}`,
+			`{"text": "Now the CI configuration."}`,
+			`{"tool": "noop", "args": {"reason": "still reading"}}`,
+			`{"text": "Done."}`),
+		Settings: []string{"MR_MAX_TURNS=2"},
+		Want:     Want{Run: true, Status: "failed", Cause: "max-turns", Comments: 1, ErrorHeading: "## Error: Max Turns Reached"},
+	},
+}
+
+func lines(ls ...string) string { return strings.Join(ls, "\n") + "\n" }
+
+// ScenarioNames lists the scenarios' names, in order.
+func ScenarioNames() []string {
+	out := make([]string, len(Scenarios))
+	for i, s := range Scenarios {
+		out[i] = s.Name
+	}
+	return out
+}
+
+// FindScenario returns the named scenario.
+func FindScenario(name string) (Scenario, bool) {
+	for _, s := range Scenarios {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Scenario{}, false
+}
+
+// Outcome is what one scenario did.
+type Outcome struct {
+	Scenario Scenario
+	World    *World
+	Flow     *Flow // the last flow (nil when no comment dispatched)
+	Problems []string
+}
+
+// OK reports whether the scenario behaved as intended.
+func (o *Outcome) OK() bool { return len(o.Problems) == 0 }
+
+// RunScenario seeds a fresh simulator and tells the story. base gives the
+// binaries, the default script, settings and the output directory (a
+// fresh one per scenario). The caller closes o.World.Sim.
+func RunScenario(ctx context.Context, sc Scenario, base Options) (*Outcome, error) {
+	if len(sc.Comments) == 0 {
+		return nil, fmt.Errorf("scenario %s: no comments", sc.Name)
+	}
+	w, err := Seed(SeedOptions{Comment: sc.Comments[0]})
+	if err != nil {
+		return nil, err
+	}
+	out := &Outcome{Scenario: sc, World: w}
+	o := base
+	o.World = w
+	o.Settings = append(append([]string{}, base.Settings...), sc.Settings...)
+	if sc.Script != "" {
+		if err := os.MkdirAll(base.OutDir, 0o755); err != nil {
+			return out, err
+		}
+		o.ReplayScript = filepath.Join(base.OutDir, "replay.jsonl")
+		if err := os.WriteFile(o.ReplayScript, []byte(sc.Script), 0o644); err != nil {
+			return out, err
+		}
+	}
+	for i, text := range sc.Comments {
+		if i > 0 {
+			if _, err := w.Sim.Comment(TargetRepo, w.Issue, Author, text); err != nil {
+				return out, err
+			}
+		}
+		o.OutDir = filepath.Join(base.OutDir, fmt.Sprintf("comment-%d", i+1))
+		f, err := New(o)
+		if err != nil {
+			return out, err
+		}
+		err = f.Run(ctx)
+		var se *StageError
+		switch {
+		case errors.Is(err, ErrNoDispatch):
+			// answered on the thread or ignored: Verify says whether that was meant
+		case errors.As(err, &se) && (se.Stage == f.Agent || slices.Contains(f.Publishes, se.Stage)):
+			// a failed run exits non-zero; what it reported is what counts
+			out.Flow = f
+		case err != nil:
+			return out, fmt.Errorf("scenario %s, comment %d: %w", sc.Name, i+1, err)
+		default:
+			out.Flow = f
+		}
+	}
+	out.Problems = out.verify()
+	return out, nil
+}
+
+// verify compares what happened with sc.Want.
+func (o *Outcome) verify() []string {
+	var p []string
+	bad := func(format string, a ...any) { p = append(p, fmt.Sprintf(format, a...)) }
+	want, w := o.Scenario.Want, o.World
+	replies := o.botReplies()
+	if len(replies) < len(want.Replies) {
+		bad("the bot replied %d times on the thread, want at least %d", len(replies), len(want.Replies))
+	}
+	for i, r := range want.Replies {
+		if i < len(replies) && !strings.Contains(replies[i].GetBody(), r) {
+			bad("reply %d does not say %q: %q", i+1, r, replies[i].GetBody())
+		}
+	}
+	if !want.Run {
+		if o.Flow != nil {
+			bad("a run started (job %s), want none", o.Flow.JobID)
+		}
+		return p
+	}
+	if o.Flow == nil || o.Flow.LogIssue == 0 {
+		return append(p, "no run reached a log issue")
+	}
+	is, _ := w.Sim.Issue(ControlRepo, o.Flow.LogIssue)
+	if is == nil {
+		return append(p, "the log issue is missing")
+	}
+	if err := CheckAgreement(o.Flow, is); err != nil {
+		bad("%v", err)
+	}
+	wantState := "open"
+	if want.Status == "completed" {
+		wantState = "closed"
+	}
+	if is.GetState() != wantState {
+		bad("log issue is %s, want %s", is.GetState(), wantState)
+	}
+	if want.Cause != "" && !hasLabel(is, want.Cause) {
+		bad("log issue lacks the label %q", want.Cause)
+	}
+	body := is.GetBody()
+	if want.Status == "failed" && !strings.Contains(body, "**Why it failed:**") {
+		bad("the log issue body does not say why the run failed")
+	}
+	for _, c := range []struct {
+		head string
+		n    int
+	}{{"Created Comments:", want.Comments}, {"Created Issues:", want.Issues}, {"Created PRs:", want.PRs}} {
+		if got := listCount(body, c.head); got != c.n {
+			bad("%s lists %d, want %d", c.head, got, c.n)
+		}
+	}
+	var errs []string
+	for _, c := range w.Sim.Comments(ControlRepo, o.Flow.LogIssue) {
+		if strings.HasPrefix(c.GetBody(), "## Error:") {
+			errs = append(errs, c.GetBody())
+		}
+	}
+	switch {
+	case want.ErrorHeading == "" && len(errs) > 0:
+		bad("error comments on the log issue, want none: %q", firstLines(errs))
+	case want.ErrorHeading != "" && (len(errs) != 1 || !strings.HasPrefix(errs[0], want.ErrorHeading)):
+		bad("error comments %q, want exactly one starting %q", firstLines(errs), want.ErrorHeading)
+	}
+	sess := o.sessionComments()
+	if len(sess) == 0 || !strings.Contains(sess[0], "[User]\n") {
+		bad("the session comment has no [User] block")
+	}
+	if want.Denied != strings.Contains(strings.Join(sess, "\n"), "denied") {
+		bad("a gate denial in the session: %v, want %v", !want.Denied, want.Denied)
+	}
+	return p
+}
+
+func hasLabel(is *github.Issue, name string) bool {
+	for _, l := range is.Labels {
+		if l.GetName() == name {
+			return true
+		}
+	}
+	return false
+}
+
+// listCount counts the items of one tracking list in a log issue body.
+func listCount(body, head string) int {
+	i := strings.Index(body, head+"\n")
+	if i < 0 {
+		return -1
+	}
+	n := 0
+	for _, l := range strings.Split(body[i+len(head)+1:], "\n") {
+		if !strings.HasPrefix(l, "- ") {
+			break
+		}
+		if l != "- (none)" {
+			n++
+		}
+	}
+	return n
+}
+
+func firstLines(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i], _, _ = strings.Cut(s, "\n")
+	}
+	return out
+}
+
+func (o *Outcome) botReplies() []*github.IssueComment {
+	var out []*github.IssueComment
+	for _, c := range o.World.Sim.Comments(TargetRepo, o.World.Issue) {
+		if strings.EqualFold(c.GetUser().GetLogin(), BotLogin) && !strings.Contains(c.GetBody(), "[!NOTE]") {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (o *Outcome) sessionComments() []string {
+	var out []string
+	if o.Flow == nil {
+		return nil
+	}
+	for _, c := range o.World.Sim.Comments(ControlRepo, o.Flow.LogIssue) {
+		if strings.HasPrefix(c.GetBody(), "## Session") {
+			out = append(out, c.GetBody())
+		}
+	}
+	return out
+}
+
+// Show prints the scenario as a person sees it: the thread, the log
+// issue, the session comment(s) and the error comment(s).
+func (o *Outcome) Show(w io.Writer) {
+	sc := o.Scenario
+	fmt.Fprintf(w, "\n######## scenario %s: %s\n", sc.Name, sc.About)
+	section := func(title string) { fmt.Fprintf(w, "\n== %s ==\n", title) }
+	section(fmt.Sprintf("Thread %s#%d", TargetRepo, o.World.Issue))
+	for _, c := range o.World.Sim.Comments(TargetRepo, o.World.Issue) {
+		fmt.Fprintf(w, "--- @%s:\n%s\n", c.GetUser().GetLogin(), strings.TrimSpace(c.GetBody()))
+	}
+	if o.Flow != nil && o.Flow.LogIssue > 0 {
+		if is, _ := o.World.Sim.Issue(ControlRepo, o.Flow.LogIssue); is != nil {
+			var labels []string
+			for _, l := range is.Labels {
+				labels = append(labels, l.GetName())
+			}
+			section(fmt.Sprintf("Log issue %s#%d (%s; labels: %s): %s", ControlRepo, is.GetNumber(), is.GetState(), strings.Join(labels, ", "), is.GetTitle()))
+			fmt.Fprintln(w, strings.TrimSpace(is.GetBody()))
+		}
+		for _, c := range o.World.Sim.Comments(ControlRepo, o.Flow.LogIssue) {
+			kind := "comment"
+			switch {
+			case strings.HasPrefix(c.GetBody(), "## Session"):
+				kind = "session comment"
+			case strings.HasPrefix(c.GetBody(), "## Error:"):
+				kind = "error comment"
+			}
+			section(fmt.Sprintf("Log issue %s (by @%s)", kind, c.GetUser().GetLogin()))
+			fmt.Fprintln(w, strings.TrimSpace(c.GetBody()))
+		}
+		if o.Flow.FinalRecordDir != "" {
+			section("Run record")
+			fmt.Fprintf(w, "complete record: %s\n", o.Flow.FinalRecordDir)
+		}
+	}
+	section("Verdict")
+	if o.OK() {
+		fmt.Fprintf(w, "scenario %s behaved as intended\n", sc.Name)
+		return
+	}
+	for _, p := range o.Problems {
+		fmt.Fprintf(w, "NOT AS INTENDED: %s\n", p)
+	}
+}
