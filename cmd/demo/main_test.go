@@ -25,6 +25,8 @@ func TestUsageErrors(t *testing.T) {
 		{"claude needs the binary", map[string]string{"ANTHROPIC_API_KEY": "x"}, []string{"--engine", "claude", "--claude-bin", "/nonexistent/claude"}, "Claude Code not found"},
 		{"unknown flag", nil, []string{"--nope"}, "nope"},
 		{"stray argument", nil, []string{"extra"}, "unexpected argument"},
+		{"unknown scenario", nil, []string{"--scenario", "nope"}, `--scenario "nope": want one of default, pr`},
+		{"scenario needs replay", map[string]string{"SCENARIO": "loop", "ANTHROPIC_API_KEY": "x"}, []string{"--engine", "claude"}, "replay engine only"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
