@@ -57,7 +57,7 @@ var Scenarios = []Scenario{
 			"Please fix the line endings for good and open a pull request."},
 		Script: lines(
 			`{"text": "The lint step fails on CRLF line endings; a .gitattributes fixes that for every checkout."}`,
-			`{"bash": "printf '* text=auto eol=lf\\n' > .gitattributes && git add .gitattributes && git -c user.name=agent -c user.email=agent@example.invalid commit -q -m 'Normalize line endings with .gitattributes'"}`,
+			`{"bash": "printf '* text=auto eol=lf\\n' > .gitattributes && git add .gitattributes && GIT_AUTHOR_DATE=2026-01-01T00:00:00Z GIT_COMMITTER_DATE=2026-01-01T00:00:00Z git -c user.name=agent -c user.email=agent@example.invalid commit -q -m 'Normalize line endings with .gitattributes'"}`,
 			`{"tool": "create_pull_request", "args": {"repo": "`+TargetRepo+`", "title": "Normalize line endings with .gitattributes", "body": "Windows checkouts get LF endings, so the lint step passes.", "base": "main"}}`,
 			`{"text": "I opened a pull request with the .gitattributes fix."}`,
 		),
@@ -91,7 +91,7 @@ var Scenarios = []Scenario{
 		Comments: []string{DefaultComment},
 		Script: lines(`{"text": "Reading the build log."}`,
 			`{"crash": "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory"}`),
-		Want: Want{Run: true, Status: "failed", Cause: "failed", Comments: 1, ErrorHeading: "## Error: Claude Code Runtime Error"},
+		Want: Want{Run: true, Status: "failed", Cause: "failed", Comments: 1, ErrorHeading: "## Error: Replay Runtime Error"},
 	},
 	{
 		Name:     "max-turns",
