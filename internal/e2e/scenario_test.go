@@ -44,7 +44,9 @@ func TestScenarios(t *testing.T) {
 
 			n := newNormaliser(res.World.BaseURL, out, bins)
 			var g strings.Builder
-			section := func(title, body string) { fmt.Fprintf(&g, "=== %s\n%s\n", title, strings.TrimRight(n.text(body), "\n")) }
+			section := func(title, body string) {
+				fmt.Fprintf(&g, "=== %s\n%s\n", title, strings.TrimRight(n.text(body), "\n"))
+			}
 			section("what a person sees", shown.String())
 			if f := res.Flow; f != nil {
 				dir := f.FinalRecordDir
