@@ -14,11 +14,6 @@ import (
 	"github.com/mention-runner/mention-runner/internal/session"
 )
 
-// RecordArtifactPrefix names the workflow artifact that holds the complete
-// run record publish leaves (agent-run.yml uploads runs/ under
-// RecordArtifactPrefix+jobid); the log issue points readers to it.
-const RecordArtifactPrefix = "run-record-"
-
 // openRecord continues the run record the agent job (and assemble) wrote,
 // so publish's decisions and writes join the same timeline. Without one
 // publish still reports; the record just ends where the agent left it.
@@ -108,7 +103,7 @@ func (p *publisher) finishRecord(r render.Report, sessionParts, errorParts int) 
 	}
 	p.event(contract.EventPublishReported, record.SeverityInfo, fmt.Sprintf("log issue %s#%d updated (%s); %d session and %d error comments", p.o.ControlRepo, p.res.LogIssue, state, sessionParts, errorParts),
 		map[string]any{"log_issue": p.res.LogIssue, "status": p.res.Status, "label": p.res.Cause, "session_comments": sessionParts, "error_comments": errorParts,
-			"record_artifact": RecordArtifactPrefix + p.job.JobID})
+			"record_artifact": contract.RecordArtifactPrefix + p.job.JobID})
 	dir := p.o.RunDir
 	var errs []error
 	if err := p.rec.Close(); err != nil {

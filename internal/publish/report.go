@@ -95,7 +95,7 @@ func buildReport(t thread, pol policy.Policy, polErr error, run AgentRun, res *R
 		Denied:         run.Denied,
 	}
 	if res.JobID != "" {
-		r.RecordArtifact = RecordArtifactPrefix + res.JobID
+		r.RecordArtifact = contract.RecordArtifactPrefix + res.JobID
 	}
 	for _, w := range res.Written {
 		switch w.Kind {
