@@ -16,6 +16,48 @@ type Entry struct {
 	By      string    `json:"by"`
 	At      time.Time `json:"at"`
 	Source  string    `json:"source"` // the comment that asked for it
+	// ID is GitHub's numeric id of the repository ("owner/name") or of the
+	// account ("owner/*"), when known. Names can change hands (a renamed or
+	// transferred repo, a freed login); ids do not, so a renamed repo keeps
+	// its block.
+	ID int64 `json:"id,omitempty"`
+}
+
+// RepoIDs are a repository's numeric id and its owner's.
+type RepoIDs struct{ Repo, Owner int64 }
+
+// SetIDs records ids on the entries naming repo ("owner/name") or its
+// owner ("owner/*") that have none yet.
+func (l *List) SetIDs(repo string, ids RepoIDs) {
+	repo = strings.ToLower(repo)
+	owner, _, _ := strings.Cut(repo, "/")
+	for i := range l.Entries {
+		e := &l.Entries[i]
+		switch p := strings.ToLower(e.Pattern); {
+		case e.ID != 0:
+		case p == repo && ids.Repo != 0:
+			e.ID = ids.Repo
+		case p == owner+"/*" && ids.Owner != 0:
+			e.ID = ids.Owner
+		}
+	}
+}
+
+// BlockedID reports an entry whose id is the repository's or its owner's,
+// whatever the names are now.
+func (l *List) BlockedID(ids RepoIDs) (string, bool) {
+	if l == nil {
+		return "", false
+	}
+	for _, e := range l.Entries {
+		if e.ID == 0 {
+			continue
+		}
+		if account := strings.HasSuffix(e.Pattern, "/*"); account && e.ID == ids.Owner || !account && e.ID == ids.Repo {
+			return e.Pattern, true
+		}
+	}
+	return "", false
 }
 
 // List is the file's content plus the sha it was read at.

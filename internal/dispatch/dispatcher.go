@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -152,6 +153,9 @@ func (d *Dispatcher) Handle(ctx context.Context, t *Trigger) (dec Decision, err 
 		}
 		if p, ok := l.Blocked(strings.ToLower(t.Repo)); ok {
 			return ignore("%s is blocked by opt-out %q", t.Repo, p)
+		}
+		if p, ok := l.BlockedID(repoIDs(t)); ok {
+			return ignore("%s is blocked by opt-out %q (same repository or owner id: renamed or transferred)", t.Repo, p)
 		}
 		blocked = l
 	}
@@ -318,6 +322,7 @@ func (d *Dispatcher) optOut(ctx context.Context, t *Trigger, m mention.Mention, 
 	l, err := d.store().Update(ctx, msg, func(l *blocklist.List) bool {
 		if goAway {
 			changed = l.Add(pats, t.Author, t.URL, d.cfg.Now())
+			l.SetIDs(t.Repo, repoIDs(t))
 		} else {
 			changed = l.Remove(pats)
 		}
@@ -344,6 +349,21 @@ func (d *Dispatcher) optOut(ctx context.Context, t *Trigger, m mention.Mention, 
 		return fail(err)
 	}
 	return dec, d.settle(ctx, dec.JobID, StatusDispatched)
+}
+
+// repoIDs reads the numeric ids of the trigger's repository and owner from
+// the repository object the mode already holds (zero when absent).
+func repoIDs(t *Trigger) blocklist.RepoIDs {
+	var r struct {
+		ID    int64 `json:"id"`
+		Owner struct {
+			ID int64 `json:"id"`
+		} `json:"owner"`
+	}
+	if len(t.Repository) > 0 && json.Unmarshal(t.Repository, &r) == nil {
+		return blocklist.RepoIDs{Repo: r.ID, Owner: r.Owner.ID}
+	}
+	return blocklist.RepoIDs{}
 }
 
 // OptOutRepliesPerHour caps the bot's replies to "go away" / "come back"

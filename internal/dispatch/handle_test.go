@@ -613,3 +613,34 @@ func TestOwnerLiftsCollaboratorBlock(t *testing.T) {
 	}
 	assert.Equal(t, []string{"bob/*"}, pats, "alice/proj lifted; bob's own account stays blocked")
 }
+
+// TestRenamedRepoKeepsBlock: an opt-out entry keeps the repository's
+// numeric id, so the same repository under a new name (renamed or
+// transferred) is still blocked.
+func TestRenamedRepoKeepsBlock(t *testing.T) {
+	e := newEnv(t)
+	e.sim.SetPermission(proj, "bob", "write")
+	d := e.dispatcher()
+	n := e.issue("x")
+	c := e.comment(n, "bob", "@mrbot go away")
+	_, err := d.Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
+	require.NoError(t, err)
+	l, err := (&blockfile.Store{Client: e.gh, Repo: control}).Load(e.ctx())
+	require.NoError(t, err)
+	var repoEntry blocklist.Entry
+	for _, en := range l.Entries {
+		if en.Pattern == proj {
+			repoEntry = en
+		}
+	}
+	require.NotZero(t, repoEntry.ID, "the entry keeps the repository id: %+v", l.Entries)
+
+	c = e.comment(n, "alice", "@mrbot do it")
+	trig := e.trigger("issue_comment", n, c.GetID())
+	trig.Repo = "alice/proj-renamed" // what GitHub reports after a rename; the id is the same
+	dec, err := e.dispatcher().Handle(e.ctx(), trig)
+	require.NoError(t, err)
+	assert.Equal(t, Ignore, dec.Decision)
+	assert.Contains(t, dec.Reason, "renamed")
+	assert.Empty(t, e.sim.Dispatches(control))
+}
