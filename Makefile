@@ -7,7 +7,7 @@ ACTIONLINT := $(GO) run github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 FUZZTIME ?= 10s
 BIN := bin
 
-.PHONY: all build test test-fast fmt-check vet unit lint-actions fuzz bench bench-all demo clean tools release release-snapshot
+.PHONY: prove all build test test-fast fmt-check vet unit lint-actions fuzz bench bench-all demo clean tools release release-snapshot
 
 all: build
 
@@ -113,3 +113,10 @@ release:
 
 clean:
 	rm -rf $(BIN) demo-out dist
+
+# prove runs the reliability scenarios at full scale (issue 13) and prints
+# one row per scenario: lost mentions, duplicate agent runs, duplicate
+# writes, duplicate log issues, manual re-runs needed. `make test` runs the
+# same scenarios small.
+prove:
+	MENTION_RUNNER_PROVE=full $(GO) test -count=1 -timeout 60m -run 'TestProve' ./internal/loadtest/ -v 2>&1 | grep -E '^\| |^(ok|FAIL|--- FAIL)'

@@ -55,7 +55,7 @@ func runPublish(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	pacer := ghclient.NewPacer(0, 0, gap, nil, nil)
 	ua := "mention-runner/" + cli.Version
-	bot, err := ghclient.New(ghclient.Options{BaseURL: cfg.APIURL, Token: token, UserAgent: ua, Pacer: pacer})
+	bot, err := ghclient.New(ghclient.Options{BaseURL: cfg.APIURL, Token: token, UserAgent: ua, Pacer: pacer, MaxWait: ghclient.AccountLimitWait})
 	if err != nil {
 		return &cli.ExitError{Code: 2, Err: err}
 	}
@@ -77,7 +77,7 @@ func runPublish(ctx context.Context, env *cli.Env, args []string) error {
 	// The control repo's own token, when the workflow passes it, keeps the
 	// log issue and job refs out of the bot's hands.
 	if ct := strings.TrimSpace(env.Env("GITHUB_TOKEN")); ct != "" && ct != token {
-		if o.Control, err = ghclient.New(ghclient.Options{BaseURL: cfg.APIURL, Token: ct, UserAgent: ua, Pacer: pacer}); err != nil {
+		if o.Control, err = ghclient.New(ghclient.Options{BaseURL: cfg.APIURL, Token: ct, UserAgent: ua, Pacer: pacer, MaxWait: ghclient.AccountLimitWait}); err != nil {
 			return &cli.ExitError{Code: 2, Err: err}
 		}
 		o.ControlLogin = actionsBotLogin

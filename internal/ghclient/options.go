@@ -22,6 +22,11 @@ const (
 	DefaultRequestTimeout = 30 * time.Second
 	DefaultMaxRetries     = 4
 	DefaultMaxWait        = 60 * time.Second
+	// AccountLimitWait is the MaxWait of jobs that write for the bot
+	// account (publish): GitHub's hourly content limit is per account,
+	// shared with the dispatcher and other jobs, so when GitHub says slow
+	// down such a job waits out the hour rather than fail.
+	AccountLimitWait = 65 * time.Minute
 
 	backoffBase = 500 * time.Millisecond
 	backoffCap  = 30 * time.Second

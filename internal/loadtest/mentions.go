@@ -2,6 +2,7 @@ package loadtest
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/mention-runner/mention-runner/internal/dispatch"
 	"github.com/mention-runner/mention-runner/internal/transport"
@@ -41,6 +42,10 @@ func (w *World) SeedMentions(n, prEvery int) ([]Mention, error) {
 			return nil, fmt.Errorf("seed thread %d: %w", i, err)
 		}
 		_, _ = w.Sim.Comment(repo, num, "ops", "I can reproduce this.")
+		if w.PadEvery > 0 && i%w.PadEvery == w.PadEvery-1 {
+			// a log paste: the context goes out as agent_shard events
+			_, _ = w.Sim.Comment(repo, num, "ops", "```\n"+strings.Repeat(fmt.Sprintf("line %d of the log\n", i), 5000)+"```")
+		}
 		c, err := w.Sim.Comment(repo, num, user, fmt.Sprintf("@%s !cfg here-only comment-limit=2\nplease look at this (%d)", Bot, i))
 		if err != nil {
 			return nil, fmt.Errorf("seed mention %d: %w", i, err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/ghclient"
 	"github.com/mention-runner/mention-runner/internal/outputs"
 	"github.com/mention-runner/mention-runner/internal/policy"
 	"github.com/mention-runner/mention-runner/internal/publish"
@@ -52,18 +53,25 @@ type PublishStats struct {
 // operator re-runs a failed job (at most attempts times). Each run has its
 // own clients and pacer, as each workflow run is its own process.
 func (w *World) PublishJob(ctx context.Context, contextJSON []byte, runDir string, attempts int, st *PublishStats) (*publish.Result, error) {
+	return w.PublishJobTo(ctx, contextJSON, runDir, 0, attempts, st)
+}
+
+// PublishJobTo is PublishJob reporting on the log issue assemble opened
+// (0 = publish finds or opens it).
+func (w *World) PublishJobTo(ctx context.Context, contextJSON []byte, runDir string, logIssue, attempts int, st *PublishStats) (*publish.Result, error) {
 	var last error
 	for a := 0; a < attempts; a++ {
 		st.Attempts++
 		if a > 0 {
 			st.Reruns++
 		}
-		bot, err := w.Client(BotToken, false, w.Pacer())
+		bot, err := ghclient.New(ghclient.Options{BaseURL: w.Base, Token: BotToken, Pacer: w.Pacer(), MaxWait: ghclient.AccountLimitWait,
+			Sleep: w.Clock.Sleep, Now: w.Clock.Now, RequestTimeout: 20 * time.Second})
 		if err != nil {
 			return nil, err
 		}
 		res, err := publish.Run(ctx, publish.Options{
-			Bot: bot, BotLogin: Bot, ControlRepo: Control, Context: contextJSON, RunDir: runDir,
+			Bot: bot, BotLogin: Bot, ControlRepo: Control, Context: contextJSON, RunDir: runDir, LogIssue: logIssue,
 			Ceilings: policy.DefaultCeilings(), ServerURL: "https://github.com",
 			Sleep: w.Clock.Sleep, Now: w.Clock.Now, RetryDelay: time.Millisecond,
 			Session: render.SessionOptions{},

@@ -3,6 +3,7 @@ package loadtest
 import (
 	"fmt"
 	"net/http/httptest"
+	"os"
 	"time"
 
 	"github.com/google/go-github/v62/github"
@@ -38,7 +39,11 @@ type World struct {
 
 	srv    *httptest.Server
 	spans  spanLog
-	seeded int // mentions seeded so far, for unique names
+	seeded int    // mentions seeded so far, for unique names
+	tmp    string // run directories of Assemble
+	// PadEvery, when set, gives every PadEvery-th seeded thread a comment
+	// big enough that its context is sent as agent_shard events.
+	PadEvery int
 }
 
 // NewWorld starts a simulator. Close it with Close.
@@ -56,10 +61,13 @@ func NewWorld(o WorldOptions) (*World, error) {
 	sim.AddUser("ops")
 	sim.AddToken(BotToken, Bot)
 	sim.AddToken(ControlToken, Bot)
+	sim.AddUser("github-actions")
+	sim.AddToken(RunnerToken, "github-actions")
 	if _, err := sim.AddRepo(Control, true); err != nil {
 		return nil, w.fail(err)
 	}
 	sim.SetPermission(Control, Bot, "write")
+	sim.SetPermission(Control, "github-actions", "write")
 	for i := 0; i < o.Repos; i++ {
 		owner := fmt.Sprintf("owner%02d", i)
 		sim.AddUser(owner)
@@ -84,6 +92,9 @@ func (w *World) fail(err error) error {
 func (w *World) Close() error {
 	err := w.Sim.Close() // first: it releases hanging requests
 	w.srv.Close()
+	if w.tmp != "" {
+		_ = os.RemoveAll(w.tmp)
+	}
 	return err
 }
 

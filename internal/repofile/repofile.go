@@ -56,10 +56,26 @@ func (f File) Read(ctx context.Context, v any) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("decode %s from %s: %w", f.Path, f.Repo, err)
 	}
-	if strings.TrimSpace(raw) != "" {
-		if err := json.Unmarshal([]byte(raw), v); err != nil {
-			return "", fmt.Errorf("%s in %s is not valid JSON (fix or delete it): %w", f.Path, f.Repo, err)
+	// A state file that exists must say something: null, empty or another
+	// shape would silently read as "no entries" (no opt-outs, no rate
+	// limit), so it stops the caller instead.
+	trimmed := strings.TrimSpace(raw)
+	switch {
+	case trimmed == "" || trimmed == "null":
+		what := "empty"
+		if trimmed == "null" {
+			what = "null"
 		}
+		return "", fmt.Errorf("%s in %s is %s: it must be a JSON object; fix it, or delete the file to start with no entries", f.Path, f.Repo, what)
+	case !json.Valid([]byte(trimmed)):
+		return "", fmt.Errorf("%s in %s is not valid JSON (fix or delete it)", f.Path, f.Repo)
+	case !strings.HasPrefix(trimmed, "{"):
+		return "", fmt.Errorf("%s in %s is not a JSON object: fix it, or delete the file to start with no entries", f.Path, f.Repo)
+	}
+	dec := json.NewDecoder(strings.NewReader(trimmed))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return "", fmt.Errorf("%s in %s does not have the expected shape (%v): fix it, or delete the file to start with no entries", f.Path, f.Repo, err)
 	}
 	return fc.GetSHA(), nil
 }

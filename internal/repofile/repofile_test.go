@@ -69,3 +69,33 @@ func TestBadInput(t *testing.T) {
 	_, err = bad.Write(ctx, "m", v, "")
 	assert.ErrorContains(t, err, "not owner/name")
 }
+
+// A state file that exists but says null, nothing, or something of
+// another shape stops the reader with the file's name and the fix: read
+// as "no entries" it would lift opt-outs or rate limits.
+func TestFailClosedOnEmptyOrWrongShape(t *testing.T) {
+	type state struct {
+		Runs []string `json:"runs"`
+	}
+	for _, tc := range []struct{ content, want string }{
+		{"null", "is null"},
+		{"  \n", "is empty"},
+		{"[]", "not a JSON object"},
+		{`"x"`, "not a JSON object"},
+		{`{"runz": []}`, "expected shape"},
+		{`{"runs": 3}`, "expected shape"},
+	} {
+		t.Run(tc.content, func(t *testing.T) {
+			f := newFile(t)
+			ctx := context.Background()
+			_, _, err := f.Client.Repositories.CreateFile(ctx, "acme", "control", f.Path, &github.RepositoryContentFileOptions{Message: github.String("x"), Content: []byte(tc.content)})
+			require.NoError(t, err)
+			var v state
+			_, err = f.Read(ctx, &v)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Contains(t, err.Error(), f.Path)
+			assert.Contains(t, err.Error(), "delete the file")
+		})
+	}
+}
