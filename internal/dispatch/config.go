@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,21 +24,35 @@ const (
 // AllowList is ALLOWED_USERS: logins that may trigger runs, or everyone.
 type AllowList struct {
 	All    bool
-	logins map[string]bool
+	logins map[string]int64 // login → pinned user id (0: the login alone)
+	ids    map[int64]bool
 }
 
 // ParseAllowList reads "*" (anyone) or comma-separated logins ("@" and
-// spaces tolerated). An empty value allows no one (fail closed).
+// spaces tolerated). An empty value allows no one (fail closed). A login
+// may pin GitHub's numeric user id as "login:id" (`gh api users/LOGIN -q
+// .id`): then only that account is allowed, under this login or any later
+// one, and a re-registered login is not. A malformed id drops the entry.
 func ParseAllowList(s string) AllowList {
-	a := AllowList{logins: map[string]bool{}}
+	a := AllowList{logins: map[string]int64{}, ids: map[int64]bool{}}
 	for _, w := range strings.Split(s, ",") {
 		w = strings.TrimPrefix(strings.TrimSpace(w), "@")
-		switch w {
-		case "":
-		case "*":
+		login, idText, pinned := strings.Cut(w, ":")
+		switch {
+		case w == "":
+		case w == "*":
 			a.All = true
+		case pinned:
+			id, err := strconv.ParseInt(strings.TrimSpace(idText), 10, 64)
+			if err != nil || id <= 0 {
+				continue // fail closed: nobody is allowed by a typo
+			}
+			a.logins[strings.ToLower(strings.TrimSpace(login))] = id
+			a.ids[id] = true
 		default:
-			a.logins[strings.ToLower(w)] = true
+			if _, ok := a.logins[strings.ToLower(w)]; !ok {
+				a.logins[strings.ToLower(w)] = 0
+			}
 		}
 	}
 	return a
@@ -53,9 +68,14 @@ func (a AllowList) Logins() []string {
 	return out
 }
 
-// Allows reports whether login may trigger a run.
-func (a AllowList) Allows(login string) bool {
-	return a.All || a.logins[strings.ToLower(login)]
+// Allows reports whether the account (login, numeric id; 0 = unknown) may
+// trigger a run: a pinned id must match, whatever the login is now.
+func (a AllowList) Allows(login string, id int64) bool {
+	if a.All || id != 0 && a.ids[id] {
+		return true
+	}
+	pin, ok := a.logins[strings.ToLower(login)]
+	return ok && pin == 0
 }
 
 // Config is the dispatcher's settings.

@@ -142,7 +142,7 @@ func (d *Dispatcher) Handle(ctx context.Context, t *Trigger) (dec Decision, err 
 	if m.Command == mention.CommandGoAway || m.Command == mention.CommandComeBack {
 		return d.optOut(ctx, t, m, dec)
 	}
-	if !d.cfg.Allowed.Allows(t.Author) {
+	if !d.cfg.Allowed.Allows(t.Author, t.AuthorID) {
 		return ignore("@%s is not in ALLOWED_USERS", t.Author)
 	}
 	var blocked policy.Blocker

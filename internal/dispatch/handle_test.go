@@ -120,17 +120,25 @@ func TestAllowListParsing(t *testing.T) {
 	cases := []struct {
 		in    string
 		login string
+		id    int64
 		want  bool
 	}{
-		{"", "alice", false},
-		{"*", "anyone", true},
-		{"alice,bob", "BOB", true},
-		{" @alice , carol ", "carol", true},
-		{"alice", "alicex", false},
-		{",,", "alice", false},
+		{"", "alice", 0, false},
+		{"*", "anyone", 0, true},
+		{"alice,bob", "BOB", 0, true},
+		{" @alice , carol ", "carol", 0, true},
+		{"alice", "alicex", 0, false},
+		{",,", "alice", 0, false},
+		// A pinned id (issue 14: a freed login can be re-registered).
+		{"alice:42", "alice", 42, true},
+		{"alice:42", "alice", 43, false},        // someone else took the login
+		{"alice:42", "alice", 0, false},         // id unknown: fail closed
+		{"alice:42", "alice-renamed", 42, true}, // the same account, renamed
+		{"alice:x42", "alice", 42, false},       // malformed id drops the entry
+		{"alice:42,alice", "alice", 43, false},  // the pin wins over a bare repeat
 	}
 	for _, tc := range cases {
-		assert.Equal(t, tc.want, ParseAllowList(tc.in).Allows(tc.login), "%q allows %q", tc.in, tc.login)
+		assert.Equal(t, tc.want, ParseAllowList(tc.in).Allows(tc.login, tc.id), "%q allows %q (%d)", tc.in, tc.login, tc.id)
 	}
 }
 

@@ -318,6 +318,7 @@ type apiItem struct {
 	User        *struct {
 		Login string `json:"login"`
 		Type  string `json:"type"`
+		ID    int64  `json:"id"`
 	} `json:"user"`
 }
 
@@ -350,7 +351,7 @@ func candidates(pre prefetched, isPR bool, bot string, since time.Time, margin t
 		if len(mention.Find(*it.Body, bot)) == 0 {
 			return nil
 		}
-		c := candidate{Trigger: webhook.Trigger{Event: event, NodeID: it.NodeID, Author: it.User.Login, AuthorType: it.User.Type,
+		c := candidate{Trigger: webhook.Trigger{Event: event, NodeID: it.NodeID, Author: it.User.Login, AuthorType: it.User.Type, AuthorID: it.User.ID,
 			Body: *it.Body, URL: it.HTMLURL, CreatedAt: at.UTC(), Edited: it.UpdatedAt != nil && it.UpdatedAt.After(*at)},
 			recheck: !since.IsZero() && at.Before(since)}
 		if withID {

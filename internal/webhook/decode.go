@@ -46,6 +46,7 @@ type repository struct {
 type user struct {
 	Login *string `json:"login"`
 	Type  *string `json:"type"`
+	ID    int64   `json:"id"`
 }
 
 type item struct {
@@ -242,6 +243,7 @@ func (d *decoder) item(t *Trigger, key string, it *item, withID bool, timeField 
 	} else {
 		t.Author = d.str(key+".user.login", it.User.Login)
 		t.AuthorType = d.str(key+".user.type", it.User.Type)
+		t.AuthorID = it.User.ID
 	}
 	t.Body = d.body(key+".body", it.Body)
 	t.URL = d.str(key+".html_url", it.HTMLURL)

@@ -59,7 +59,7 @@ func ts(s string) time.Time {
 }
 
 func TestDecodeRealExamples(t *testing.T) {
-	base := Trigger{Repo: "Codertocat/Hello-World", RepoOwnerType: "User", Author: "Codertocat", AuthorType: "User"}
+	base := Trigger{Repo: "Codertocat/Hello-World", RepoOwnerType: "User", Author: "Codertocat", AuthorType: "User", AuthorID: 21031067}
 	with := func(f func(*Trigger)) *Trigger { tr := base; f(&tr); return &tr }
 	cases := []struct {
 		event, file string

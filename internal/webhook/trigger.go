@@ -27,6 +27,7 @@ type Trigger struct {
 
 	Author     string
 	AuthorType string // "User" | "Bot"
+	AuthorID   int64  // GitHub's numeric user id (0 when unknown)
 
 	Body string // "" when GitHub sends null (e.g. a review with no summary)
 	URL  string // html_url of the triggering item
