@@ -15,11 +15,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/mention-runner/mention-runner/internal/checkout"
 	"github.com/mention-runner/mention-runner/internal/config"
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/engine"
@@ -27,10 +27,12 @@ import (
 	"github.com/mention-runner/mention-runner/internal/engine/codex"
 	"github.com/mention-runner/mention-runner/internal/engine/gemini"
 	"github.com/mention-runner/mention-runner/internal/gate"
+	"github.com/mention-runner/mention-runner/internal/gitexec"
 	"github.com/mention-runner/mention-runner/internal/job"
 	"github.com/mention-runner/mention-runner/internal/loopdetect"
 	"github.com/mention-runner/mention-runner/internal/mention"
 	"github.com/mention-runner/mention-runner/internal/policy"
+	"github.com/mention-runner/mention-runner/internal/prbundle"
 	"github.com/mention-runner/mention-runner/internal/prompt"
 	"github.com/mention-runner/mention-runner/internal/record"
 	"github.com/mention-runner/mention-runner/internal/redact"
@@ -125,7 +127,8 @@ type run struct {
 	loop     *loopdetect.Detector
 	stop     context.CancelCauseFunc
 	gateLog  *gateTail
-	problems []error // record failures, reported at the end
+	problems []error  // record failures, reported at the end
+	cleanup  []func() // run when the stage ends
 }
 
 func (r *run) logf(format string, a ...any) {
@@ -165,6 +168,11 @@ func (r *run) execute(ctx context.Context) (*Outcome, string, error) {
 			map[string]any{"path": r.cfg.ContextFile, "bytes": len(raw), "sha256": r.cfg.ContextSHA256})
 	}
 
+	defer func() {
+		for _, f := range r.cleanup {
+			f()
+		}
+	}()
 	home, err := os.MkdirTemp("", "mr-agent-home-")
 	if err != nil {
 		return r.finish(contract.CauseFailed, fmt.Errorf("create the engine's home: %w", err))
@@ -186,7 +194,7 @@ func (r *run) execute(ctx context.Context) (*Outcome, string, error) {
 	case jobErr != nil:
 		return r.finish(contract.CauseFailed, fmt.Errorf("read the job from the context: %w", jobErr))
 	}
-	spec, err := r.prepare(raw, env)
+	spec, err := r.prepare(ctx, raw, env)
 	if err != nil {
 		return r.finish(contract.CauseFailed, err)
 	}
@@ -200,7 +208,7 @@ func (r *run) execute(ctx context.Context) (*Outcome, string, error) {
 
 // prepare derives the policy and writes the sanitized context, the prompt
 // and the gate's configuration; it returns the engine's spec.
-func (r *run) prepare(raw []byte, env []string) (engine.Spec, error) {
+func (r *run) prepare(ctx context.Context, raw []byte, env []string) (engine.Spec, error) {
 	j := r.job
 	threadURL := r.threadURL()
 	r.meta.Target, r.meta.TargetURL = fmt.Sprintf("%s#%d", j.Repo, j.Number), threadURL
@@ -247,6 +255,18 @@ func (r *run) prepare(raw []byte, env []string) (engine.Spec, error) {
 	if err != nil {
 		return engine.Spec{}, err
 	}
+	target, err := checkout.FromContext(raw)
+	if err != nil {
+		if r.cfg.TargetDir != "" {
+			return engine.Spec{}, err
+		}
+		// an existing workspace: only the default branch matters
+		target = checkout.Target{Repo: j.Repo, DefaultBranch: defaultBranch(raw)}
+	}
+	repo, startCommit, err := r.checkoutTarget(ctx, workDir, &target)
+	if err != nil {
+		return engine.Spec{}, err
+	}
 	system := ""
 	if p := r.cfg.SystemPromptFile; p != "" {
 		b, err := os.ReadFile(p)
@@ -262,7 +282,7 @@ func (r *run) prepare(raw []byte, env []string) (engine.Spec, error) {
 	text := prompt.Render(prompt.Input{
 		SystemPrompt: system, Bot: r.cfg.BotLogin, Repo: j.Repo, Number: j.Number, IsPR: j.IsPR,
 		ThreadURL: threadURL, TriggerURL: j.TriggerURL, Author: j.Author, Task: j.Task,
-		ContextPath: ctxPath, Context: items, WorkDir: workDir, PolicyWords: pol.Words(),
+		ContextPath: ctxPath, Context: items, WorkDir: workDir, PolicyWords: pol.Words(), CanEdit: canEdit(r.cfg.AllowedTools),
 	})
 	if err := os.WriteFile(filepath.Join(r.dir, PromptFile), []byte(text), 0o644); err != nil {
 		return engine.Spec{}, fmt.Errorf("write the prompt: %w", err)
@@ -286,10 +306,10 @@ func (r *run) prepare(raw []byte, env []string) (engine.Spec, error) {
 		RunDir: runDirAbs, Bot: r.cfg.BotLogin, Here: gate.Thread{Repo: j.Repo, Number: j.Number},
 		Policy: gate.NewPolicyConfig(pol, ceilings), Blocklist: patterns, WorkDir: workDir,
 		AllowWorkflowChanges: r.cfg.AllowWorkflowChanges, MaxBundleBytes: int64(r.cfg.MaxBundleBytes), JobID: j.JobID,
-		DefaultBase: defaultBranch(raw),
+		DefaultBase: target.StackedBase(), GitDir: repo.GitDir,
 	}
-	if head := gitHead(workDir); head != "" {
-		gc.StartCommit, gc.CheckoutRepo = head, j.Repo
+	if startCommit != "" {
+		gc.StartCommit, gc.CheckoutRepo = startCommit, j.Repo
 	}
 	if err := gc.WriteFile(gatePath); err != nil {
 		return engine.Spec{}, err
@@ -426,10 +446,48 @@ func (r *run) workDir() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("workspace %q: %w", wd, err)
 	}
+	if r.cfg.TargetDir != "" {
+		// checkoutTarget creates it, empty
+		return abs, nil
+	}
 	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
 		return "", fmt.Errorf("workspace %q (MR_WORKSPACE) is not a directory", wd)
 	}
 	return abs, nil
+}
+
+// checkoutTarget makes the working tree the agent works in. With a fetched
+// target (MR_TARGET_DIR) it checks the pack out into workDir with the git
+// directory kept outside it (and outside the run directory), so neither
+// the target nor the agent can configure the git the gate runs; it returns
+// the commit the context recorded. Without one, workDir is used as it is
+// and its HEAD (if it is a git checkout) is the start commit.
+func (r *run) checkoutTarget(ctx context.Context, workDir string, target *checkout.Target) (prbundle.Repo, string, error) {
+	repo := prbundle.Repo{WorkTree: workDir}
+	if r.cfg.TargetDir == "" {
+		out, err := gitexec.Isolated(workDir, "", 30*time.Second).Run(ctx, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+		if err != nil {
+			return repo, "", nil // not a git checkout: no pull requests from it
+		}
+		return repo, strings.TrimSpace(string(out)), nil
+	}
+	gitParent, err := os.MkdirTemp("", "mr-target-git-")
+	if err != nil {
+		return repo, "", fmt.Errorf("checkout: %w", err)
+	}
+	r.cleanup = append(r.cleanup, func() { os.RemoveAll(gitParent) })
+	repo.GitDir = filepath.Join(gitParent, "target.git")
+	m, err := checkout.Unpack(ctx, r.cfg.TargetDir, workDir, repo.GitDir, *target)
+	if err != nil {
+		r.emit("file.rejected", record.SeverityError, "the fetched code was refused: "+err.Error(),
+			map[string]any{"path": r.cfg.TargetDir, "reason": err.Error()})
+		return repo, "", err
+	}
+	*target = m.Target // with the default branch, if the context lacked it
+	r.emit("checkout.completed", record.SeverityInfo, fmt.Sprintf("checked out %s at %s (branch %s)", m.Repo, m.Commit, target.Branch()),
+		map[string]any{"repo": m.Repo, "commit": m.Commit, "branch": target.Branch(), "pull_number": target.PullNumber,
+			"default_base": target.StackedBase(), "pack_bytes": m.PackBytes, "workdir": workDir})
+	return repo, m.Commit, nil
 }
 
 func (r *run) threadURL() string {
@@ -465,6 +523,18 @@ func (r *run) emitConfig(env, dropped []string) {
 	})
 }
 
+// canEdit reports whether the extra tools let the engine change files.
+func canEdit(tools []string) bool {
+	for _, t := range tools {
+		name, _, _ := strings.Cut(strings.TrimSpace(t), "(")
+		switch name {
+		case "Edit", "Write", "MultiEdit", "NotebookEdit", "Bash":
+			return true
+		}
+	}
+	return false
+}
+
 // defaultBranch is repository.default_branch from the (trusted) context.
 func defaultBranch(raw []byte) string {
 	var c struct {
@@ -476,19 +546,6 @@ func defaultBranch(raw []byte) string {
 		return ""
 	}
 	return c.Repository.DefaultBranch
-}
-
-// gitHead is HEAD of dir, or "" when dir is not a git checkout.
-func gitHead(dir string) string {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "--verify", "HEAD")
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
-	out, err := cmd.Output()
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
 }
 
 func countMessages(s session.Session, role string) int {

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mention-runner/mention-runner/internal/gitexec"
 	"github.com/mention-runner/mention-runner/internal/redact"
 )
 
@@ -30,6 +31,9 @@ var envAllowedPrefixes = []string{"CLAUDE_CODE_"}
 // envForced are set whatever the parent says: no self-update, telemetry,
 // error reports or other traffic besides the model API (the codex and
 // gemini engines turn the same off in the settings they write).
+// gitexec.ConfigEnv is added too, so any git the engine runs ignores
+// system and global config and runs no hook, fsmonitor or credential
+// helper.
 var envForced = []string{
 	"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 	"DISABLE_AUTOUPDATER=1",
@@ -89,7 +93,7 @@ func EngineEnv(getenv func(string) string, environ []string, home string) (env, 
 	}
 	set["HOME"] = home
 	set["CLAUDE_CONFIG_DIR"] = home + "/.claude"
-	for _, kv := range envForced {
+	for _, kv := range append(append([]string{}, envForced...), gitexec.ConfigEnv()...) {
 		k, v, _ := strings.Cut(kv, "=")
 		set[k] = v
 	}

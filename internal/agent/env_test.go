@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/mention-runner/mention-runner/internal/gitexec"
 )
 
 func TestEngineEnv(t *testing.T) {
@@ -52,6 +54,11 @@ func TestEngineEnv(t *testing.T) {
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
 		"DISABLE_ERROR_REPORTING": "1", "DISABLE_BUG_COMMAND": "1", "NO_COLOR": "1",
 	}
+	for _, kv := range gitexec.ConfigEnv() {
+		k, v, _ := strings.Cut(kv, "=")
+		want[k] = v
+	}
+	assert.Equal(t, "/dev/null", want["GIT_CONFIG_GLOBAL"], "the engine's git reads no global config")
 	assert.Equal(t, want, got)
 	for _, kv := range env {
 		assert.NotContains(t, kv, "ghp_")

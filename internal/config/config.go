@@ -141,7 +141,7 @@ var Settings = []Setting{
 	{Env: "MR_PR_LIMIT", Input: "pr-limit", Default: strconv.Itoa(policy.DefaultCeilings().PRLimit), Doc: "Operator ceiling: pull requests created per run.", check: intRange(0, policy.MaxLimit)},
 	{Env: "MR_MAX_WRITES", Input: "max-writes", Default: strconv.Itoa(policy.DefaultCeilings().MaxWrites), Doc: "Operator ceiling: comments, issues and pull requests of one run together.", check: intRange(0, policy.MaxLimit)},
 	{Env: "MR_LOOP_THRESHOLD", Input: "loop-threshold", Default: "6", Doc: "Identical consecutive tool calls that count as a loop.", Modes: "agent", check: intRange(2, 100)},
-	{Env: "MR_ALLOWED_TOOLS", Input: "allowed-tools", Doc: "Extra engine tools the agent may use, comma-separated Claude Code permission rules (e.g. `Edit,Write,Bash(git add:*),Bash(git commit:*)`); needed for pull requests. Reading stays limited to the checkout; GitHub writes still only go through the gate.", Modes: "agent", check: toolList},
+	{Env: "MR_ALLOWED_TOOLS", Input: "allowed-tools", Doc: "Extra engine tools the agent may use, comma-separated Claude Code permission rules. `Edit,Write` is what pull requests need: bare file tools are scoped to the checkout, and the gate commits the edits itself. Reading stays limited to the checkout; GitHub writes still only go through the gate. Adding `Bash` gives the agent a shell: see the README's security model.", Modes: "agent", check: toolList},
 	{Env: "MR_SYSTEM_PROMPT_FILE", Input: "system-prompt-file", Doc: "Operator system prompt file, prepended to the agent's prompt.", Modes: "agent"},
 	{Env: "MR_ALLOW_PUSH_TO_TARGET", Input: "allow-push-to-target", Default: "false", Doc: "Push PR branches to the target repo instead of the bot's fork.", Modes: "publish", check: boolean},
 	{Env: "MR_WRITE_GAP", Input: "write-gap", Default: "1s", Doc: "Least time between two content-creating requests of the publish job (GitHub's secondary limits also cap it at 80/min and 500/h); 0s turns the gap off, the caps stay.", Modes: "publish", check: durRange(0, time.Minute)},
@@ -156,7 +156,9 @@ var Settings = []Setting{
 	{Env: "MR_CLAUDE_BIN", Input: "claude-bin", Default: "claude", Doc: "Claude Code executable.", Modes: "agent"},
 	{Env: "MR_CODEX_BIN", Input: "codex-bin", Default: "codex", Doc: "OpenAI Codex CLI executable (engine codex; key in OPENAI_API_KEY).", Modes: "agent"},
 	{Env: "MR_GEMINI_BIN", Input: "gemini-bin", Default: "gemini", Doc: "Gemini CLI executable (engine gemini; key in GEMINI_API_KEY).", Modes: "agent"},
-	{Env: "MR_WORKSPACE", Input: "workspace", Doc: "Checkout of the target repo the agent works in. Defaults to the current directory.", Modes: "agent"},
+	{Env: "MR_WORKSPACE", Input: "workspace", Doc: "Checkout of the target repo the agent works in. With `target-dir` set, an empty directory the fetched code is checked out into. Defaults to the current directory.", Modes: "agent"},
+	{Env: "MR_TARGET_DIR", Input: "target-dir", Doc: "fetch: where the target's code (one shallow pack and its manifest) is written; agent: where it is read from and checked out into the workspace, with the git directory kept outside it. Empty in agent mode: the workspace is used as it is.", Modes: "fetch,agent"},
+	{Env: "MR_MAX_CHECKOUT_BYTES", Input: "max-checkout-bytes", Default: "209715200", Doc: "Largest fetch of the target's code (one commit, depth 1) accepted; the fetch stops with an error above it.", Modes: "fetch", check: intRange(1024, 4<<30)},
 }
 
 // Config is the parsed settings.
@@ -174,7 +176,8 @@ type Config struct {
 	MaxContextBytes, MaxBundleBytes                  int
 	BlocklistPath, ReplayScript, ClaudeBin           string
 	CodexBin, GeminiBin                              string
-	Workspace                                        string
+	Workspace, TargetDir                             string
+	MaxCheckoutBytes                                 int
 	ContextFile, ContextSHA256                       string
 	LogIssue                                         int // 0 = unknown
 	AllowedTools                                     []string
@@ -222,7 +225,8 @@ func Load(getenv func(string) string) (*Config, error) {
 		MaxContextBytes: atoi("MR_MAX_CONTEXT_BYTES"), MaxBundleBytes: atoi("MR_MAX_BUNDLE_BYTES"),
 		BlocklistPath: v["MR_BLOCKLIST_PATH"], ReplayScript: v["MR_REPLAY_SCRIPT"], ClaudeBin: v["MR_CLAUDE_BIN"],
 		CodexBin: v["MR_CODEX_BIN"], GeminiBin: v["MR_GEMINI_BIN"],
-		Workspace: v["MR_WORKSPACE"], ContextFile: v["MR_CONTEXT_FILE"], ContextSHA256: v["MR_CONTEXT_SHA256"],
+		Workspace: v["MR_WORKSPACE"], TargetDir: v["MR_TARGET_DIR"], MaxCheckoutBytes: atoi("MR_MAX_CHECKOUT_BYTES"),
+		ContextFile: v["MR_CONTEXT_FILE"], ContextSHA256: v["MR_CONTEXT_SHA256"],
 		LogIssue: atoi("MR_LOG_ISSUE"), AllowedTools: splitList(v["MR_ALLOWED_TOOLS"]),
 		WriteGap: gap,
 	}, nil

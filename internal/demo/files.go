@@ -1,15 +1,11 @@
 package demo
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"time"
 )
 
 // copyFiles copies the regular files directly in src into dst (created).
@@ -73,25 +69,4 @@ func copyFile(src, dst string) error {
 func dirExists(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.IsDir()
-}
-
-// checkout clones the target repo into dir/workspace anonymously, as
-// actions/checkout does in the agent job (persist-credentials: false).
-func checkout(ctx context.Context, url, dir string) error {
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "clone", "--quiet", url, "workspace")
-	cmd.Dir = dir
-	cmd.Env = []string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + filepath.Join(dir, "home"),
-		"GIT_CONFIG_NOSYSTEM=1",
-		"GIT_TERMINAL_PROMPT=0",
-	}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("checkout %s: %w: %s", url, err, out.String())
-	}
-	return nil
 }

@@ -52,7 +52,7 @@ type Options struct {
 	Log            io.Writer     // one progress line per job; nil = silent
 }
 
-// Flow runs one mention through the dispatcher and the three runner jobs,
+// Flow runs one mention through the dispatcher and the runner jobs,
 // each a separate process with its own environment and directory; files
 // pass between jobs only through copied "artifacts".
 type Flow struct {
@@ -66,6 +66,7 @@ type Flow struct {
 	Dispatcher *Stage
 	Assembles  []*Stage // one per dispatch, in dispatch order
 	Ready      *Stage   // the assemble run that proceeded
+	Fetched    *Stage   // the fetch job
 	Agent      *Stage
 	Publishes  []*Stage // every publish run (re-runs included)
 
@@ -75,6 +76,7 @@ type Flow struct {
 	ContextSHA  string
 	RecordDir   string // the run record as uploaded by the agent job
 	ContextDir  string // assemble's artifact
+	TargetDir   string // the fetch job's artifact
 	AgentRunDir string // the run record inside the agent job
 	// FinalRecordDir is the complete record as the last publish uploaded it.
 	FinalRecordDir string
@@ -159,13 +161,16 @@ func (f *Flow) Stages() []*Stage {
 			out = append(out, st)
 		}
 	}
+	if f.Fetched != nil {
+		out = append(out, f.Fetched)
+	}
 	if f.Agent != nil {
 		out = append(out, f.Agent)
 	}
 	return append(out, f.Publishes...)
 }
 
-// Run is the whole flow: dispatch, assemble per event, agent, publish.
+// Run is the whole flow: dispatch, assemble per event, fetch, agent, publish.
 // Like the workflow, publish runs even when the agent job failed.
 func (f *Flow) Run(ctx context.Context) error {
 	if err := f.Dispatch(ctx); err != nil {
@@ -174,6 +179,8 @@ func (f *Flow) Run(ctx context.Context) error {
 	if err := f.AssembleAll(ctx); err != nil {
 		return err
 	}
+	// RunAgent runs the fetch job first, as the workflow's agent job needs
+	// it; publish runs either way and reports what happened.
 	agentErr := f.RunAgent(ctx)
 	if _, err := f.Publish(ctx); err != nil {
 		return errors.Join(agentErr, err)

@@ -147,10 +147,47 @@ func (f *Flow) assemble(ctx context.Context, i, n int) (*Stage, error) {
 	return st, nil
 }
 
+// Fetch runs `runner fetch` with the bot's token on the downloaded context:
+// it fetches the code the agent works on (the PR head at the recorded
+// commit, or the default branch) and uploads it as the target artifact.
+func (f *Flow) Fetch(ctx context.Context) error {
+	if f.Ready == nil {
+		return errors.New("fetch: no assemble run proceeded (run AssembleAll first)")
+	}
+	dir, err := f.jobDir(f.RunID + "-fetch")
+	if err != nil {
+		return err
+	}
+	if err := copyFiles(f.ContextDir, filepath.Join(dir, "context")); err != nil {
+		return fmt.Errorf("fetch: download the context artifact: %w", err)
+	}
+	env := append(f.baseEnv(dir, "fetch", f.RunID, 1),
+		"BOT_TOKEN="+BotToken,
+		"MR_CONTEXT_FILE=context/context.json",
+		"MR_CONTEXT_SHA256="+f.ContextSHA,
+		"MR_TARGET_DIR=target-code",
+	)
+	st, err := run(ctx, "fetch (run "+f.RunID+")", dir, f.o.StageTimeout, env, f.o.Bins.Runner, "fetch")
+	f.Fetched = st
+	if err != nil {
+		return err
+	}
+	f.logf("%s: exit %d", st.Name, st.ExitCode)
+	if st.ExitCode != 0 {
+		return &StageError{Stage: st, Err: fmt.Errorf("exit status %d", st.ExitCode)}
+	}
+	f.TargetDir = filepath.Join(f.o.OutDir, "artifacts", "target")
+	if err := copyFiles(filepath.Join(dir, "target-code"), f.TargetDir); err != nil {
+		return fmt.Errorf("fetch: upload the target artifact: %w", err)
+	}
+	return nil
+}
+
 // RunAgent runs `runner agent` with no token anywhere in its environment,
-// on a fresh checkout of the target repo and the downloaded context, then
-// uploads the run record. A failed agent job is an error, but the record
-// is uploaded anyway so publish can report it.
+// on the downloaded context and the target's code from the fetch job
+// (checked out by the agent stage itself), then uploads the run record. A
+// failed agent job is an error, but the record is uploaded anyway so
+// publish can report it.
 func (f *Flow) RunAgent(ctx context.Context) error {
 	if f.Ready == nil {
 		return errors.New("agent: no assemble run proceeded (run AssembleAll first)")
@@ -168,10 +205,17 @@ func (f *Flow) RunAgent(ctx context.Context) error {
 			return fmt.Errorf("agent: download the context artifact: %w", err)
 		}
 	}
-	if err := checkout(ctx, f.w.BaseURL+TargetRepo+".git", dir); err != nil {
-		return fmt.Errorf("agent: %w", err)
+	if f.TargetDir == "" {
+		// the agent job needs the fetch job, as in the workflow
+		if err := f.Fetch(ctx); err != nil {
+			return err
+		}
+	}
+	if err := copyFiles(f.TargetDir, filepath.Join(dir, "target-code")); err != nil {
+		return fmt.Errorf("agent: download the target artifact: %w", err)
 	}
 	env := append(f.baseEnv(dir, "agent", f.RunID, 1),
+		"MR_TARGET_DIR=target-code",
 		"MR_CONTEXT_FILE=context/context.json",
 		"MR_CONTEXT_SHA256="+f.ContextSHA,
 		"MR_LOG_ISSUE="+strconv.Itoa(f.LogIssue),
@@ -272,8 +316,9 @@ const runIDsPerRound = 1000
 // assemble the job again. The whole flow can then run again on them.
 func (f *Flow) Redeliver(ctx context.Context) error {
 	f.round++
-	f.Assembles, f.Ready, f.Agent, f.Publishes = nil, nil, nil, nil
+	f.Assembles, f.Ready, f.Fetched, f.Agent, f.Publishes = nil, nil, nil, nil, nil
 	f.RunID, f.JobID, f.LogIssue, f.ContextSHA, f.RecordDir, f.ContextDir, f.AgentRunDir = "", "", 0, "", "", "", ""
+	f.TargetDir = ""
 	if err := os.RemoveAll(filepath.Join(f.o.OutDir, "artifacts")); err != nil {
 		return fmt.Errorf("redeliver: clear the artifacts: %w", err)
 	}

@@ -1,8 +1,12 @@
 package demo
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/google/go-github/v62/github"
 
 	"github.com/mention-runner/mention-runner/internal/githubsim"
 )
@@ -19,6 +23,14 @@ const (
 
 	BotToken     = "ghp_demoBotToken000000000000000000000001"
 	ControlToken = "ghs_demoControlToken0000000000000000002"
+	bobToken     = "ghp_demoBobToken000000000000000000000003"
+
+	// PRBranch, PROnlyFile and PROnlyContent: with SeedOptions.PR the thread
+	// is a pull request from PRBranch, whose head adds PROnlyFile — a file
+	// the default branch does not have.
+	PRBranch      = "fix-crlf"
+	PROnlyFile    = "PR_ONLY.md"
+	PROnlyContent = "This file exists only on the pull request's head (" + PRBranch + ").\n"
 )
 
 // DefaultTask follows the !cfg line of the default comment.
@@ -52,7 +64,12 @@ type SeedOptions struct {
 	// Shard pads the thread (long issue body, many comments) so the context
 	// no longer fits one 64,000-byte dispatch.
 	Shard bool
-	Logf  func(string, ...any)
+	// PR makes the thread a pull request (head PRBranch, with PROnlyFile)
+	// instead of an issue.
+	PR bool
+	// Private makes the target repository private (the bot can read it).
+	Private bool
+	Logf    func(string, ...any)
 }
 
 // Seed starts a simulator on loopback and creates the demo world: the bot
@@ -89,8 +106,13 @@ func (w *World) seed(o SeedOptions) error {
 	if _, err := s.AddRepo(ControlRepo, true); err != nil {
 		return err
 	}
-	if _, err := s.AddRepo(TargetRepo, false); err != nil {
+	if _, err := s.AddRepo(TargetRepo, o.Private); err != nil {
 		return err
+	}
+	if o.Private {
+		s.SetPermission(TargetRepo, BotLogin, "read")
+		s.SetPermission(TargetRepo, "bob", "read")
+		s.SetPermission(TargetRepo, "dana", "read")
 	}
 	// The bot dispatches to and writes in CONTROL; GITHUB_TOKEN is the
 	// control repo's own workflow token.
@@ -102,7 +124,13 @@ func (w *World) seed(o SeedOptions) error {
 	if o.Shard {
 		body += "\n\n" + padding("Full build log", 20000)
 	}
-	n, err := s.CreateIssue(TargetRepo, "bob", "Build fails on Windows", body)
+	var n int
+	var err error
+	if o.PR {
+		n, err = w.seedPR(body)
+	} else {
+		n, err = s.CreateIssue(TargetRepo, "bob", "Build fails on Windows", body)
+	}
 	if err != nil {
 		return err
 	}
@@ -140,4 +168,29 @@ func padding(title string, size int) string {
 	}
 	b.WriteString("```")
 	return b.String()
+}
+
+// seedPR pushes PRBranch with PROnlyFile (as bob, through the API) and
+// opens a pull request from it.
+func (w *World) seedPR(body string) (int, error) {
+	s := w.Sim
+	s.SetPermission(TargetRepo, "bob", "write")
+	s.AddToken(bobToken, "bob")
+	gh := s.Client(bobToken)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	owner, name, _ := strings.Cut(TargetRepo, "/")
+	main, _, err := gh.Git.GetRef(ctx, owner, name, "heads/main")
+	if err != nil {
+		return 0, fmt.Errorf("read main: %w", err)
+	}
+	if _, _, err := gh.Git.CreateRef(ctx, owner, name, &github.Reference{Ref: github.String("refs/heads/" + PRBranch), Object: main.Object}); err != nil {
+		return 0, fmt.Errorf("create %s: %w", PRBranch, err)
+	}
+	if _, _, err := gh.Repositories.CreateFile(ctx, owner, name, PROnlyFile, &github.RepositoryContentFileOptions{
+		Message: github.String("Add " + PROnlyFile), Content: []byte(PROnlyContent), Branch: github.String(PRBranch),
+	}); err != nil {
+		return 0, fmt.Errorf("commit %s: %w", PROnlyFile, err)
+	}
+	return s.CreatePR(TargetRepo, "bob", "Normalize line endings", body, PRBranch, "main", "")
 }

@@ -33,13 +33,15 @@ type flowCase struct {
 	script   string
 	claude   string   // claude engine: the executable (a wrapper)
 	extraEnv []string // agent job
+	pr       bool     // the thread is a pull request (demo.SeedOptions.PR)
+	private  bool     // the target repository is private
 }
 
 // runFlow seeds a fresh simulator and runs the whole flow.
 func runFlow(t *testing.T, c flowCase) (*demo.World, *demo.Flow) {
 	t.Helper()
 	needBins(t)
-	w, err := demo.Seed(demo.SeedOptions{Shard: c.shard, Logf: t.Logf})
+	w, err := demo.Seed(demo.SeedOptions{Shard: c.shard, PR: c.pr, Private: c.private, Logf: t.Logf})
 	require.NoError(t, err)
 	t.Cleanup(func() { w.Sim.Close() })
 	f, err := demo.New(demo.Options{

@@ -35,6 +35,9 @@ type Config struct {
 	CheckoutRepo string `json:"checkout_repo,omitempty"`
 	// DefaultBase is the base branch when the agent names none.
 	DefaultBase string `json:"default_base,omitempty"`
+	// GitDir, when set, is WorkDir's git directory, kept outside the tree
+	// so the agent cannot change it ("" = WorkDir/.git).
+	GitDir string `json:"git_dir,omitempty"`
 }
 
 // Thread names an issue or pull request.

@@ -194,19 +194,25 @@ func (g *Gate) capture(ctx context.Context, e *outputs.Entry) (outcome, bool) {
 	if e.Base == "" {
 		return refuse(DecisionInvalid, RuleInvalidArgs, `"base" is required: the branch to merge into, e.g. main`)
 	}
-	base, err := prbundle.ResolveBase(ctx, g.cfg.WorkDir, e.Base, g.cfg.StartCommit)
+	repo := prbundle.Repo{WorkTree: g.cfg.WorkDir, GitDir: g.cfg.GitDir}
+	base, err := prbundle.ResolveBase(ctx, repo.Dir(), e.Base, g.cfg.StartCommit)
 	if err != nil {
 		return refuse(DecisionInvalid, RuleUnknownBase, fmt.Sprintf("base branch %q is not known in the working directory (%v); name an existing branch", e.Base, err))
 	}
+	// The runner commits the agent's edits itself (fixed identity, isolated
+	// git): the agent needs no shell to make a pull request.
+	if _, err := prbundle.CommitWorkTree(ctx, repo, prbundle.BotIdentity(g.cfg.Bot), e.Title); err != nil {
+		return refuse(DecisionError, "", "the gate could not commit the changes in the working directory: "+err.Error())
+	}
 	name := e.Bundle
-	b, err := prbundle.Capture(ctx, g.cfg.WorkDir, base, prbundle.Options{
+	b, err := prbundle.Capture(ctx, repo.Dir(), base, prbundle.Options{
 		Out: filepath.Join(g.cfg.RunDir, name), AllowWorkflowChanges: g.cfg.AllowWorkflowChanges, MaxBytes: g.cfg.MaxBundleBytes,
 	})
 	var wf *prbundle.WorkflowError
 	var big *prbundle.TooLargeError
 	switch {
 	case errors.Is(err, prbundle.ErrNoCommits):
-		return refuse(DecisionInvalid, RuleNoCommits, fmt.Sprintf("there are no commits on HEAD that are not on %s: commit your changes with git in the working directory first (do not push)", e.Base))
+		return refuse(DecisionInvalid, RuleNoCommits, fmt.Sprintf("there are no changes to propose against %s: edit the files in the working directory first (the gate commits them for you)", e.Base))
 	case errors.As(err, &wf):
 		return refuse(DecisionDenied, RuleWorkflowChange, "denied: "+wf.Error()+denialHint)
 	case errors.As(err, &big):

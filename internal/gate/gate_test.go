@@ -272,7 +272,15 @@ func TestPullRequests(t *testing.T) {
 		rule     string
 		contains string
 	}{
-		{"no commits", nil, nil, pr, DecisionInvalid, RuleNoCommits, "commit your changes with git"},
+		{"no changes", nil, nil, pr, DecisionInvalid, RuleNoCommits, "edit the files in the working directory first"},
+		{"edits are committed by the gate", func(t *testing.T, w string) {
+			require.NoError(t, os.WriteFile(filepath.Join(w, "README.md"), []byte("fixed\n"), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(w, "new.txt"), []byte("new\n"), 0o644))
+		}, nil, pr, DecisionAllowed, "", `queued (output #0): the pull request "Fix typo" in octo/app (1 commit(s)`},
+		{"edited workflow refused", func(t *testing.T, w string) {
+			require.NoError(t, os.MkdirAll(filepath.Join(w, ".github", "workflows"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(w, ".github", "workflows", "x.yml"), []byte("on: push\n"), 0o644))
+		}, nil, pr, DecisionDenied, RuleWorkflowChange, ".github/workflows/x.yml"},
 		{"commits become a bundle", func(t *testing.T, w string) { commitFile(t, w, "README.md", "hello\n") }, nil, pr,
 			DecisionAllowed, "", `queued (output #0): the pull request "Fix typo" in octo/app (1 commit(s)`},
 		{"workflow change refused", func(t *testing.T, w string) { commitFile(t, w, ".github/workflows/x.yml", "on: push\n") }, nil, pr,
@@ -324,8 +332,38 @@ func TestPullRequests(t *testing.T) {
 			assert.Equal(t, 1, e.Commits)
 			assert.NotEmpty(t, e.Base)
 			assert.FileExists(t, filepath.Join(cfg.RunDir, e.Bundle))
+			assert.Empty(t, run(t, cfg.WorkDir, "status", "--porcelain"), "everything is committed")
+			if c.name == "edits are committed by the gate" {
+				assert.Equal(t, "robot <robot@users.noreply.github.com>|robot <robot@users.noreply.github.com>|Fix typo",
+					run(t, cfg.WorkDir, "log", "-1", "--format=%an <%ae>|%cn <%ce>|%s"))
+			}
 		})
 	}
+}
+
+// TestPullRequestSeparateGitDir: with the git directory outside the tree,
+// a .git the agent writes into the tree changes nothing; the gate commits
+// through the real git directory.
+func TestPullRequestSeparateGitDir(t *testing.T) {
+	cfg := baseConfig(t)
+	clone := gitRepo(t)
+	gitDir := filepath.Join(t.TempDir(), "target.git")
+	require.NoError(t, os.Rename(filepath.Join(clone, ".git"), gitDir))
+	run(t, gitDir, "config", "core.bare", "false")
+	cfg.WorkDir, cfg.GitDir = clone, gitDir
+	require.NoError(t, os.WriteFile(filepath.Join(clone, "README.md"), []byte("fixed\n"), 0o644))
+	// a planted .git directory with a hook-running config is just ignored
+	require.NoError(t, os.MkdirAll(filepath.Join(clone, ".git", "hooks"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(clone, ".git", "config"), []byte("[core]\n\thooksPath = hooks\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(clone, ".git", "hooks", "pre-commit"), []byte("#!/bin/sh\ntouch "+filepath.Join(clone, "PWNED")+"\n"), 0o755))
+	cs := connect(t, cfg)
+	text, isErr := call(t, cs, contract.ToolCreatePullRequest, map[string]any{"repo": hereRepo, "title": "Fix", "body": "b", "base": "main"})
+	require.False(t, isErr, text)
+	es := readOutputs(t, cfg)
+	require.Len(t, es, 1)
+	assert.Equal(t, run(t, gitDir, "rev-parse", "HEAD"), es[0].HeadSHA)
+	assert.Equal(t, "README.md", run(t, gitDir, "show", "--name-only", "--format=", "HEAD"))
+	assert.NoFileExists(t, filepath.Join(clone, "PWNED"))
 }
 
 func TestGateSubprocess(t *testing.T) {

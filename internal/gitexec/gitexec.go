@@ -5,7 +5,9 @@ package gitexec
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -60,4 +62,76 @@ func (c Command) Run(ctx context.Context, args ...string) ([]byte, error) {
 		return nil, &Error{Args: args, Stderr: msg, Err: err}
 	}
 	return stdout.Bytes(), nil
+}
+
+// Hardening is the -c flags every git the runner starts carries, whatever
+// the repository's own config says: no fsmonitor or hook program runs, no
+// credential helper is asked, no transport but https/http (and local
+// files, for bundles and packs) is used, and redirects are not followed
+// (they would carry an auth header elsewhere).
+var Hardening = []string{
+	"-c", "core.fsmonitor=false",
+	"-c", "core.hooksPath=" + os.DevNull,
+	"-c", "credential.helper=",
+	"-c", "core.askPass=",
+	"-c", "http.followRedirects=false",
+	"-c", "protocol.allow=never",
+	"-c", "protocol.https.allow=always",
+	"-c", "protocol.http.allow=always", // the operator's own API URL (GHES, tests)
+	"-c", "protocol.file.allow=always", // local bundles and packs
+}
+
+// Env is an isolated environment for git: PATH only from ours, HOME as
+// given (os.DevNull when empty), no system or global config (so no
+// operator or user setting, helper or alias applies), no prompts, C
+// locale, and none of our GIT_* variables (they could point git at another
+// repository or index). extra is appended (e.g. AuthEnv, GIT_DIR).
+func Env(home string, extra ...string) []string {
+	if home == "" {
+		home = os.DevNull
+	}
+	env := []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + home,
+		"LANG=C", "LC_ALL=C",
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_CONFIG_GLOBAL=" + os.DevNull,
+		"GIT_TERMINAL_PROMPT=0",
+		"GIT_ASKPASS=",
+		"SSH_ASKPASS=",
+	}
+	return append(env, extra...)
+}
+
+// AuthEnv carries token to the GitHub host in an http.extraHeader set
+// through GIT_CONFIG_* variables: never in a URL, never on a command line
+// another process could read. No token, no header.
+func AuthEnv(token string) []string {
+	if token == "" {
+		return nil
+	}
+	basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + token))
+	return []string{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.extraHeader",
+		"GIT_CONFIG_VALUE_0=Authorization: Basic " + basic}
+}
+
+// Isolated is a Command with Hardening and Env(home, extra...): the way
+// every git the runner starts should be set up.
+func Isolated(dir, home string, timeout time.Duration, extra ...string) Command {
+	return Command{Dir: dir, Config: Hardening, Env: Env(home, extra...), Timeout: timeout}
+}
+
+// ConfigEnv is Hardening as GIT_CONFIG_COUNT/KEY/VALUE variables, plus no
+// system or global config and no prompts: for the environment of a program
+// we start that may run git itself (an engine), so its git gets the same
+// protection as ours, whatever the repository's config says.
+func ConfigEnv() []string {
+	env := []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull, "GIT_TERMINAL_PROMPT=0"}
+	n := 0
+	for i := 0; i+1 < len(Hardening); i += 2 {
+		k, v, _ := strings.Cut(Hardening[i+1], "=")
+		env = append(env, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", n, k), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", n, v))
+		n++
+	}
+	return append(env, fmt.Sprintf("GIT_CONFIG_COUNT=%d", n))
 }

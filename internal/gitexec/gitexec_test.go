@@ -70,3 +70,21 @@ func TestRun(t *testing.T) {
 		})
 	}
 }
+
+// TestConfigEnv: the hardening reaches a git that only gets the
+// environment, and beats the repository's own config.
+func TestConfigEnv(t *testing.T) {
+	dir := t.TempDir()
+	env := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, ConfigEnv()...)
+	c := Command{Dir: dir, Env: env, Timeout: time.Minute}
+	_, err := c.Run(context.Background(), "init", "--quiet")
+	require.NoError(t, err)
+	_, err = c.Run(context.Background(), "config", "core.hooksPath", ".githooks")
+	require.NoError(t, err)
+	out, err := c.Run(context.Background(), "config", "core.hooksPath")
+	require.NoError(t, err)
+	assert.Equal(t, os.DevNull+"\n", string(out))
+	out, err = c.Run(context.Background(), "config", "core.fsmonitor")
+	require.NoError(t, err)
+	assert.Equal(t, "false\n", string(out))
+}

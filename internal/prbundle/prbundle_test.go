@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/gitexec"
 )
 
 // repo is a scratch git repository for tests.
@@ -34,7 +36,7 @@ func (r *repo) git(args ...string) string {
 	r.t.Helper()
 	cmd := exec.Command("git", append([]string{"-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false"}, args...)...)
 	cmd.Dir = r.dir
-	cmd.Env = gitEnv()
+	cmd.Env = gitexec.Env("")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	require.NoError(r.t, cmd.Run(), "git %v: %s", args, errb.String())

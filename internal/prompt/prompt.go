@@ -81,7 +81,7 @@ func Render(in Input) string {
 	fmt.Fprintf(&b, "- `%s(repo, number, body)`: comment on an issue or pull request. To answer here, use repo `%s` and number %d.\n", contract.EngineToolName(contract.ToolAddComment), orUnknown(in.Repo), in.Number)
 	fmt.Fprintf(&b, "- `%s(repo, title, body, labels)`: open an issue.\n", contract.EngineToolName(contract.ToolCreateIssue))
 	if in.CanEdit {
-		fmt.Fprintf(&b, "- `%s(repo, title, body, base, draft)`: open a pull request from the commits you made in the working directory.\n", contract.EngineToolName(contract.ToolCreatePullRequest))
+		fmt.Fprintf(&b, "- `%s(repo, title, body, base, draft)`: open a pull request with the changes you made to the files in the working directory: edit the files, then call this tool; it commits every change for you (you have no git and cannot push).\n", contract.EngineToolName(contract.ToolCreatePullRequest))
 	} else {
 		fmt.Fprintf(&b, "- `%s(repo, title, body, base, draft)`: open a pull request from commits in the working directory (you cannot change files in this run, so there will be none).\n", contract.EngineToolName(contract.ToolCreatePullRequest))
 	}

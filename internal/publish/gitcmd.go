@@ -2,8 +2,6 @@ package publish
 
 import (
 	"context"
-	"encoding/base64"
-	"os"
 	"strings"
 	"time"
 
@@ -23,41 +21,17 @@ type git struct {
 	home  string // an empty HOME, so no user config applies
 }
 
-// hardening keeps repository or user config from running code or
-// prompting, and refuses redirects that would carry the header elsewhere.
-var hardening = []string{
-	"-c", "core.fsmonitor=false",
-	"-c", "core.hooksPath=" + os.DevNull,
-	"-c", "http.followRedirects=false",
-	"-c", "credential.helper=",
-	"-c", "protocol.allow=never",
-	"-c", "protocol.https.allow=always",
-	"-c", "protocol.http.allow=always", // the operator's own API URL (GHES, tests)
-	"-c", "protocol.file.allow=always", // the local bundle file
-}
-
 func (g git) env(auth bool) []string {
-	env := []string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + g.home,
-		"LANG=C", "LC_ALL=C",
-		"GIT_CONFIG_NOSYSTEM=1",
-		"GIT_CONFIG_GLOBAL=" + os.DevNull,
-		"GIT_TERMINAL_PROMPT=0",
-		"GIT_ASKPASS=",
+	if auth {
+		return gitexec.Env(g.home, gitexec.AuthEnv(g.token)...)
 	}
-	if auth && g.token != "" {
-		basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + g.token))
-		env = append(env, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.extraHeader",
-			"GIT_CONFIG_VALUE_0=Authorization: Basic "+basic)
-	}
-	return env
+	return gitexec.Env(g.home)
 }
 
 // run runs git in dir; auth adds the token header (only for commands that
 // talk to the GitHub host).
 func (g git) run(ctx context.Context, dir string, auth bool, args ...string) (string, error) {
-	c := gitexec.Command{Dir: dir, Config: hardening, Env: g.env(auth), Timeout: gitTimeout, Scrub: g.scrub}
+	c := gitexec.Command{Dir: dir, Config: gitexec.Hardening, Env: g.env(auth), Timeout: gitTimeout, Scrub: g.scrub}
 	out, err := c.Run(ctx, args...)
 	return string(out), err
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -39,17 +40,33 @@ func OfferedTools(extra []string) []string {
 	return dedupe(ReadOnlyTools, names)
 }
 
+// FileTools are the built-in tools that take a path; named bare in the
+// spec's extras ("Edit"), they are scoped to the checkout like the
+// read-only tools, so the file tools never reach outside it.
+var FileTools = []string{"Read", "Glob", "Grep", "Edit", "Write", "MultiEdit", "NotebookEdit", "NotebookRead"}
+
 // AllowedTools is the --allowedTools list: the gate's tools, reading
 // inside workDir (rules scoped to it, so files elsewhere on the machine
-// stay unreadable), then the spec's extras.
+// stay unreadable), then the spec's extras, where a bare file tool
+// ("Edit", "Write") becomes the same rule scoped to workDir. A rule the
+// operator wrote with its own pattern is passed as written.
 func AllowedTools(workDir string, extra []string) []string {
+	scope := func(tool string) string { return tool + "(/" + filepath.Clean(workDir) + "/**)" }
 	var scoped []string
 	if workDir != "" {
 		for _, t := range ReadOnlyTools {
-			scoped = append(scoped, t+"(/"+filepath.Clean(workDir)+"/**)")
+			scoped = append(scoped, scope(t))
 		}
 	}
-	return dedupe(GateTools, scoped, extra)
+	var rest []string
+	for _, t := range extra {
+		t = strings.TrimSpace(t)
+		if workDir != "" && slices.Contains(FileTools, t) {
+			t = scope(t)
+		}
+		rest = append(rest, t)
+	}
+	return dedupe(GateTools, scoped, rest)
 }
 
 func dedupe(lists ...[]string) []string {
@@ -67,14 +84,18 @@ func dedupe(lists ...[]string) []string {
 }
 
 // Args is Claude Code's command line for spec: print mode with stream-json
-// (which needs --verbose), only the gate as MCP server, dontAsk so anything
-// not allowed is refused rather than prompted for, the tools offered and
-// the explicit allow rules, the turn limit and the optional budget and
-// model. The prompt goes on stdin.
-func Args(spec engine.Spec, mcpConfig string) []string {
+// (which needs --verbose), no setting source at all (no user, project or
+// local settings: the target's .claude/ configures nothing) but the
+// runner's own settings file, only the gate as MCP server, no slash
+// commands or skills, dontAsk so anything not allowed is refused rather
+// than prompted for, the tools offered and the explicit allow rules, the
+// turn limit and the optional budget and model. The prompt goes on stdin.
+func Args(spec engine.Spec, mcpConfig, settings string) []string {
 	args := []string{
 		"-p", "--verbose", "--output-format", "stream-json",
+		"--setting-sources", "", "--settings", settings,
 		"--mcp-config", mcpConfig, "--strict-mcp-config",
+		"--disable-slash-commands",
 		"--permission-mode", "dontAsk",
 		"--tools", strings.Join(OfferedTools(spec.AllowedTools), ","),
 		"--allowedTools", strings.Join(AllowedTools(spec.WorkDir, spec.AllowedTools), ","),
@@ -89,6 +110,41 @@ func Args(spec engine.Spec, mcpConfig string) []string {
 		args = append(args, "--model", spec.Model)
 	}
 	return args
+}
+
+// settings is the --settings file, the only settings Claude Code reads:
+// no hook runs (whatever else might define one), bypassPermissions cannot
+// be switched on, project MCP servers are never enabled, and nothing is
+// added to commits or pull requests.
+var settings = map[string]any{
+	"disableAllHooks":            true,
+	"enableAllProjectMcpServers": false,
+	"includeCoAuthoredBy":        false,
+	"permissions": map[string]any{
+		"defaultMode":                  "dontAsk",
+		"disableBypassPermissionsMode": "disable",
+	},
+}
+
+// IsolationEnv is set in Claude Code's environment whatever the parent
+// says: no CLAUDE.md or other memory file of the target is loaded as
+// instructions (the task is the trigger comment alone; the agent may still
+// read those files as data), and no auto-memory is kept.
+var IsolationEnv = []string{
+	"CLAUDE_CODE_DISABLE_CLAUDE_MDS=1",
+	"CLAUDE_CODE_DISABLE_AUTO_MEMORY=1",
+}
+
+// WriteSettings writes the --settings file.
+func WriteSettings(path string) error {
+	b, err := json.MarshalIndent(settings, "", "  ")
+	if err != nil {
+		return fmt.Errorf("settings: %w", err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("settings: %w", err)
+	}
+	return nil
 }
 
 // mcpConfig is the --mcp-config file: one stdio server named gate.

@@ -19,8 +19,12 @@ import (
 	"github.com/mention-runner/mention-runner/internal/session"
 )
 
-// MCPConfigFile is the --mcp-config file written into the run directory.
-const MCPConfigFile = "mcp.json"
+// Files written into the run directory: the --mcp-config and --settings
+// files (outside the checkout, so the agent cannot change them).
+const (
+	MCPConfigFile = "mcp.json"
+	SettingsFile  = "claude-settings.json"
+)
 
 // Engine runs Claude Code. The zero value is not usable; set Bin.
 type Engine struct {
@@ -64,7 +68,12 @@ func (e *Engine) Run(ctx context.Context, spec engine.Spec, sink engine.Sink) (*
 	if err := WriteMCPConfig(mcpPath, spec.GateCommand); err != nil {
 		return nil, fmt.Errorf("claude engine: %w", err)
 	}
-
-	return process.RunStream(ctx, process.Stream{Program: Program, Spec: process.Spec{Bin: e.Bin, Args: Args(spec, mcpPath),
-		Dir: spec.WorkDir, Env: spec.Env, Stdin: strings.NewReader(spec.Prompt), Grace: e.Grace, StderrTail: e.StderrTail}}, sink)
+	settingsPath := filepath.Join(spec.RunDir, SettingsFile)
+	if err := WriteSettings(settingsPath); err != nil {
+		return nil, fmt.Errorf("claude engine: %w", err)
+	}
+	// IsolationEnv last: it wins over anything the parent passed.
+	env := append(append([]string{}, spec.Env...), IsolationEnv...)
+	return process.RunStream(ctx, process.Stream{Program: Program, Spec: process.Spec{Bin: e.Bin, Args: Args(spec, mcpPath, settingsPath),
+		Dir: spec.WorkDir, Env: env, Stdin: strings.NewReader(spec.Prompt), Grace: e.Grace, StderrTail: e.StderrTail}}, sink)
 }

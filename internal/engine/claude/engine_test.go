@@ -201,16 +201,18 @@ func TestArgs(t *testing.T) {
 		{"minimal", engine.Spec{}, "Read,Glob,Grep",
 			"mcp__gate__add_comment,mcp__gate__create_issue,mcp__gate__create_pull_request,mcp__gate__noop", []string{}},
 		{"all", engine.Spec{WorkDir: "/w/t/", MaxTurns: 7, MaxBudgetUSD: 1.5, Model: "claude-x",
-			AllowedTools: []string{"Edit", "Bash(git commit:*)", "Read(//ctx.json)", "mcp__other__x", " "}},
-			"Read,Glob,Grep,Edit,Bash",
+			AllowedTools: []string{"Edit", "Write", "Bash(git commit:*)", "Read(//ctx.json)", "Edit(//elsewhere/**)", "mcp__other__x", " "}},
+			"Read,Glob,Grep,Edit,Write,Bash",
 			"mcp__gate__add_comment,mcp__gate__create_issue,mcp__gate__create_pull_request,mcp__gate__noop," +
-				"Read(//w/t/**),Glob(//w/t/**),Grep(//w/t/**),Edit,Bash(git commit:*),Read(//ctx.json),mcp__other__x",
+				"Read(//w/t/**),Glob(//w/t/**),Grep(//w/t/**),Edit(//w/t/**),Write(//w/t/**),Bash(git commit:*),Read(//ctx.json),Edit(//elsewhere/**),mcp__other__x",
 			[]string{"--max-turns", "7", "--max-budget-usd", "1.5", "--model", "claude-x"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Args(tc.spec, "/r/mcp.json")
-			base := []string{"-p", "--verbose", "--output-format", "stream-json", "--mcp-config", "/r/mcp.json", "--strict-mcp-config",
+			got := Args(tc.spec, "/r/mcp.json", "/r/settings.json")
+			base := []string{"-p", "--verbose", "--output-format", "stream-json",
+				"--setting-sources", "", "--settings", "/r/settings.json",
+				"--mcp-config", "/r/mcp.json", "--strict-mcp-config", "--disable-slash-commands",
 				"--permission-mode", "dontAsk", "--tools", tc.offered, "--allowedTools", tc.allowed}
 			require.Equal(t, base, got[:len(base)])
 			assert.Equal(t, tc.rest, got[len(base):])

@@ -1,0 +1,240 @@
+package agent
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/checkout"
+	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/fakemodel"
+	"github.com/mention-runner/mention-runner/internal/gitexec"
+	"github.com/mention-runner/mention-runner/internal/hostile"
+	"github.com/mention-runner/mention-runner/internal/outputs"
+	"github.com/mention-runner/mention-runner/internal/policy"
+)
+
+// hostileTarget commits a hostile repository (internal/hostile) as
+// octo/hello's main branch on a file:// "server", fetches it the way the
+// fetch job does, and points the fixture's agent stage at the pack. It
+// returns the canary directory and the canaries.
+func hostileTarget(t *testing.T, f *fixture) (string, []hostile.Canary) {
+	t.Helper()
+	canaryDir := t.TempDir()
+	src := t.TempDir()
+	canaries, err := hostile.WriteRepo(src, canaryDir, false)
+	require.NoError(t, err)
+	g := gitexec.Isolated(src, "", 0)
+	g.Timeout = 60e9
+	ctx := context.Background()
+	for _, args := range [][]string{
+		{"init", "--quiet", "-b", "main"}, {"add", "-A"},
+		{"-c", "user.name=Mallory", "-c", "user.email=m@example.com", "commit", "--quiet", "-m", "hostile"},
+	} {
+		_, err := g.Run(ctx, args...)
+		require.NoError(t, err)
+	}
+	root := t.TempDir()
+	bare := filepath.Join(root, "octo", "hello.git")
+	_, err = g.Run(ctx, "clone", "--quiet", "--bare", src, bare)
+	require.NoError(t, err)
+	target, err := checkout.FromContext(f.context)
+	require.NoError(t, err)
+	art := filepath.Join(f.dir, "target-code")
+	_, err = checkout.Fetch(ctx, target, checkout.FetchOptions{ServerURL: "file://" + root, OutDir: art})
+	require.NoError(t, err)
+	f.env["MR_TARGET_DIR"] = art
+	// a loaded machine can be slow; the limit is not what these tests test
+	f.env["MR_TIMEOUT"] = "3m"
+	f.env["MR_WORKSPACE"] = filepath.Join(f.dir, "work")
+	require.NoError(t, os.RemoveAll(filepath.Join(f.dir, "target")))
+	return canaryDir, canaries
+}
+
+func noCanaries(t *testing.T, canaryDir string, canaries []hostile.Canary) {
+	t.Helper()
+	assert.Empty(t, hostile.Sprung(canaryDir, canaries), "something from the target ran")
+	ents, err := os.ReadDir(canaryDir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range ents {
+		if e.Name() != "node-options.js" {
+			names = append(names, e.Name())
+		}
+	}
+	assert.Empty(t, names, "files appeared in the canary directory")
+}
+
+// noGuidance asserts the target's instruction files never reached the
+// model as guidance (they are data the agent may read, not instructions).
+func noGuidance(t *testing.T, fake *fakemodel.Server) {
+	t.Helper()
+	for _, req := range fake.AgentRequests() {
+		assert.NotContains(t, req.System, hostile.CLAUDEMDMarker, "CLAUDE.md reached the system prompt")
+		if req.Turn() == 0 {
+			assert.NotContains(t, req.UserText(), hostile.CLAUDEMDMarker, "CLAUDE.md reached the first user message")
+		}
+	}
+}
+
+// TestClaudeHostileRepoDefaultTools: the real Claude Code with the default
+// tools on a repository full of hooks, settings, MCP servers, commands,
+// agents, skills and instructions: none of them runs or configures the
+// engine, and the run completes.
+func TestClaudeHostileRepoDefaultTools(t *testing.T) {
+	script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
+		switch req.Turn() {
+		case 0:
+			return toolUse("Read", map[string]any{"file_path": "README.md"})
+		case 1:
+			return toolUse("Read", map[string]any{"file_path": "CLAUDE.md"})
+		case 2:
+			return toolUse("mcp__gate__add_comment", map[string]any{"repo": testRepo, "number": testNumber, "body": "Looked at it."})
+		}
+		return fakemodel.Text("Done.")
+	})
+	f, fake, eng := claudeFixture(t, "@helperbot have a look at this repo", script)
+	canaryDir, canaries := hostileTarget(t, f)
+
+	out, err := f.run(t, eng)
+	require.NoError(t, err)
+	assert.Equal(t, contract.StatusCompleted, out.Status)
+	noCanaries(t, canaryDir, canaries)
+	noGuidance(t, fake)
+
+	agent := fake.AgentRequests()
+	require.Len(t, agent, 4)
+	assert.ElementsMatch(t, []string{"Read", "Glob", "Grep", "mcp__gate__add_comment", "mcp__gate__create_issue",
+		"mcp__gate__create_pull_request", "mcp__gate__noop"}, agent[0].ToolNames(), "no tool or MCP server from the target")
+	assert.NotEqual(t, "hostile-model-from-settings", agent[0].Model)
+	read := agent[2].ToolResults()
+	require.NotEmpty(t, read)
+	assert.False(t, read[len(read)-1].IsError, "the agent may read CLAUDE.md as data: %s", read[len(read)-1].Content)
+	assert.Contains(t, read[len(read)-1].Content, hostile.CLAUDEMDMarker)
+	entries, err := outputs.ReadFile(filepath.Join(f.runDir(), contract.OutputsFile))
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+}
+
+// TestClaudeHostileRepoPRTools: the same with the pull-request tool set
+// (Edit, Write): the agent edits files, the gate commits and bundles them,
+// and still nothing from the target runs — not the git hooks either.
+func TestClaudeHostileRepoPRTools(t *testing.T) {
+	script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
+		switch req.Turn() {
+		case 0:
+			return toolUse("Write", map[string]any{"file_path": "src/fix.txt", "content": "fixed\n"})
+		case 1:
+			return toolUse("Read", map[string]any{"file_path": "README.md"})
+		case 2:
+			return toolUse("Edit", map[string]any{"file_path": "README.md", "old_string": "# hostile", "new_string": "# fixed"})
+		case 3:
+			return toolUse("mcp__gate__create_pull_request", map[string]any{"repo": testRepo, "title": "Fix the readme", "body": "Fixes it."})
+		}
+		return fakemodel.Text("Opened a PR.")
+	})
+	f, fake, eng := claudeFixture(t, "@helperbot fix the readme", script)
+	f.env["MR_ALLOWED_TOOLS"] = "Edit,Write"
+	canaryDir, canaries := hostileTarget(t, f)
+
+	out, err := f.run(t, eng)
+	require.NoError(t, err)
+	assert.Equal(t, contract.StatusCompleted, out.Status)
+	noCanaries(t, canaryDir, canaries)
+	noGuidance(t, fake)
+
+	agent := fake.AgentRequests()
+	require.Len(t, agent, 5)
+	for i := 1; i <= 4; i++ {
+		rs := agent[i].ToolResults()
+		require.NotEmpty(t, rs)
+		assert.False(t, rs[len(rs)-1].IsError, "turn %d: %s", i, rs[len(rs)-1].Content)
+	}
+	entries, err := outputs.ReadFile(filepath.Join(f.runDir(), contract.OutputsFile))
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	e := entries[0]
+	assert.Equal(t, policy.KindPullRequest, e.Kind)
+	assert.Equal(t, "main", e.Base)
+	assert.Equal(t, 1, e.Commits)
+	assert.FileExists(t, filepath.Join(f.runDir(), e.Bundle))
+	b, err := os.ReadFile(filepath.Join(f.dir, "work", "README.md"))
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(b), "# fixed"))
+}
+
+// TestClaudeOutsideCheckoutRefused: with the pull-request tool set the
+// agent reads and writes inside its checkout and nowhere else — not /etc,
+// not /proc (the job's environment), not the run directory (its own
+// record and outputs.jsonl), not its home.
+func TestClaudeOutsideCheckoutRefused(t *testing.T) {
+	var f *fixture
+	type try struct {
+		tool  string
+		input func() map[string]any
+		file  func() string // a file that must not exist afterwards ("" = none)
+	}
+	outsideFile := filepath.Join(os.TempDir(), "mr-outside-"+strings.ReplaceAll(t.Name(), "/", "_"))
+	tries := []try{
+		{"Read", func() map[string]any { return map[string]any{"file_path": "/etc/passwd"} }, nil},
+		{"Read", func() map[string]any { return map[string]any{"file_path": "/proc/self/environ"} }, nil},
+		{"Read", func() map[string]any { return map[string]any{"file_path": filepath.Join(f.runDir(), GateConfigFile)} }, nil},
+		{"Read", func() map[string]any { return map[string]any{"file_path": "../runs/context.json"} }, nil},
+		{"Read", func() map[string]any { return map[string]any{"file_path": "~/.claude.json"} }, nil},
+		{"Glob", func() map[string]any { return map[string]any{"pattern": "*", "path": "/etc"} }, nil},
+		{"Grep", func() map[string]any { return map[string]any{"pattern": "root", "path": "/etc"} }, nil},
+		{"Write", func() map[string]any { return map[string]any{"file_path": outsideFile, "content": "x"} }, func() string { return outsideFile }},
+		{"Write", func() map[string]any {
+			return map[string]any{"file_path": filepath.Join(f.runDir(), "outputs.jsonl"), "content": `{"kind":"comment"}`}
+		}, func() string { return filepath.Join(f.runDir(), "outputs.jsonl") }},
+		{"Write", func() map[string]any { return map[string]any{"file_path": "../escape.txt", "content": "x"} }, func() string { return filepath.Join(f.dir, "escape.txt") }},
+		{"Write", func() map[string]any { return map[string]any{"file_path": "~/.bashrc", "content": "x"} }, nil},
+		{"Edit", func() map[string]any {
+			return map[string]any{"file_path": filepath.Join(f.runDir(), AgentContextFile), "old_string": "trigger_comment", "new_string": "x"}
+		}, nil},
+	}
+	script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
+		if n := req.Turn(); n < len(tries) {
+			return toolUse(tries[n].tool, tries[n].input())
+		} else if n == len(tries) {
+			return toolUse("mcp__gate__noop", map[string]any{"reason": "probing"})
+		}
+		return fakemodel.Text("done")
+	})
+	f, fake, eng := claudeFixture(t, "@helperbot look outside", script)
+	f.env["MR_ALLOWED_TOOLS"] = "Edit,Write"
+	f.env["MR_MAX_TURNS"] = "30"
+	hostileTarget(t, f)
+	t.Cleanup(func() { os.Remove(outsideFile) })
+
+	out, err := f.run(t, eng)
+	require.NoError(t, err)
+	assert.Equal(t, contract.StatusCompleted, out.Status)
+	agent := fake.AgentRequests()
+	require.Len(t, agent, len(tries)+2)
+	for i, tr := range tries {
+		rs := agent[i+1].ToolResults()
+		require.NotEmpty(t, rs)
+		res := rs[len(rs)-1]
+		assert.True(t, res.IsError, "%s %v must be refused, got: %.300s", tr.tool, tr.input(), res.Content)
+		assert.NotContains(t, res.Content, "root:x:0:0", "no /etc/passwd content")
+		assert.NotContains(t, res.Content, "ANTHROPIC_API_KEY", "no environment")
+		if tr.file != nil {
+			p := tr.file()
+			if strings.HasSuffix(p, "outputs.jsonl") {
+				// the gate's noop is the only entry
+				es, err := outputs.ReadFile(p)
+				require.NoError(t, err)
+				require.Len(t, es, 1)
+				assert.Equal(t, outputs.KindNoop, es[0].Kind)
+				continue
+			}
+			assert.NoFileExists(t, p)
+		}
+	}
+}

@@ -1,0 +1,225 @@
+package checkout
+
+import (
+	"context"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/gitexec"
+)
+
+// origin is a scratch "server": repos live under root/<owner>/<name>.git,
+// fetched through file:// URLs.
+type origin struct {
+	t    *testing.T
+	root string
+	dir  string // the work repo that is pushed from
+}
+
+func newOrigin(t *testing.T) *origin {
+	o := &origin{t: t, root: t.TempDir(), dir: t.TempDir()}
+	o.git(o.dir, "init", "--quiet", "-b", "main")
+	o.commit(map[string]string{"README.md": "# hello\n"})
+	require.NoError(t, os.Symlink("/etc/passwd", filepath.Join(o.dir, "passwd-link")))
+	require.NoError(t, os.MkdirAll(filepath.Join(o.dir, ".githooks"), 0o755))
+	o.commit(map[string]string{".gitattributes": "* filter=evil\n", ".githooks/post-checkout": "#!/bin/sh\ntouch /tmp/never\n"})
+	bare := filepath.Join(o.root, "octo", "hello.git")
+	o.git(o.dir, "init", "--quiet", "--bare", "--initial-branch=main", bare)
+	o.git(o.dir, "remote", "add", "origin", bare)
+	o.git(o.dir, "push", "--quiet", "origin", "main")
+	return o
+}
+
+func (o *origin) git(dir string, args ...string) string {
+	o.t.Helper()
+	c := gitexec.Isolated(dir, "", gitTimeout)
+	out, err := c.Run(context.Background(), append([]string{"-c", "user.name=T", "-c", "user.email=t@example.com"}, args...)...)
+	require.NoError(o.t, err)
+	return strings.TrimSpace(string(out))
+}
+
+func (o *origin) commit(files map[string]string) string {
+	for p, c := range files {
+		require.NoError(o.t, os.WriteFile(filepath.Join(o.dir, p), []byte(c), 0o644))
+	}
+	o.git(o.dir, "add", "-A")
+	o.git(o.dir, "commit", "--quiet", "-m", "c")
+	return o.git(o.dir, "rev-parse", "HEAD")
+}
+
+// pushPR pushes a branch with one more commit as refs/heads/<ref> and
+// refs/pull/<n>/head; it returns the head commit.
+func (o *origin) pushPR(ref string, n int, file string) string {
+	o.git(o.dir, "checkout", "--quiet", "-b", ref)
+	sha := o.commit(map[string]string{file: "only on the PR\n"})
+	o.git(o.dir, "push", "--quiet", "origin", ref, "HEAD:refs/pull/"+itoa(n)+"/head")
+	o.git(o.dir, "checkout", "--quiet", "main")
+	return sha
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func (o *origin) fetch(t *testing.T, tg Target, max int64) (Manifest, string, error) {
+	out := t.TempDir()
+	m, err := Fetch(context.Background(), tg, FetchOptions{ServerURL: "file://" + o.root, OutDir: out, MaxBytes: max})
+	return m, out, err
+}
+
+func TestFetchAndUnpackDefaultBranch(t *testing.T) {
+	o := newOrigin(t)
+	tg := Target{Repo: "octo/hello", DefaultBranch: "main"}
+	m, art, err := o.fetch(t, tg, 0)
+	require.NoError(t, err)
+	assert.Equal(t, o.git(o.dir, "rev-parse", "main"), m.Commit)
+	assert.Positive(t, m.PackBytes)
+
+	ws := filepath.Join(t.TempDir(), "ws")
+	gd := filepath.Join(t.TempDir(), "target.git")
+	got, err := Unpack(context.Background(), art, ws, gd, tg)
+	require.NoError(t, err)
+	assert.Equal(t, m.Commit, got.Commit)
+	b, err := os.ReadFile(filepath.Join(ws, "README.md"))
+	require.NoError(t, err)
+	assert.Equal(t, "# hello\n", string(b))
+	assert.NoFileExists(t, filepath.Join(ws, ".git"), "the git directory lives outside the tree")
+	assert.NoDirExists(t, filepath.Join(ws, ".git"))
+	// a symlink arrives as a plain file holding the link text
+	st, err := os.Lstat(filepath.Join(ws, "passwd-link"))
+	require.NoError(t, err)
+	assert.True(t, st.Mode().IsRegular(), "mode %v", st.Mode())
+	b, _ = os.ReadFile(filepath.Join(ws, "passwd-link"))
+	assert.Equal(t, "/etc/passwd", string(b))
+	r := Repo{WorkTree: ws, GitDir: gd}
+	out, err := r.Git().Run(context.Background(), "rev-parse", "HEAD", "refs/remotes/origin/main")
+	require.NoError(t, err)
+	assert.Equal(t, m.Commit+"\n"+m.Commit+"\n", string(out))
+	out, err = r.Git().Run(context.Background(), "status", "--porcelain")
+	require.NoError(t, err)
+	assert.Empty(t, string(out), "a fresh checkout is clean")
+}
+
+// TestFetchAsksForDefaultBranch: a context without default_branch (the
+// repository object of a notification) still fetches the default branch.
+func TestFetchAsksForDefaultBranch(t *testing.T) {
+	o := newOrigin(t)
+	m, art, err := o.fetch(t, Target{Repo: "octo/hello"}, 0)
+	require.NoError(t, err)
+	assert.Equal(t, "main", m.DefaultBranch)
+	ws := filepath.Join(t.TempDir(), "ws")
+	got, err := Unpack(context.Background(), art, ws, filepath.Join(t.TempDir(), "g"), Target{Repo: "octo/hello"})
+	require.NoError(t, err)
+	assert.Equal(t, "main", got.DefaultBranch)
+	assert.Equal(t, "main", got.StackedBase())
+	assert.FileExists(t, filepath.Join(ws, "README.md"))
+}
+
+func TestFetchPRHeadAtRecordedCommit(t *testing.T) {
+	o := newOrigin(t)
+	head := o.pushPR("feature", 7, "pr-only.txt")
+	tg := Target{Repo: "octo/hello", DefaultBranch: "main", PullNumber: 7, HeadSHA: head, HeadRef: "feature", HeadRepo: "octo/hello"}
+	m, art, err := o.fetch(t, tg, 0)
+	require.NoError(t, err)
+	assert.Equal(t, head, m.Commit)
+	ws := filepath.Join(t.TempDir(), "ws")
+	_, err = Unpack(context.Background(), art, ws, filepath.Join(t.TempDir(), "g"), tg)
+	require.NoError(t, err)
+	assert.FileExists(t, filepath.Join(ws, "pr-only.txt"))
+	assert.Equal(t, "feature", tg.StackedBase())
+
+	fork := tg
+	fork.HeadRepo = "mallory/hello"
+	assert.Equal(t, "main", fork.StackedBase(), "a fork's branch is not a base in the target")
+
+	// Unpack refuses a pack for another commit than the trusted context's.
+	other := tg
+	other.HeadSHA = strings.Repeat("a", 40)
+	_, err = Unpack(context.Background(), art, filepath.Join(t.TempDir(), "ws2"), filepath.Join(t.TempDir(), "g2"), other)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "recorded head")
+}
+
+func TestFetchRefusesMovedHead(t *testing.T) {
+	o := newOrigin(t)
+	o.pushPR("feature", 7, "pr-only.txt")
+	tg := Target{Repo: "octo/hello", DefaultBranch: "main", PullNumber: 7, HeadSHA: strings.Repeat("b", 40), HeadRef: "feature", HeadRepo: "octo/hello"}
+	_, _, err := o.fetch(t, tg, 0)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "mention the bot again")
+}
+
+func TestFetchSizeCap(t *testing.T) {
+	o := newOrigin(t)
+	big := make([]byte, 3<<20)
+	_, _ = rand.New(rand.NewSource(1)).Read(big) // incompressible
+	require.NoError(t, os.WriteFile(filepath.Join(o.dir, "big.bin"), big, 0o644))
+	o.commit(nil)
+	o.git(o.dir, "push", "--quiet", "origin", "main")
+	_, out, err := o.fetch(t, Target{Repo: "octo/hello", DefaultBranch: "main"}, 1<<20)
+	var tl *TooLargeError
+	require.ErrorAs(t, err, &tl)
+	assert.Contains(t, err.Error(), "over the 1048576-byte cap")
+	assert.NoFileExists(t, filepath.Join(out, PackFile))
+}
+
+func TestUnpackRefusesNonEmptyWorkspace(t *testing.T) {
+	o := newOrigin(t)
+	tg := Target{Repo: "octo/hello", DefaultBranch: "main"}
+	_, art, err := o.fetch(t, tg, 0)
+	require.NoError(t, err)
+	ws := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "x"), nil, 0o644))
+	_, err = Unpack(context.Background(), art, ws, filepath.Join(t.TempDir(), "g"), tg)
+	require.ErrorContains(t, err, "not empty")
+	_, err = Unpack(context.Background(), art, filepath.Join(t.TempDir(), "w"), filepath.Join(t.TempDir(), "g"), Target{Repo: "octo/other", DefaultBranch: "main"})
+	require.ErrorContains(t, err, "octo/other")
+}
+
+func TestFromContext(t *testing.T) {
+	sha := strings.Repeat("c", 40)
+	tests := []struct {
+		name, ctx string
+		want      Target
+		err       string
+	}{
+		{"issue", `{"repository":{"full_name":"o/r","default_branch":"main"},"issue":{"number":3}}`, Target{Repo: "o/r", DefaultBranch: "main"}, ""},
+		{"pr", `{"repository":{"full_name":"o/r","default_branch":"main"},"issue":{"number":4,"pull_request":{}},"pull_request":{"number":4,"head":{"sha":"` + sha + `","ref":"feat/x","repo":{"full_name":"o/r"}}}}`,
+			Target{Repo: "o/r", DefaultBranch: "main", PullNumber: 4, HeadSHA: sha, HeadRef: "feat/x", HeadRepo: "o/r"}, ""},
+		{"pr without head", `{"repository":{"full_name":"o/r","default_branch":"main"},"issue":{"number":4,"pull_request":{}}}`, Target{}, "pull_request.head"},
+		{"bad sha", `{"repository":{"full_name":"o/r","default_branch":"main"},"pull_request":{"number":4,"head":{"sha":"HEAD~1","ref":"x"}}}`, Target{}, "not a commit id"},
+		{"option branch", `{"repository":{"full_name":"o/r","default_branch":"--upload-pack=x"}}`, Target{}, "not a branch name"},
+		{"no default branch (notification)", `{"repository":{"full_name":"o/r"}}`, Target{Repo: "o/r"}, ""},
+		{"bad repo", `{"repository":{"full_name":"../x","default_branch":"main"}}`, Target{}, "owner/name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := FromContext([]byte(tt.ctx))
+			if tt.err != "" {
+				require.ErrorIs(t, err, ErrNoTarget)
+				assert.Contains(t, err.Error(), tt.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func FuzzFromContext(f *testing.F) {
+	f.Add([]byte(`{"repository":{"full_name":"o/r","default_branch":"main"},"pull_request":{"number":4,"head":{"sha":"` + strings.Repeat("c", 40) + `","ref":"x"}}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tg, err := FromContext(b)
+		if err != nil {
+			return
+		}
+		if b, base := tg.Branch(), tg.StackedBase(); (b != "" && !ValidBranch(b)) || (base != "" && !ValidBranch(base)) {
+			t.Fatalf("accepted an invalid branch: %+v", tg)
+		}
+	})
+}

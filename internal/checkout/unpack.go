@@ -1,0 +1,126 @@
+package checkout
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mention-runner/mention-runner/internal/gitexec"
+)
+
+// Repo is a checkout whose git directory is kept apart from its working
+// tree: the agent edits the tree, only runner code touches GitDir, and
+// every git command names both explicitly, so nothing the agent or the
+// target writes into the tree (a .git file or directory included) can
+// change which repository or configuration git uses.
+type Repo struct {
+	WorkTree string
+	GitDir   string
+}
+
+// Git is an isolated git command on r (gitexec.Isolated with GIT_DIR and
+// GIT_WORK_TREE set).
+func (r Repo) Git() gitexec.Command {
+	return gitexec.Isolated(r.WorkTree, "", gitTimeout, "GIT_DIR="+r.GitDir, "GIT_WORK_TREE="+r.WorkTree)
+}
+
+// Unpack reads the manifest and pack Fetch wrote in artifactDir, checks
+// that the commit is the one want names (want.HeadSHA for a pull request;
+// the repository must match), and checks it out into workTree (which must
+// be empty or absent) with its git directory at gitDir. Symlinks are
+// checked out as plain files holding the link text, so no path in the
+// tree leads outside it. The branch is refs/heads/<Branch>, also as
+// refs/remotes/origin/<Branch> when that branch belongs to the target
+// repository, so a pull request's base resolves.
+func Unpack(ctx context.Context, artifactDir, workTree, gitDir string, want Target) (Manifest, error) {
+	b, err := os.ReadFile(filepath.Join(artifactDir, ManifestFile))
+	if err != nil {
+		return Manifest{}, fmt.Errorf("checkout: read the fetched code's manifest: %w", err)
+	}
+	var m Manifest
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return Manifest{}, fmt.Errorf("checkout: manifest %s: %w", ManifestFile, err)
+	}
+	switch {
+	case !strings.EqualFold(m.Repo, want.Repo):
+		return Manifest{}, fmt.Errorf("checkout: the fetched code is %s, the thread is in %s", m.Repo, want.Repo)
+	case !shaRe.MatchString(m.Commit):
+		return Manifest{}, fmt.Errorf("checkout: manifest commit %q is not a commit id", m.Commit)
+	case want.IsPR() && m.Commit != want.HeadSHA:
+		return Manifest{}, fmt.Errorf("checkout: the fetched code is commit %s, the pull request's recorded head is %s", short(m.Commit), short(want.HeadSHA))
+	}
+	// The branch names come from the trusted context; the default branch
+	// from the (trusted) fetch job when the context did not record it.
+	def := m.DefaultBranch
+	m.Target = want
+	if m.DefaultBranch == "" && ValidBranch(def) {
+		m.DefaultBranch = def
+	}
+	want = m.Target
+	branch := want.Branch()
+	if !ValidBranch(branch) {
+		return Manifest{}, fmt.Errorf("checkout: branch %q is not a branch name", branch)
+	}
+	if err := emptyDir(workTree); err != nil {
+		return Manifest{}, err
+	}
+	if err := os.MkdirAll(filepath.Dir(gitDir), 0o755); err != nil {
+		return Manifest{}, fmt.Errorf("checkout: %w", err)
+	}
+	r := Repo{WorkTree: workTree, GitDir: gitDir}
+	g := r.Git()
+	if _, err := gitexec.Isolated(workTree, "", gitTimeout).Run(ctx, "init", "--quiet", "--bare", gitDir); err != nil {
+		return Manifest{}, fmt.Errorf("checkout: %w", err)
+	}
+	pack := filepath.Join(gitDir, "objects", "pack", "pack-target.pack")
+	if _, err := copyFile(filepath.Join(artifactDir, PackFile), pack); err != nil {
+		return Manifest{}, fmt.Errorf("checkout: %w", err)
+	}
+	// The commit's parents are not in a depth-1 pack: say so before
+	// index-pack checks every object against its id and the commit's
+	// connectivity.
+	if err := os.WriteFile(filepath.Join(gitDir, "shallow"), []byte(m.Commit+"\n"), 0o644); err != nil {
+		return Manifest{}, fmt.Errorf("checkout: %w", err)
+	}
+	if _, err := g.Run(ctx, "index-pack", "--strict", pack); err != nil {
+		return Manifest{}, fmt.Errorf("checkout: the fetched pack is damaged: %w", err)
+	}
+	steps := [][]string{
+		{"config", "core.bare", "false"},
+		{"config", "core.symlinks", "false"},
+		{"update-ref", "refs/heads/" + branch, m.Commit},
+		{"symbolic-ref", "HEAD", "refs/heads/" + branch},
+	}
+	if !want.IsPR() || strings.EqualFold(want.HeadRepo, want.Repo) {
+		steps = append(steps, []string{"update-ref", "refs/remotes/origin/" + branch, m.Commit})
+	}
+	steps = append(steps, []string{"read-tree", "--reset", "-u", "HEAD"})
+	for _, s := range steps {
+		if _, err := g.Run(ctx, s...); err != nil {
+			return Manifest{}, fmt.Errorf("checkout: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// emptyDir creates dir, or accepts it when it exists and is empty.
+func emptyDir(dir string) error {
+	ents, err := os.ReadDir(dir)
+	switch {
+	case os.IsNotExist(err):
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("checkout: %w", err)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("checkout: %w", err)
+	case len(ents) > 0:
+		return fmt.Errorf("checkout: the workspace %s is not empty; the fetched code is checked out only into an empty directory", dir)
+	}
+	return nil
+}
