@@ -17,6 +17,7 @@ const (
 	HeadingNoRecord = "## Error: Agent Produced No Record"
 	HeadingPublish  = "## Error: Publish Problems"
 	HeadingNoWrite  = "## Error: Nothing Written"
+	HeadingStorage  = "## Error: Runner Storage Error"
 )
 
 // maxErrorText keeps the engine text of a timeout or max-turns section
@@ -66,6 +67,10 @@ func errorComments(run AgentRun, res *Result, o Options) []errorComment {
 		text := run.ErrorText
 		if strings.TrimSpace(text) == "" {
 			text = "(the engine reported no error text; status " + first(run.Status, "unknown") + ")"
+		}
+		if what := storageFailure(text); what != "" {
+			add(errorIndexCause, HeadingStorage+"\n\nThe agent job's machine could not write its files ("+what+"): this is not an engine error. Free space on the runner or make the run directory writable, then re-run the job."+engineText(text))
+			break
 		}
 		add(errorIndexCause, render.ErrorRuntimeFor(first(run.Engine, o.Engine), text))
 	}
@@ -143,3 +148,22 @@ func engineText(s string) string {
 // fence puts text, redacted and without trailing newlines, in a text code
 // fence nothing inside can end.
 func fence(s string) string { return render.Fenced("text", strings.TrimRight(s, "\n")) }
+
+// storageFailures are the local failures an engine's error text can hide:
+// the runner's disk, not the engine, is at fault.
+var storageFailures = []struct{ text, what string }{
+	{"no space left on device", "the disk is full"},
+	{"disk quota exceeded", "the disk quota is used up"},
+	{"read-only file system", "the run directory is on a read-only file system"},
+}
+
+// storageFailure names the local failure in text, "" if none.
+func storageFailure(text string) string {
+	low := strings.ToLower(text)
+	for _, f := range storageFailures {
+		if strings.Contains(low, f.text) {
+			return f.what
+		}
+	}
+	return ""
+}
