@@ -479,12 +479,12 @@ func (r *run) checkoutTarget(ctx context.Context, workDir string, target *checko
 	repo.GitDir = filepath.Join(gitParent, "target.git")
 	m, err := checkout.Unpack(ctx, r.cfg.TargetDir, workDir, repo.GitDir, *target)
 	if err != nil {
-		r.emit("file.rejected", record.SeverityError, "the fetched code was refused: "+err.Error(),
+		r.emit(contract.EventFileRejected, record.SeverityError, "the fetched code was refused: "+err.Error(),
 			map[string]any{"path": r.cfg.TargetDir, "reason": err.Error()})
 		return repo, "", err
 	}
 	*target = m.Target // with the default branch, if the context lacked it
-	r.emit("checkout.completed", record.SeverityInfo, fmt.Sprintf("checked out %s at %s (branch %s)", m.Repo, m.Commit, target.Branch()),
+	r.emit(contract.EventCheckoutCompleted, record.SeverityInfo, fmt.Sprintf("checked out %s at %s (branch %s)", m.Repo, m.Commit, target.Branch()),
 		map[string]any{"repo": m.Repo, "commit": m.Commit, "branch": target.Branch(), "pull_number": target.PullNumber,
 			"default_base": target.StackedBase(), "pack_bytes": m.PackBytes, "workdir": workDir})
 	return repo, m.Commit, nil

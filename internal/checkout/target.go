@@ -16,12 +16,14 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/mention-runner/mention-runner/internal/contract"
 )
 
 // Artifact file names, shared by the fetch and agent jobs.
 const (
-	PackFile     = "target.pack"
-	ManifestFile = "target.json"
+	PackFile     = contract.TargetPackFile
+	ManifestFile = contract.TargetManifestFile
 )
 
 // Target is what the agent job must work on, read from the trusted context.

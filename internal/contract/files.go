@@ -25,6 +25,13 @@ const (
 	BlocklistSnapshotFile = "blocklist.json"
 )
 
+// Files the fetch job hands the agent job (the target artifact): the
+// target's code at one commit as a pack, and its manifest.
+const (
+	TargetPackFile     = "target.pack"
+	TargetManifestFile = "target.json"
+)
+
 // BundleFile is the git bundle of the pull request queued as output
 // index: the gate writes it into the run directory, publish pushes it.
 func BundleFile(index int) string { return "pr-" + strconv.Itoa(index) + ".bundle" }
