@@ -4,6 +4,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -12,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -183,26 +185,46 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 	return runErr
 }
 
-// runScenarios tells each story on its own simulator, one after another,
-// and fails unless every one behaved as intended.
+// runScenarios tells each story on its own simulator (a few at a time:
+// they share nothing), prints them in order, and fails unless every one
+// behaved as intended.
 func runScenarios(ctx context.Context, env *cli.Env, o demo.Options, scenarios []demo.Scenario, start time.Time) error {
-	var failed []string
 	base := o.OutDir
 	// pacing between writes is for GitHub's limits; the stories do not need it
 	o.Settings = append(o.Settings, "MR_WRITE_GAP=0s")
-	for _, sc := range scenarios {
-		o.OutDir = filepath.Join(base, sc.Name)
-		fmt.Fprintf(env.Stderr, "scenario %s: %s\n", sc.Name, sc.About)
-		res, err := demo.RunScenario(ctx, sc, o)
-		if res != nil && res.World != nil {
-			res.Show(env.Stdout)
-			res.World.Sim.Close()
-		}
-		switch {
-		case err != nil:
-			fmt.Fprintf(env.Stdout, "scenario %s could not run: %v\n", sc.Name, err)
-			failed = append(failed, sc.Name)
-		case !res.OK():
+	type told struct {
+		out bytes.Buffer
+		ok  bool
+	}
+	results := make([]told, len(scenarios))
+	sem := make(chan struct{}, scenarioParallelism)
+	var wg sync.WaitGroup
+	for i, sc := range scenarios {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			so := o
+			so.OutDir = filepath.Join(base, sc.Name)
+			fmt.Fprintf(env.Stderr, "scenario %s: %s\n", sc.Name, sc.About)
+			res, err := demo.RunScenario(ctx, sc, so)
+			if res != nil && res.World != nil {
+				res.Show(&results[i].out)
+				res.World.Sim.Close()
+			}
+			if err != nil {
+				fmt.Fprintf(&results[i].out, "scenario %s could not run: %v\n", sc.Name, err)
+				return
+			}
+			results[i].ok = res.OK()
+		}()
+	}
+	wg.Wait()
+	var failed []string
+	for i, sc := range scenarios {
+		env.Stdout.Write(results[i].out.Bytes())
+		if !results[i].ok {
 			failed = append(failed, sc.Name)
 		}
 	}
@@ -212,6 +234,9 @@ func runScenarios(ctx context.Context, env *cli.Env, o demo.Options, scenarios [
 	}
 	return nil
 }
+
+// scenarioParallelism bounds the stories told at once.
+const scenarioParallelism = 4
 
 // printReplies shows what the bot answered on the thread instead of
 // running, and returns how many replies there were.
