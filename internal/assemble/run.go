@@ -138,7 +138,9 @@ func setup(o Options) (*run, error) {
 	if now == nil {
 		now = time.Now
 	}
-	gopt := ghclient.Options{BaseURL: cfg.APIURL, Token: token, UserAgent: "mention-runner-assemble", Now: now}
+	// Writes count against the account's content limits, shared with other jobs:
+	// when GitHub says slow down, wait it out rather than fail the job.
+	gopt := ghclient.Options{BaseURL: cfg.APIURL, Token: token, UserAgent: "mention-runner-assemble", Now: now, MaxWait: ghclient.AccountLimitWait}
 	if o.Client != nil {
 		o.Client(&gopt)
 	}
