@@ -40,7 +40,7 @@ func TestActionYAMLMatchesSettings(t *testing.T) {
 	}
 	require.NotNil(t, runEnv, "action.yml needs the step with id run")
 
-	seen := map[string]bool{"mode": true, "token": true}
+	seen := map[string]bool{"mode": true, "token": true, "control-token": true, "runner-ref": true}
 	for _, s := range Settings {
 		if s.Input == "" {
 			continue
