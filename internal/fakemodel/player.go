@@ -2,6 +2,9 @@ package fakemodel
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"sync"
 )
 
@@ -85,4 +88,37 @@ func (p *Player) Remaining() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.script.replies) - p.next
+}
+
+// Loopback serves a fake API's handler on a loopback port; the fake
+// servers embed it for URL and Close.
+type Loopback struct{ ts *httptest.Server }
+
+// Serve starts serving h until Close.
+func (l *Loopback) Serve(h http.Handler) { l.ts = httptest.NewServer(h) }
+
+// URL is the server's base URL (empty before Serve).
+func (l *Loopback) URL() string {
+	if l.ts == nil {
+		return ""
+	}
+	return l.ts.URL
+}
+
+// Close stops a started server.
+func (l *Loopback) Close() {
+	if l.ts != nil {
+		l.ts.Close()
+	}
+}
+
+// ReadRequest reads hr into a Request (body capped at maxBody); on a read
+// error it answers 400 and returns false.
+func ReadRequest(w http.ResponseWriter, hr *http.Request) (Request, bool) {
+	body, err := io.ReadAll(io.LimitReader(hr.Body, maxBody))
+	if err != nil {
+		http.Error(w, "read body: "+err.Error(), http.StatusBadRequest)
+		return Request{}, false
+	}
+	return Request{Method: hr.Method, Path: hr.URL.Path, Query: hr.URL.RawQuery, Header: hr.Header.Clone(), Body: body}, true
 }

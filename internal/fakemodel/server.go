@@ -12,9 +12,7 @@ package fakemodel
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 )
 
@@ -40,7 +38,7 @@ type Server struct {
 	Side func(Request) Reply
 
 	*Player // the script, the request log and the problems
-	ts      *httptest.Server
+	Loopback
 }
 
 // New makes a server that answers with script.
@@ -48,23 +46,8 @@ func New(script Script) *Server { return &Server{Player: NewPlayer(script)} }
 
 // Start serves on a loopback port until Close.
 func (s *Server) Start() *Server {
-	s.ts = httptest.NewServer(s.Handler())
+	s.Serve(s.Handler())
 	return s
-}
-
-// URL is the base URL to put in ANTHROPIC_BASE_URL (empty before Start).
-func (s *Server) URL() string {
-	if s.ts == nil {
-		return ""
-	}
-	return s.ts.URL
-}
-
-// Close stops a started server.
-func (s *Server) Close() {
-	if s.ts != nil {
-		s.ts.Close()
-	}
 }
 
 // AgentRequests returns the messages calls that were not side requests.
@@ -82,13 +65,10 @@ func (s *Server) AgentRequests() []Request {
 func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serve) }
 
 func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(hr.Body, maxBody))
-	if err != nil {
-		http.Error(w, "read body: "+err.Error(), http.StatusBadRequest)
+	req, ok := ReadRequest(w, hr)
+	if !ok {
 		return
 	}
-	req := Request{Method: hr.Method, Path: hr.URL.Path, Query: hr.URL.RawQuery,
-		Header: hr.Header.Clone(), Body: body}
 
 	switch {
 	case hr.URL.Path == "/" && (hr.Method == http.MethodHead || hr.Method == http.MethodGet):
@@ -97,7 +77,7 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 	case hr.URL.Path == "/v1/messages/count_tokens" && hr.Method == http.MethodPost:
 		s.Record(&req)
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]int{"input_tokens": len(body)/4 + 1})
+		_ = json.NewEncoder(w).Encode(map[string]int{"input_tokens": len(req.Body)/4 + 1})
 	case hr.URL.Path == "/v1/messages" && hr.Method == http.MethodPost:
 		s.messages(w, &req)
 	default:

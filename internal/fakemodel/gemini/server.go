@@ -16,15 +16,11 @@ package gemini
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 
 	"github.com/mention-runner/mention-runner/internal/fakemodel"
 )
-
-const maxBody = 64 << 20
 
 // Server is the fake API. Create with New; serve with Start or Handler.
 type Server struct {
@@ -32,7 +28,7 @@ type Server struct {
 	Side func(fakemodel.Request) fakemodel.Reply
 
 	*fakemodel.Player
-	ts *httptest.Server
+	fakemodel.Loopback
 }
 
 // New makes a server that answers with script.
@@ -40,23 +36,8 @@ func New(script fakemodel.Script) *Server { return &Server{Player: fakemodel.New
 
 // Start serves on a loopback port until Close.
 func (s *Server) Start() *Server {
-	s.ts = httptest.NewServer(s.Handler())
+	s.Serve(s.Handler())
 	return s
-}
-
-// URL is the base URL for GOOGLE_GEMINI_BASE_URL (empty before Start).
-func (s *Server) URL() string {
-	if s.ts == nil {
-		return ""
-	}
-	return s.ts.URL
-}
-
-// Close stops a started server.
-func (s *Server) Close() {
-	if s.ts != nil {
-		s.ts.Close()
-	}
 }
 
 // AgentRequests returns the generate calls that were not side requests.
@@ -74,13 +55,10 @@ func (s *Server) AgentRequests() []fakemodel.Request {
 func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serve) }
 
 func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(hr.Body, maxBody))
-	if err != nil {
-		http.Error(w, "read body: "+err.Error(), http.StatusBadRequest)
+	req, ok := fakemodel.ReadRequest(w, hr)
+	if !ok {
 		return
 	}
-	req := fakemodel.Request{Method: hr.Method, Path: hr.URL.Path, Query: hr.URL.RawQuery,
-		Header: hr.Header.Clone(), Body: body}
 	model, method, ok := strings.Cut(strings.TrimPrefix(hr.URL.Path, "/v1beta/models/"), ":")
 	if !ok || hr.Method != http.MethodPost || !strings.HasPrefix(hr.URL.Path, "/v1beta/models/") {
 		s.Record(&req)
@@ -94,7 +72,7 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 	case "countTokens":
 		s.Record(&req)
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]int{"totalTokens": len(body)/4 + 1})
+		_ = json.NewEncoder(w).Encode(map[string]int{"totalTokens": len(req.Body)/4 + 1})
 	default:
 		s.Record(&req)
 		http.NotFound(w, hr)

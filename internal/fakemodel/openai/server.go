@@ -15,17 +15,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 
 	"github.com/mention-runner/mention-runner/internal/fakemodel"
 )
 
-const maxBody = 64 << 20
-
 // Server is the fake API. Create with New; serve with Start or Handler.
 type Server struct {
 	*fakemodel.Player
-	ts *httptest.Server
+	fakemodel.Loopback
 }
 
 // New makes a server that answers with script.
@@ -33,23 +30,8 @@ func New(script fakemodel.Script) *Server { return &Server{Player: fakemodel.New
 
 // Start serves on a loopback port until Close.
 func (s *Server) Start() *Server {
-	s.ts = httptest.NewServer(s.Handler())
+	s.Serve(s.Handler())
 	return s
-}
-
-// URL is the server's base URL (empty before Start); the API lives under /v1.
-func (s *Server) URL() string {
-	if s.ts == nil {
-		return ""
-	}
-	return s.ts.URL
-}
-
-// Close stops a started server.
-func (s *Server) Close() {
-	if s.ts != nil {
-		s.ts.Close()
-	}
 }
 
 // AgentRequests returns the responses calls, in order.
@@ -67,13 +49,10 @@ func (s *Server) AgentRequests() []fakemodel.Request {
 func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serve) }
 
 func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(hr.Body, maxBody))
-	if err != nil {
-		http.Error(w, "read body: "+err.Error(), http.StatusBadRequest)
+	req, ok := fakemodel.ReadRequest(w, hr)
+	if !ok {
 		return
 	}
-	req := fakemodel.Request{Method: hr.Method, Path: hr.URL.Path, Query: hr.URL.RawQuery,
-		Header: hr.Header.Clone(), Body: body}
 	switch {
 	case hr.URL.Path == "/v1/responses" && hr.Method == http.MethodPost:
 		s.responses(w, &req)
