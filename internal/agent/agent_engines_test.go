@@ -128,7 +128,7 @@ func TestEngineAllowedComment(t *testing.T) {
 		assert.Equal(t, contract.StatusCompleted, o.Status)
 		ts := types(f.events(t))
 		for _, want := range []string{"run.created", "config.loaded", "prompt.rendered", "run.started", "skill.indexed",
-			"tool.started", "tool.completed", "policy.allowed", "deliverable.check.completed", "run.completed"} {
+			"tool.started", "tool.completed", "policy.allowed", "deliverable.check.completed", contract.EventAgentCompleted} {
 			assert.Contains(t, ts, want)
 		}
 		transcript, err := os.ReadFile(filepath.Join(f.runDir(), "transcript.md"))
@@ -218,7 +218,7 @@ func TestEngineMaxTurns(t *testing.T) {
 		assert.Contains(t, out.Error, "MR_MAX_TURNS=2")
 		o := f.requireRecord(t)
 		assert.Equal(t, contract.CauseMaxTurns, o.Failure)
-		assert.Len(t, eventsOf(f.events(t), "run.failed"), 1)
+		assert.Len(t, eventsOf(f.events(t), contract.EventAgentFailed), 1)
 	})
 }
 
