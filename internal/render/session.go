@@ -246,11 +246,21 @@ func (r turnRenderer) toolCall(c session.ToolCallProjection) string {
 	b.WriteString("<details>\n<summary>[ToolCall] ")
 	b.WriteString(escapeHTML(oneLine(redact.String(name))))
 	b.WriteByte('(')
-	b.WriteString(escapeHTML(shortArgs(redactArgs(c.Arguments), pre.args > 0)))
+	// The arguments are redacted once; the summary and the fenced copy
+	// share the result.
+	redArgs, argsErr := redactjson.Bytes([]byte(c.Arguments))
+	short := redact.String(c.Arguments)
+	if argsErr == nil {
+		short = string(redArgs)
+	}
+	b.WriteString(escapeHTML(shortArgs(short, pre.args > 0)))
 	b.WriteString(") — ")
 	b.WriteString(outcome(c.Status))
 	b.WriteString("</summary>\n\nTool Call:\n")
-	b.WriteString(payload(c.Arguments, r.o.MaxResultChars, pre.args))
+	if argsErr != nil {
+		redArgs = nil
+	}
+	b.WriteString(payloadRedacted(c.Arguments, redArgs, r.o.MaxResultChars, pre.args))
 	b.WriteString("\nTool Result:\n")
 	switch {
 	case c.Status == session.ToolPending || c.Result == nil:
@@ -274,10 +284,20 @@ func (r turnRenderer) toolCall(c session.ToolCallProjection) string {
 // pretty-printed in a json fence, anything else as text; redacted first,
 // then cut to limit characters with a note (preCut: already dropped).
 func payload(s string, limit, preCut int) string {
+	return payloadRedacted(s, nil, limit, preCut)
+}
+
+// payloadRedacted is payload for s whose redactjson form is already known
+// (red, nil when s is not JSON or it was not computed).
+func payloadRedacted(s string, red []byte, limit, preCut int) string {
 	lang := "text"
 	t := strings.TrimSpace(s)
 	if preCut == 0 && len(t) > 0 && (t[0] == '{' || t[0] == '[') {
-		if red, err := redactjson.Bytes([]byte(t)); err == nil {
+		var err error
+		if red == nil {
+			red, err = redactjson.Bytes([]byte(t))
+		}
+		if err == nil {
 			var ind bytes.Buffer
 			if json.Indent(&ind, red, "", "  ") == nil {
 				s, lang = ind.String(), "json"
@@ -296,14 +316,6 @@ func payload(s string, limit, preCut int) string {
 		out += CutNote(cut) + "\n"
 	}
 	return out
-}
-
-// redactArgs redacts JSON string by string (see redactjson), other text whole.
-func redactArgs(s string) string {
-	if red, err := redactjson.Bytes([]byte(s)); err == nil {
-		return string(red)
-	}
-	return redact.String(s)
 }
 
 // redactMargin is how far past a cut text is still redacted, so a secret
