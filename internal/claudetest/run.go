@@ -11,8 +11,10 @@ import (
 	"time"
 )
 
-// DefaultTimeout bounds one Claude Code run when Options.Timeout is zero.
-const DefaultTimeout = 20 * time.Second
+// DefaultTimeout bounds one Claude Code run when Options.Timeout is zero. It
+// only catches a hang: a scripted run takes 2-10 s, and over 20 s on the
+// 2-core machine with two CPU hogs running.
+const DefaultTimeout = 5 * time.Minute
 
 // Options describe one Claude Code run.
 type Options struct {
