@@ -141,7 +141,9 @@ var volatile = []struct {
 }{
 	{regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`), "TIME"},
 	{regexp.MustCompile(`[0-9a-f]{64}`), "SHA256"},
-	{regexp.MustCompile(`head [0-9a-f]{12}\b`), "head SHA"}, // the simulator's first commit carries the time
+	// the simulator's first commit carries the time
+	{regexp.MustCompile(`head [0-9a-f]{12}\b`), "head SHA"},
+	{regexp.MustCompile(`\b[0-9a-f]{40}\b`), "SHA1"},
 	{regexp.MustCompile(`(\*\*Duration:\*\*|- Duration:) [^·\n]*`), "$1 D "},
 	{regexp.MustCompile(`· [0-9.]+ s\b`), "· N s"},
 	{regexp.MustCompile(`\(took [^)]*\)|in [0-9.]+m?s;`), "(took T)"},
