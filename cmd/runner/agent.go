@@ -11,6 +11,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/agent"
 	"github.com/mention-runner/mention-runner/internal/cli"
 	"github.com/mention-runner/mention-runner/internal/config"
+	"github.com/mention-runner/mention-runner/internal/record"
 )
 
 func init() {
@@ -46,7 +47,7 @@ func runAgent(ctx context.Context, env *cli.Env, args []string) error {
 }
 
 // setOutputs sets the step's outputs when running as an Action step.
-func setOutputs(env *cli.Env, out *agent.Outcome, dir string) {
+func setOutputs(env *cli.Env, out *record.Outcome, dir string) {
 	if env.Env("GITHUB_OUTPUT") == "" {
 		return
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mention-runner/mention-runner/internal/agent"
 	"github.com/mention-runner/mention-runner/internal/cli"
+	"github.com/mention-runner/mention-runner/internal/record"
 )
 
 const agentTestContext = `{"repository":{"full_name":"octo/hello"},"issue":{"number":5},
@@ -65,7 +65,7 @@ func TestAgentCommand(t *testing.T) {
 			if tc.status == "" {
 				return
 			}
-			o, err := agent.ReadOutcome(filepath.Join(dir, "runs", "55-1"))
+			o, err := record.ReadOutcome(filepath.Join(dir, "runs", "55-1"))
 			require.NoError(t, err)
 			assert.Equal(t, tc.status, o.Status)
 			outputs, err := os.ReadFile(env["GITHUB_OUTPUT"])

@@ -57,7 +57,7 @@ func publishEnv(t *testing.T) (map[string]string, *githubsim.Sim) {
 	sum := sha256.Sum256(ctxJSON)
 	runDir := filepath.Join(dir, "runs", "run-1")
 	require.NoError(t, os.MkdirAll(runDir, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(runDir, "run.json"), []byte(`{"engine":"claude","status":"completed"}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(runDir, contract.OutcomeFile), []byte(`{"engine":"claude","status":"completed"}`), 0o644))
 	q, err := outputs.OpenQueue(filepath.Join(runDir, contract.OutputsFile))
 	require.NoError(t, err)
 	_, err = q.Append(outputs.Entry{Kind: policy.KindComment, Repo: "acme/widgets", Number: n, Body: "Found it.", At: time.Now()})

@@ -74,7 +74,7 @@ var (
 
 // RunError is a run that ended as failed; the record holds the details.
 type RunError struct {
-	Outcome *Outcome
+	Outcome *record.Outcome
 	RunDir  string
 }
 
@@ -86,7 +86,7 @@ func (e *RunError) Error() string {
 // Run runs the agent stage. The outcome is returned whenever a run
 // directory was created; err is a *RunError when the run failed, or
 // another error when not even the record could be written.
-func Run(ctx context.Context, o Options) (*Outcome, string, error) {
+func Run(ctx context.Context, o Options) (*record.Outcome, string, error) {
 	if o.Config == nil {
 		return nil, "", errors.New("agent: no configuration")
 	}
@@ -105,7 +105,7 @@ func Run(ctx context.Context, o Options) (*Outcome, string, error) {
 	}
 	r := &run{o: o, cfg: o.Config, dir: filepath.Join(o.Config.RunDir, runID),
 		loop: loopdetect.New(o.Config.LoopThreshold)}
-	r.out = Outcome{RunID: runID, Engine: o.Config.Engine, Model: o.Config.Model, StartedAt: o.Now().UTC()}
+	r.out = record.Outcome{RunID: runID, Engine: o.Config.Engine, Model: o.Config.Model, StartedAt: o.Now().UTC()}
 	r.gateLog = &gateTail{path: filepath.Join(r.dir, contract.GateLogFile)}
 	return r.execute(ctx)
 }
@@ -121,7 +121,7 @@ type run struct {
 	rec     *record.Recorder
 	builder *record.Builder
 	meta    record.RunMeta
-	out     Outcome
+	out     record.Outcome
 	job     *job.Job
 
 	loop     *loopdetect.Detector
@@ -135,7 +135,7 @@ func (r *run) logf(format string, a ...any) {
 	fmt.Fprintf(r.o.Log, "runner agent: "+format+"\n", a...)
 }
 
-func (r *run) execute(ctx context.Context) (*Outcome, string, error) {
+func (r *run) execute(ctx context.Context) (*record.Outcome, string, error) {
 	raw, ctxErr := LoadContext(r.cfg.ContextFile, r.cfg.ContextSHA256)
 	var jobErr error
 	taskID := "unverified"
@@ -348,7 +348,7 @@ func (r *run) engine() (engine.Engine, error) {
 }
 
 // runEngine runs the engine under the limits and ends the run.
-func (r *run) runEngine(ctx context.Context, eng engine.Engine, spec engine.Spec) (*Outcome, string, error) {
+func (r *run) runEngine(ctx context.Context, eng engine.Engine, spec engine.Spec) (*record.Outcome, string, error) {
 	r.builder = record.NewBuilder(r.rec, session.Session{ID: r.sessionID, Intent: firstLine(r.userTask()),
 		CreatedAt: r.out.StartedAt, UpdatedAt: r.out.StartedAt, UserID: r.job.Author})
 	// [User] is what the person asked, whatever the engine echoes: the

@@ -15,7 +15,7 @@ import (
 // finish ends the run: the deliverable check, run.completed or run.failed,
 // then session.json, run.json, outcome.json and transcript.md — on every
 // path, so the publish job always finds them.
-func (r *run) finish(failure string, ferr error) (*Outcome, string, error) {
+func (r *run) finish(failure string, ferr error) (*record.Outcome, string, error) {
 	if failure == "" && ferr != nil {
 		failure = contract.CauseFailed
 	}
@@ -73,7 +73,7 @@ func (r *run) finish(failure string, ferr error) (*Outcome, string, error) {
 	if err := record.WriteMeta(r.dir, r.meta); err != nil {
 		errs = append(errs, err)
 	}
-	if err := WriteOutcome(r.dir, r.out); err != nil {
+	if err := record.WriteOutcome(r.dir, r.out); err != nil {
 		errs = append(errs, err)
 	}
 	if err := r.rec.Close(); err != nil {

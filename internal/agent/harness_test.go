@@ -131,7 +131,7 @@ func (f *fixture) environ() []string {
 }
 
 // run runs the agent stage with eng (nil: by MR_ENGINE).
-func (f *fixture) run(t *testing.T, eng engine.Engine) (*Outcome, error) {
+func (f *fixture) run(t *testing.T, eng engine.Engine) (*record.Outcome, error) {
 	t.Helper()
 	cfg, err := config.Load(f.getenv)
 	require.NoError(t, err)
@@ -187,7 +187,7 @@ func types(evs []record.Event) []string {
 }
 
 // requireRecord checks the files every run leaves, whatever happened.
-func (f *fixture) requireRecord(t *testing.T) Outcome {
+func (f *fixture) requireRecord(t *testing.T) record.Outcome {
 	t.Helper()
 	for _, name := range []string{contract.EventsFile, contract.SessionFile, contract.MetaFile, contract.TranscriptFile, contract.OutcomeFile} {
 		require.FileExists(t, filepath.Join(f.runDir(), name))
@@ -195,7 +195,7 @@ func (f *fixture) requireRecord(t *testing.T) Outcome {
 	run, err := record.LoadRun(f.runDir())
 	require.NoError(t, err, "the record must load strictly")
 	require.True(t, run.HasMeta)
-	o, err := ReadOutcome(f.runDir())
+	o, err := record.ReadOutcome(f.runDir())
 	require.NoError(t, err)
 	require.Equal(t, o.Status, run.Meta.Status)
 	return o

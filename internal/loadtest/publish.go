@@ -13,6 +13,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/outputs"
 	"github.com/mention-runner/mention-runner/internal/policy"
 	"github.com/mention-runner/mention-runner/internal/publish"
+	"github.com/mention-runner/mention-runner/internal/record"
 	"github.com/mention-runner/mention-runner/internal/render"
 )
 
@@ -20,14 +21,18 @@ import (
 const QueuedComments = 2
 
 // WriteRun writes the run directory the agent job would leave: a completed
-// run.json and QueuedComments comments on the thread in outputs.jsonl.
+// run.json and outcome.json and QueuedComments comments on the thread in
+// outputs.jsonl.
 func WriteRun(dir string, m Mention, at time.Time) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("run dir: %w", err)
 	}
-	meta := fmt.Sprintf(`{"run_id":"%s","engine":"replay","status":"completed","turns":1}`, filepath.Base(dir))
-	if err := os.WriteFile(filepath.Join(dir, contract.MetaFile), []byte(meta), 0o644); err != nil {
-		return fmt.Errorf("run.json: %w", err)
+	id := filepath.Base(dir)
+	if err := record.WriteMeta(dir, record.RunMeta{RunID: id, Engine: "replay", Status: contract.StatusCompleted}); err != nil {
+		return err
+	}
+	if err := record.WriteOutcome(dir, record.Outcome{RunID: id, Engine: "replay", Status: contract.StatusCompleted, Turns: 1}); err != nil {
+		return err
 	}
 	q, err := outputs.OpenQueue(filepath.Join(dir, contract.OutputsFile))
 	if err != nil {

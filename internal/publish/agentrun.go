@@ -1,13 +1,11 @@
 package publish
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/mention-runner/mention-runner/internal/contract"
@@ -38,63 +36,48 @@ type AgentRun struct {
 	Problems  []string // record files that could not be read
 }
 
-// runFile is run.json, read leniently: the agent job writes
-// record.RunMeta's fields plus its final status, and older or newer field
-// names are accepted rather than failing the report.
-type runFile struct {
-	RunID       string          `json:"run_id"`
-	Engine      string          `json:"engine"`
-	Model       string          `json:"model"`
-	StartedAt   *time.Time      `json:"started_at"`
-	EndedAt     *time.Time      `json:"ended_at"`
-	Status      string          `json:"status"`
-	Failure     string          `json:"failure"`
-	Error       string          `json:"error"`
-	ErrorText   string          `json:"error_text"`
-	Turns       *int            `json:"turns"`
-	NumTurns    *int            `json:"num_turns"`
-	CostUSD     *float64        `json:"cost_usd"`
-	TotalCost   *float64        `json:"total_cost_usd"`
-	Loop        json.RawMessage `json:"loop"`
-	LoopExcerpt json.RawMessage `json:"loop_excerpt"`
-}
-
-// LoadAgentRun reads the run directory. Unreadable files are noted in
-// Problems instead of failing: the report must still be written.
+// LoadAgentRun reads the run directory with the agent job's own schemas,
+// strictly: run.json (record.RunMeta) and outcome.json (record.Outcome).
+// A file that does not match is noted in Problems, never guessed at: the
+// report must still be written.
 func LoadAgentRun(dir string) AgentRun {
 	a := AgentRun{Dir: dir}
-	var rf runFile
-	if data, err := os.ReadFile(filepath.Join(dir, contract.MetaFile)); err != nil {
-		a.Problems = append(a.Problems, fmt.Sprintf("%s: %v", contract.MetaFile, err))
-	} else if err := json.Unmarshal(data, &rf); err != nil {
-		a.Problems = append(a.Problems, fmt.Sprintf("%s: %v", contract.MetaFile, err))
+	switch meta, ok, err := record.ReadMeta(dir); {
+	case err != nil:
+		a.Problems = append(a.Problems, err.Error())
+	case !ok:
+		a.Problems = append(a.Problems, contract.MetaFile+": missing")
+	default:
+		a.RunID, a.Engine, a.Model, a.StartedAt, a.EndedAt, a.Status = meta.RunID, meta.Engine, meta.Model, meta.StartedAt, meta.EndedAt, meta.Status
 	}
 	// outcome.json (written by the agent stage beside run.json) says how the
-	// run ended; its fields overlay run.json's.
-	if data, err := os.ReadFile(filepath.Join(dir, contract.OutcomeFile)); err == nil {
-		if err := json.Unmarshal(data, &rf); err != nil {
-			a.Problems = append(a.Problems, fmt.Sprintf("%s: %v", contract.OutcomeFile, err))
+	// run ended; without it, the events decide
+	var failure string
+	var loop *loopdetect.Loop
+	switch o, err := record.ReadOutcome(dir); {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		a.Problems = append(a.Problems, err.Error())
+	default:
+		a.Status, failure, a.ErrorText, a.Turns, a.CostUSD, loop = o.Status, o.Failure, o.Error, o.Turns, o.CostUSD, o.Loop
+		a.RunID, a.Engine, a.Model = first(a.RunID, o.RunID), first(o.Engine, a.Engine), first(o.Model, a.Model)
+		if a.StartedAt == nil && !o.StartedAt.IsZero() {
+			a.StartedAt = &o.StartedAt
 		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		a.Problems = append(a.Problems, fmt.Sprintf("%s: %v", contract.OutcomeFile, err))
+		if !o.EndedAt.IsZero() {
+			a.EndedAt = &o.EndedAt
+		}
 	}
-	a.RunID, a.Engine, a.Model, a.StartedAt, a.EndedAt = rf.RunID, rf.Engine, rf.Model, rf.StartedAt, rf.EndedAt
-	a.Status = strings.ToLower(rf.Status)
-	a.ErrorText = first(rf.ErrorText, rf.Error)
-	if p := firstInt(rf.Turns, rf.NumTurns); p != nil {
-		a.Turns = *p
-	}
-	a.CostUSD = rf.CostUSD
-	if a.CostUSD == nil {
-		a.CostUSD = rf.TotalCost
+	if a.Status != contract.StatusCompleted && a.Status != contract.StatusFailed {
+		a.Status = "" // running or unknown: the events may say how it ended
 	}
 	a.readEvents(dir)
-	a.Cause = classify(a.Status, rf.Failure)
+	a.Cause = classify(a.Status, failure)
 	if a.StartedAt != nil && a.EndedAt != nil && a.EndedAt.After(*a.StartedAt) {
 		a.Duration = a.EndedAt.Sub(*a.StartedAt)
 	}
 	if a.Cause == contract.CauseLoop {
-		a.Loop = loopCalls(first2(rf.Loop, rf.LoopExcerpt), dir)
+		a.Loop = loopCalls(loop, dir)
 	}
 	if data, err := os.ReadFile(filepath.Join(dir, contract.SessionFile)); err == nil {
 		var s session.Session
@@ -152,46 +135,28 @@ func (a *AgentRun) readEvents(dir string) {
 	}
 }
 
-// classify maps the agent's status and failure to a cause. Anything not
-// clearly a success is a failure: an unknown status never reads as success.
+// classify maps the agent's status and failure (contract causes) to the
+// cause publish reports. Anything not clearly a success is a failure: an
+// unknown status or failure never reads as success.
 func classify(status, failure string) string {
-	switch strings.ToLower(strings.ReplaceAll(failure, "_", "-")) {
+	switch failure {
 	case "":
-	case "loop-detected", "loop":
-		return contract.CauseLoop
-	case "timeout":
-		return contract.CauseTimeout
-	case "max-turns", "error-max-turns":
-		return contract.CauseMaxTurns
+	case contract.CauseLoop, contract.CauseTimeout, contract.CauseMaxTurns:
+		return failure
 	default:
 		return contract.CauseFailed
 	}
-	if status == "completed" {
+	if status == contract.StatusCompleted {
 		return ""
 	}
 	return contract.CauseFailed
 }
 
-// loopCalls reads the loop from run.json ({tool, arguments, count} or a
-// list of them); failing that, it finds the trailing streak of identical
-// calls in logs/tools.jsonl.
-func loopCalls(raw json.RawMessage, dir string) []render.LoopCall {
-	type call struct {
-		Tool  string `json:"tool"`
-		Args  string `json:"arguments"`
-		Count int    `json:"count"`
-	}
-	var one call
-	if json.Unmarshal(raw, &one) == nil && one.Tool != "" {
-		return []render.LoopCall{{Tool: one.Tool, Args: one.Args, Count: one.Count}}
-	}
-	var many []call
-	if json.Unmarshal(raw, &many) == nil && len(many) > 0 {
-		out := make([]render.LoopCall, 0, len(many))
-		for _, c := range many {
-			out = append(out, render.LoopCall{Tool: c.Tool, Args: c.Args, Count: c.Count})
-		}
-		return out
+// loopCalls is the loop the agent stage recorded; failing that, the
+// trailing streak of identical calls in logs/tools.jsonl.
+func loopCalls(l *loopdetect.Loop, dir string) []render.LoopCall {
+	if l != nil && l.Tool != "" {
+		return []render.LoopCall{{Tool: l.Tool, Args: l.Args, Count: l.Count}}
 	}
 	tools, _, err := record.ReadTools(filepath.Join(dir, contract.ToolsFile))
 	if err != nil || len(tools) == 0 {
@@ -217,20 +182,4 @@ func first(v ...string) string {
 		}
 	}
 	return ""
-}
-
-func first2(a, b json.RawMessage) json.RawMessage {
-	if len(bytes.TrimSpace(a)) > 0 && string(a) != "null" {
-		return a
-	}
-	return b
-}
-
-func firstInt(v ...*int) *int {
-	for _, p := range v {
-		if p != nil {
-			return p
-		}
-	}
-	return nil
 }

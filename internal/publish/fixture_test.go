@@ -123,8 +123,9 @@ func (f *fixture) contextFor(repo string, number int, trigger any) []byte {
 	return data
 }
 
+// writeRun writes the agent stage's outcome.json (record.Outcome's schema).
 func (f *fixture) writeRun(runJSON string) {
-	require.NoError(f.t, os.WriteFile(filepath.Join(f.runDir, "run.json"), []byte(runJSON), 0o644))
+	require.NoError(f.t, os.WriteFile(filepath.Join(f.runDir, contract.OutcomeFile), []byte(runJSON), 0o644))
 }
 
 // queue adds an outputs entry as the gate would.

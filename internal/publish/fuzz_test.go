@@ -2,14 +2,15 @@ package publish
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/outputs"
 	"github.com/mention-runner/mention-runner/internal/policy"
+	"github.com/mention-runner/mention-runner/internal/record"
 )
 
 // FuzzRecheck feeds arbitrary outputs.jsonl through the strict reader and
@@ -54,23 +55,24 @@ func FuzzRecheck(f *testing.F) {
 	})
 }
 
-// FuzzRunJSON: any run.json yields a report, never a panic, and never a
-// success unless it says completed with no failure.
-func FuzzRunJSON(f *testing.F) {
+// FuzzOutcomeJSON: any outcome.json yields a report, never a panic, and
+// never a success unless the strict schema reads "completed" with no
+// failure.
+func FuzzOutcomeJSON(f *testing.F) {
 	f.Add([]byte(`{"status":"completed"}`))
 	f.Add([]byte(`{"status":"failed","failure":"loop-detected","loop":{"tool":"Read","arguments":"{}","count":6}}`))
-	f.Add([]byte(`{"status":"failed","failure":"loop-detected","loop_excerpt":[{"tool":"Bash","count":2}]}`))
-	f.Add([]byte(`{"turns":"x","cost_usd":null}`))
+	f.Add([]byte(`{"status":"completed","failure":"","num_turns":3}`))
+	f.Add([]byte(`{"status":"COMPLETED"}`))
 	f.Add([]byte(`not json`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, "run.json"), data, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, contract.OutcomeFile), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		a := LoadAgentRun(dir)
 		if a.Cause == "" {
-			var rf runFile
-			if json.Unmarshal(data, &rf) != nil || strings.ToLower(rf.Status) != "completed" || rf.Failure != "" {
+			o, err := record.ReadOutcome(dir)
+			if err != nil || o.Status != contract.StatusCompleted || o.Failure != "" {
 				t.Fatalf("success from %q", data)
 			}
 		}

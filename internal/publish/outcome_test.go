@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mention-runner/mention-runner/internal/agent"
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/loopdetect"
+	"github.com/mention-runner/mention-runner/internal/record"
 )
 
 // The agent stage writes its ending to outcome.json; publish must read the
@@ -18,20 +18,20 @@ import (
 func TestLoadAgentRunReadsOutcome(t *testing.T) {
 	cases := []struct {
 		name  string
-		o     agent.Outcome
+		o     record.Outcome
 		cause string
 	}{
-		{"completed", agent.Outcome{Status: contract.StatusCompleted, Turns: 3}, ""},
-		{"crash", agent.Outcome{Status: contract.StatusFailed, Failure: contract.CauseCrash, Error: "claude exited 3: boom"}, contract.CauseFailed},
-		{"timeout", agent.Outcome{Status: contract.StatusFailed, Failure: contract.CauseTimeout}, contract.CauseTimeout},
-		{"max turns", agent.Outcome{Status: contract.StatusFailed, Failure: contract.CauseMaxTurns}, contract.CauseMaxTurns},
-		{"loop", agent.Outcome{Status: contract.StatusFailed, Failure: contract.CauseLoop,
+		{"completed", record.Outcome{Status: contract.StatusCompleted, Turns: 3}, ""},
+		{"crash", record.Outcome{Status: contract.StatusFailed, Failure: contract.CauseCrash, Error: "claude exited 3: boom"}, contract.CauseFailed},
+		{"timeout", record.Outcome{Status: contract.StatusFailed, Failure: contract.CauseTimeout}, contract.CauseTimeout},
+		{"max turns", record.Outcome{Status: contract.StatusFailed, Failure: contract.CauseMaxTurns}, contract.CauseMaxTurns},
+		{"loop", record.Outcome{Status: contract.StatusFailed, Failure: contract.CauseLoop,
 			Loop: &loopdetect.Loop{Tool: "Glob", Args: `{"pattern":"*"}`, Count: 6}}, contract.CauseLoop},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			require.NoError(t, agent.WriteOutcome(dir, c.o))
+			require.NoError(t, record.WriteOutcome(dir, c.o))
 			a := LoadAgentRun(dir)
 			assert.Equal(t, c.cause, a.Cause)
 			assert.Equal(t, c.o.Status, a.Status)

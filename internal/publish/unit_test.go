@@ -166,7 +166,8 @@ func TestClassify(t *testing.T) {
 		{"failed", "crash", contract.CauseFailed},
 		{"failed", "loop-detected", contract.CauseLoop},
 		{"failed", "timeout", contract.CauseTimeout},
-		{"failed", "max_turns", contract.CauseMaxTurns},
+		{"failed", "max-turns", contract.CauseMaxTurns},
+		{"failed", "max_turns", contract.CauseFailed}, // one spelling: anything else is a failure, never a guess
 		{"completed", "timeout", contract.CauseTimeout},
 	}
 	for _, tc := range tests {
@@ -194,7 +195,8 @@ func TestLoadAgentRun(t *testing.T) {
 	_, err = rec.Emit("run.failed", "runner", record.SeverityError, "loop", map[string]any{})
 	require.NoError(t, err)
 	require.NoError(t, rec.Close())
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "run.json"), []byte(`{"engine":"claude","status":"failed","failure":"loop-detected","unknown_field":1}`), 0o644))
+	require.NoError(t, record.WriteMeta(dir, record.RunMeta{RunID: "r", Engine: "claude", Status: "running"}))
+	require.NoError(t, record.WriteOutcome(dir, record.Outcome{RunID: "r", Engine: "claude", Status: contract.StatusFailed, Failure: contract.CauseLoop}))
 
 	a := LoadAgentRun(dir)
 	assert.Empty(t, a.Problems)
@@ -204,6 +206,16 @@ func TestLoadAgentRun(t *testing.T) {
 	require.NotNil(t, a.CostUSD)
 	assert.Equal(t, 1, a.Denied)
 	assert.Equal(t, []render.LoopCall{{Tool: "Read", Args: `{"a":1,"b":2}`, Count: 6}}, a.Loop)
+
+	// one schema, read strictly: an alias or unknown field is a problem,
+	// and the run is not read as a success
+	odd := t.TempDir()
+	require.NoError(t, record.WriteMeta(odd, record.RunMeta{RunID: "r"}))
+	require.NoError(t, os.WriteFile(filepath.Join(odd, contract.OutcomeFile), []byte(`{"status":"completed","num_turns":3}`), 0o644))
+	strict := LoadAgentRun(odd)
+	assert.Equal(t, contract.CauseFailed, strict.Cause)
+	require.Len(t, strict.Problems, 1)
+	assert.Contains(t, strict.Problems[0], `unknown field "num_turns"`)
 
 	empty := LoadAgentRun(t.TempDir())
 	assert.Equal(t, contract.CauseFailed, empty.Cause, "a record without a status is not a success")

@@ -1,4 +1,4 @@
-package agent
+package record
 
 import (
 	"bytes"
@@ -11,10 +11,10 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/loopdetect"
-	"github.com/mention-runner/mention-runner/internal/record"
 )
 
-// Outcome is how the agent stage ended. Error keeps the engine's original
+// Outcome is outcome.json: how the agent stage ended, the one schema the
+// agent job writes and publish reads (strictly). Error keeps the engine's original
 // text (stderr tail and result text) for the report; Loop the repeating
 // calls.
 type Outcome struct {
@@ -40,7 +40,7 @@ func (o *Outcome) Failed() bool { return o.Status != contract.StatusCompleted }
 
 // WriteOutcome writes dir/outcome.json, redacted, replacing it whole.
 func WriteOutcome(dir string, o Outcome) error {
-	if err := record.WriteJSON(filepath.Join(dir, contract.OutcomeFile), o); err != nil {
+	if err := WriteJSON(filepath.Join(dir, contract.OutcomeFile), o); err != nil {
 		return fmt.Errorf("outcome: %w", err)
 	}
 	return nil
