@@ -62,6 +62,7 @@ type Flow struct {
 	mu         sync.Mutex
 	dispatches []githubsim.Dispatch // as the simulator accepted them
 	round      int                  // deliveries of the dispatches so far, minus one
+	attempt    int                  // GITHUB_RUN_ATTEMPT of the assemble runs; 0 = 1
 
 	Dispatcher *Stage
 	Assembles  []*Stage // one per dispatch, in dispatch order

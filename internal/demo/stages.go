@@ -114,7 +114,12 @@ func (f *Flow) AssembleAll(ctx context.Context) error {
 func (f *Flow) assemble(ctx context.Context, i, n int) (*Stage, error) {
 	d := f.Dispatches()[i]
 	runID := strconv.Itoa(firstRunID + f.round*runIDsPerRound + i)
-	dir, err := f.jobDir(runID + "-assemble")
+	attempt := max(f.attempt, 1)
+	name := runID + "-assemble"
+	if attempt > 1 {
+		name += "-" + strconv.Itoa(attempt)
+	}
+	dir, err := f.jobDir(name)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +132,7 @@ func (f *Flow) assemble(ctx context.Context, i, n int) (*Stage, error) {
 		return nil, fmt.Errorf("assemble: %w", err)
 	}
 	outPath := filepath.Join(dir, "github_output")
-	env := append(f.baseEnv(dir, "assemble", runID, 1),
+	env := append(f.baseEnv(dir, "assemble", runID, attempt),
 		"GITHUB_TOKEN="+ControlToken,
 		"GITHUB_EVENT_PATH="+evPath,
 		"GITHUB_OUTPUT="+outPath,
@@ -311,16 +316,28 @@ func (f *Flow) Publish(ctx context.Context) (*Stage, error) {
 // runIDsPerRound spaces the run ids of each delivery of the dispatches.
 const runIDsPerRound = 1000
 
-// Redeliver delivers the same dispatches again, as GitHub does when a
-// workflow run is re-triggered: new workflow runs, with fresh artifacts,
-// assemble the job again. The whole flow can then run again on them.
+// Redeliver delivers the same dispatches again, as GitHub does when an
+// event is sent twice: new workflow runs, with fresh artifacts, assemble
+// the job again (and must not start it a second time).
 func (f *Flow) Redeliver(ctx context.Context) error {
 	f.round++
+	f.attempt = 1
+	f.reset()
+	return f.AssembleAll(ctx)
+}
+
+// Rerun re-runs the assemble job of the last delivery's workflow runs (the
+// "Re-run jobs" button): same run ids, the next attempt; the run's other
+// artifacts stay, and later publish runs count on as further attempts.
+func (f *Flow) Rerun(ctx context.Context) error {
+	f.attempt = max(f.attempt, 1) + 1
+	f.Assembles, f.Ready = nil, nil
+	return f.AssembleAll(ctx)
+}
+
+func (f *Flow) reset() {
 	f.Assembles, f.Ready, f.Fetched, f.Agent, f.Publishes = nil, nil, nil, nil, nil
 	f.RunID, f.JobID, f.LogIssue, f.ContextSHA, f.RecordDir, f.ContextDir, f.AgentRunDir = "", "", 0, "", "", "", ""
 	f.TargetDir = ""
-	if err := os.RemoveAll(filepath.Join(f.o.OutDir, "artifacts")); err != nil {
-		return fmt.Errorf("redeliver: clear the artifacts: %w", err)
-	}
-	return f.AssembleAll(ctx)
+	_ = os.RemoveAll(filepath.Join(f.o.OutDir, "artifacts"))
 }

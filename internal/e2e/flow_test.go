@@ -251,33 +251,52 @@ func TestFlowBadFlagsDoesNotRun(t *testing.T) {
 	assert.Len(t, w.Sim.Issues(demo.ControlRepo), 0, "no run, so no log issue")
 }
 
-// TestFlowRedeliveredOneLogIssue: assemble → agent → publish, then the same
-// event delivered again (assemble, agent, publish) and publish re-run: the
-// job keeps exactly one run-log issue, and nothing is written twice.
+// TestFlowRedeliveredOneLogIssue: assemble → agent → publish; then publish
+// run twice more, the workflow run re-run and the same event delivered
+// again (neither assemble starts the job twice): the job keeps exactly one
+// run-log issue, still carrying the one log-issue marker assemble looks
+// for, and nothing is written twice.
 func TestFlowRedeliveredOneLogIssue(t *testing.T) {
 	w, f := runFlow(t, flowCase{engine: demo.EngineReplay, script: "testdata/replay.jsonl"})
 	first, jobID := f.LogIssue, f.JobID
 	threadBefore := len(w.Sim.Comments(demo.TargetRepo, w.Issue))
+	logIssues := func() []int {
+		var out []int
+		for _, is := range w.Sim.Issues(demo.ControlRepo) {
+			if strings.Contains(is.GetBody(), contract.LogIssueMarker(jobID)) {
+				out = append(out, is.GetNumber())
+			}
+		}
+		return out
+	}
+	assert.Equal(t, []int{first}, logIssues(), "publish keeps assemble's marker")
 
 	ctx, cancel := context.WithTimeout(context.Background(), flowTimeout)
 	defer cancel()
-	// The job ran and was published: its state in CONTROL says done, so
-	// the re-delivered event's assemble ends without starting the agent.
+	for i := 0; i < 2; i++ {
+		st, err := f.Publish(ctx)
+		require.NoError(t, err, "publish re-run %d", i+1)
+		assert.Equal(t, 0, st.ExitCode)
+	}
+	// The job ran and was published: its state in CONTROL says done, so a
+	// re-run of its assemble and a re-delivered event end without starting
+	// the agent again.
+	require.Error(t, f.Rerun(ctx), "a re-run of a finished job's assemble does not start it again")
 	err := f.Redeliver(ctx)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "none of the 1 runs proceeded")
 	require.Len(t, f.Assembles, 1)
 	assert.Equal(t, 0, f.Assembles[0].ExitCode)
 	assert.Contains(t, f.Assembles[0].Stdout, "this delivery is a duplicate")
-	f.JobID = jobID
 
-	var logIssues []int
+	assert.Equal(t, []int{first}, logIssues(), "exactly one log issue for the job")
+	var all int
 	for _, is := range w.Sim.Issues(demo.ControlRepo) {
-		if strings.Contains(is.GetBody(), contract.LogIssueMarker(f.JobID)) {
-			logIssues = append(logIssues, is.GetNumber())
+		if strings.Contains(is.GetTitle(), jobID) {
+			all++
 		}
 	}
-	assert.Equal(t, []int{first}, logIssues, "exactly one log issue for the job")
+	assert.Equal(t, 1, all, "no other issue names the job")
 	assert.Len(t, w.Sim.Comments(demo.TargetRepo, w.Issue), threadBefore, "no comment written twice")
 	is, ok := w.Sim.Issue(demo.ControlRepo, first)
 	require.True(t, ok)

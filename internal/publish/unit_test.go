@@ -276,3 +276,10 @@ func TestLogCommentsAreInert(t *testing.T) {
 	assert.NotContains(t, out, "<img")
 	assert.True(t, strings.HasSuffix(out, k.marker()))
 }
+
+// The log issue publish finishes carries the one marker assemble looks for
+// on a re-run, so no job opens a second log issue.
+func TestLogIssueMarkerIsAssembles(t *testing.T) {
+	j := "6f1c1a53-2b1e-5d4f-9a57-0c0a4e0b8d11"
+	assert.Equal(t, contract.LogIssueMarker(j), logKey(j).marker())
+}

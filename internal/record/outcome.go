@@ -63,6 +63,3 @@ func ReadOutcome(dir string) (Outcome, error) {
 	}
 	return o, nil
 }
-
-// RunID names the run directory (record.RunID).
-func RunID(getenv func(string) string) (string, error) { return record.RunID(getenv) }
