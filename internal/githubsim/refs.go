@@ -90,18 +90,26 @@ func (c *call) updateRef() {
 	if !ok {
 		return
 	}
-	cur := g.ref(name)
-	if cur == "" {
-		c.err(http.StatusUnprocessableEntity, "Reference does not exist", nil)
-		return
-	}
-	if !req.Force && cur != req.SHA && !g.isAncestor(ctx, cur, req.SHA) {
-		c.err(http.StatusUnprocessableEntity, "Update is not a fast forward", nil)
-		return
-	}
-	if err := g.casRef(name, cur, req.SHA); err != nil {
-		c.err(http.StatusUnprocessableEntity, "Reference update failed: "+err.Error(), nil)
-		return
+	// GitHub checks and moves a ref atomically: when another write moves it
+	// between our check and our swap, decide again against what it holds now.
+	for {
+		cur := g.ref(name)
+		if cur == "" {
+			c.err(http.StatusUnprocessableEntity, "Reference does not exist", nil)
+			return
+		}
+		if !req.Force && cur != req.SHA && !g.isAncestor(ctx, cur, req.SHA) {
+			c.err(http.StatusUnprocessableEntity, "Update is not a fast forward", nil)
+			return
+		}
+		err := g.casRef(name, cur, req.SHA)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, errRefMoved) {
+			c.err(http.StatusUnprocessableEntity, "Reference update failed: "+err.Error(), nil)
+			return
+		}
 	}
 	c.json(http.StatusOK, c.refJSON(full, refInfo{name: name, sha: req.SHA, typ: typ}))
 }

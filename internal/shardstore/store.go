@@ -149,7 +149,10 @@ func (s *Store) Put(ctx context.Context, p Piece) (*Stored, error) {
 }
 
 // maxReplaceTries bounds how often Put re-reads a ref that moved under it.
-const maxReplaceTries = 3
+// Each lost race means another writer made progress, so a Put among N
+// concurrent replacements needs at most N-1 retries; 16 covers any realistic
+// number of re-sent dispatches of one job.
+const maxReplaceTries = 16
 
 // settle decides what to do with st given what ref holds now. done is false
 // when a replacement lost a race and the ref must be read again.
