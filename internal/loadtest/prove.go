@@ -94,10 +94,12 @@ func (w *World) Assemble(ctx context.Context, d githubsim.Dispatch, runID string
 	return last, nil
 }
 
+// dir is the parent of Assemble's run directories, made once: concurrent
+// deliveries call it together.
 func (w *World) dir() string {
-	if w.tmp == "" {
+	w.tmpOnce.Do(func() {
 		w.tmp, _ = os.MkdirTemp("", "loadtest-")
-	}
+	})
 	return w.tmp
 }
 

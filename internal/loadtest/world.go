@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/google/go-github/v62/github"
@@ -37,10 +38,11 @@ type World struct {
 	Clock *Clock
 	Repos []string
 
-	srv    *httptest.Server
-	spans  spanLog
-	seeded int    // mentions seeded so far, for unique names
-	tmp    string // run directories of Assemble
+	srv     *httptest.Server
+	spans   spanLog
+	seeded  int    // mentions seeded so far, for unique names
+	tmp     string // run directories of Assemble
+	tmpOnce sync.Once
 	// PadEvery, when set, gives every PadEvery-th seeded thread a comment
 	// big enough that its context is sent as agent_shard events.
 	PadEvery int
