@@ -167,34 +167,32 @@ func FlagSet(env *Env, app, name, synopsis string) *flag.FlagSet {
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
 	}
-	fs.Usage = func() { printUsage(env.Stdout) }
-	usagePrinters.Store(fs, printUsage)
+	// The flag package calls Usage itself on -help and on every parse
+	// error; ParseFlags decides what to print, so that call does nothing.
+	fs.Usage = func() {}
+	helpPrinters.Store(fs, func() { printUsage(env.Stdout) })
 	return fs
 }
 
-// usagePrinters lets ParseFlags attach a flag set's usage to its errors.
-var usagePrinters sync.Map // *flag.FlagSet → func(io.Writer)
+// helpPrinters lets ParseFlags print a flag set's help once, to env.Stdout.
+var helpPrinters sync.Map // *flag.FlagSet → func()
 
-// ParseFlags parses args and turns flag errors into usage errors. --help
-// prints the flags and returns flag.ErrHelp (exit 0). Positional arguments
-// are refused unless allowArgs.
+// ParseFlags parses args and turns flag errors into usage errors (Main
+// prints the error and a one-line hint). --help prints the flags once and
+// returns flag.ErrHelp (exit 0). Positional arguments are refused unless
+// allowArgs.
 func ParseFlags(fs *flag.FlagSet, args []string, allowArgs bool) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fs.Usage()
+			if p, ok := helpPrinters.Load(fs); ok {
+				p.(func())()
+			}
 			return flag.ErrHelp
 		}
-		return &UsageError{Msg: err.Error(), Usage: usageOf(fs)}
+		return &UsageError{Msg: err.Error()}
 	}
 	if !allowArgs && fs.NArg() > 0 {
-		return &UsageError{Msg: fmt.Sprintf("unexpected argument %q", strings.Join(fs.Args(), " ")), Usage: usageOf(fs)}
-	}
-	return nil
-}
-
-func usageOf(fs *flag.FlagSet) func(io.Writer) {
-	if p, ok := usagePrinters.Load(fs); ok {
-		return p.(func(io.Writer))
+		return &UsageError{Msg: fmt.Sprintf("unexpected argument %q", strings.Join(fs.Args(), " "))}
 	}
 	return nil
 }

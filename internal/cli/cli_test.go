@@ -41,12 +41,12 @@ func TestAppMain(t *testing.T) {
 	}{
 		{"ok", []string{"greet", "--name", "bob"}, 0, "hello bob\n", nil, ""},
 		{"help", []string{"--help"}, 0, "", nil, ""},
-		{"command help", []string{"greet", "--help"}, 0, "", nil, ""},
+		{"command help", []string{"greet", "--help"}, 0, "Usage: tool greet [--name N]\n\nFlags:\n  -name string\n    \twho to greet (default \"world\")\n", nil, "Usage:"},
 		{"version", []string{"--version"}, 0, "tool dev\n", nil, ""},
 		{"no args", nil, 2, "", []string{"Usage:", "greet"}, ""},
 		{"unknown command", []string{"wave"}, 2, "", []string{`unknown command "wave"`, "Commands:"}, ""},
-		{"unknown flag prints usage", []string{"greet", "--nmae", "x"}, 2, "", []string{"flag provided but not defined: -nmae", "Usage: tool greet [--name N]", "who to greet"}, ""},
-		{"extra argument prints usage", []string{"greet", "extra"}, 2, "", []string{`unexpected argument "extra"`, "Usage: tool greet"}, ""},
+		{"unknown flag prints the error and a hint", []string{"greet", "--nmae", "x"}, 2, "", []string{"flag provided but not defined: -nmae", "Run 'tool greet --help' for usage."}, "Usage:"},
+		{"extra argument prints the error and a hint", []string{"greet", "extra"}, 2, "", []string{`unexpected argument "extra"`, "Run 'tool greet --help' for usage."}, "Usage:"},
 		{"exit error", []string{"greet", "--name", "boom"}, 3, "", []string{"exploded"}, "Usage:"},
 		{"plain error", []string{"greet", "--name", "fail"}, 1, "", []string{"plain failure"}, "Usage:"},
 	}
