@@ -29,6 +29,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/gate"
 	"github.com/mention-runner/mention-runner/internal/gitexec"
 	"github.com/mention-runner/mention-runner/internal/job"
+	"github.com/mention-runner/mention-runner/internal/localfs"
 	"github.com/mention-runner/mention-runner/internal/loopdetect"
 	"github.com/mention-runner/mention-runner/internal/mention"
 	"github.com/mention-runner/mention-runner/internal/policy"
@@ -64,6 +65,9 @@ type Options struct {
 	Now    func() time.Time
 	// Log receives a few progress lines for the job log; nil discards them.
 	Log io.Writer
+	// FS takes the stage's own writes (run record, outputs file, prompt);
+	// nil is the real file system. Tests inject local failures through it.
+	FS localfs.FS
 }
 
 // Causes the engine's context is cancelled with.
@@ -129,6 +133,8 @@ type run struct {
 	gateLog  *gateTail
 	problems []error  // record failures, reported at the end
 	cleanup  []func() // run when the stage ends
+	// outputsCreated: outputs.jsonl was created before the engine started
+	outputsCreated bool
 }
 
 func (r *run) logf(format string, a ...any) {
@@ -147,8 +153,12 @@ func (r *run) execute(ctx context.Context) (*record.Outcome, string, error) {
 	}
 	r.out.JobID = taskID
 	r.sessionID = record.SessionID(taskID, r.out.RunID)
-	rec, err := record.Open(r.dir, record.Meta{RunID: r.out.RunID, SessionID: r.sessionID, TaskID: taskID}, r.o.Now)
+	rec, err := record.OpenFS(r.o.FS, r.dir, record.Meta{RunID: r.out.RunID, SessionID: r.sessionID, TaskID: taskID}, r.o.Now)
 	if err != nil {
+		// no record can be written: the job log is the only place left
+		if lf := localfs.Classify(err); lf != nil {
+			return nil, r.dir, fmt.Errorf("agent: cannot write the run record, %s: %w", lf, err)
+		}
 		return nil, r.dir, fmt.Errorf("agent: %w", err)
 	}
 	r.rec = rec
@@ -242,7 +252,7 @@ func (r *run) prepare(ctx context.Context, raw []byte, env []string) (engine.Spe
 	if err != nil {
 		return engine.Spec{}, fmt.Errorf("sanitized context path: %w", err)
 	}
-	if err := os.WriteFile(ctxPath, clean, 0o644); err != nil {
+	if err := localfs.Or(r.o.FS).WriteFile(ctxPath, clean, 0o644); err != nil {
 		return engine.Spec{}, fmt.Errorf("write the sanitized context: %w", err)
 	}
 	r.emit(contract.EventFileWritten, record.SeverityInfo, "sanitized context written for the agent",
@@ -284,7 +294,7 @@ func (r *run) prepare(ctx context.Context, raw []byte, env []string) (engine.Spe
 		ThreadURL: threadURL, TriggerURL: j.TriggerURL, Author: j.Author, Task: j.Task,
 		ContextPath: ctxPath, Context: items, WorkDir: workDir, PolicyWords: pol.Words(), CanEdit: canEdit(r.cfg.AllowedTools),
 	})
-	if err := os.WriteFile(filepath.Join(r.dir, PromptFile), []byte(text), 0o644); err != nil {
+	if err := localfs.Or(r.o.FS).WriteFile(filepath.Join(r.dir, PromptFile), []byte(text), 0o644); err != nil {
 		return engine.Spec{}, fmt.Errorf("write the prompt: %w", err)
 	}
 	r.meta.Prompt = text
@@ -312,6 +322,11 @@ func (r *run) prepare(ctx context.Context, raw []byte, env []string) (engine.Spe
 		gc.StartCommit, gc.CheckoutRepo = startCommit, j.Repo
 	}
 	if err := gc.WriteFile(gatePath); err != nil {
+		return engine.Spec{}, err
+	}
+	// outputs.jsonl exists (empty) before the engine starts: a file the gate
+	// cannot write fails here, named, and one missing at the end was removed
+	if err := r.createOutputs(); err != nil {
 		return engine.Spec{}, err
 	}
 	exe := r.o.Executable

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/localfs"
 	"github.com/mention-runner/mention-runner/internal/outputs"
 	"github.com/mention-runner/mention-runner/internal/record"
 	"github.com/mention-runner/mention-runner/internal/session"
@@ -34,6 +35,13 @@ func (r *run) finish(failure string, ferr error) (*record.Outcome, string, error
 		// a record that could not be written is not a run to trust
 		r.out.Failure = contract.CauseFailed
 		r.out.Error = "the run record could not be written: " + errors.Join(r.problems...).Error()
+	}
+	r.out.Local = localFailure(ferr, r.problems)
+	if r.out.Local != nil {
+		if r.out.Failure == "" {
+			r.out.Failure = contract.CauseFailed
+		}
+		r.out.Error = "local failure on the agent job's machine, " + r.out.Local.String() + "\n" + r.out.Error
 	}
 	r.out.Status = contract.StatusCompleted
 	if r.out.Failure != "" {
@@ -94,6 +102,31 @@ func (r *run) finish(failure string, ferr error) (*record.Outcome, string, error
 	return &out, r.dir, nil
 }
 
+// localFailure is the first local write failure (full disk, read-only
+// run directory, missing or unwritable file) behind the run's end or its
+// record problems; nil when none was local.
+func localFailure(ferr error, problems []error) *localfs.Failure {
+	for _, err := range append([]error{ferr}, problems...) {
+		if lf := localfs.Classify(err); lf != nil {
+			return lf
+		}
+	}
+	return nil
+}
+
+// createOutputs creates the run's outputs.jsonl, empty, for the gate.
+func (r *run) createOutputs() error {
+	f, err := localfs.Or(r.o.FS).OpenFile(filepath.Join(r.dir, contract.OutputsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("create %s for the gate: %w", contract.OutputsFile, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("create %s for the gate: %w", contract.OutputsFile, err)
+	}
+	r.outputsCreated = true
+	return nil
+}
+
 // SessionStatus is the session's status (core-types) for how the run
 // ended: stopped by the runner (loop, timeout) is interrupted; a crash,
 // an engine error or the turn limit is failed.
@@ -112,7 +145,11 @@ func (r *run) checkDeliverables() {
 	path := filepath.Join(r.dir, contract.OutputsFile)
 	r.emit(contract.EventDeliverableStarted, record.SeverityInfo, "checking the queued writes", map[string]any{"file": contract.OutputsFile})
 	entries, err := outputs.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	if errors.Is(err, os.ErrNotExist) && r.outputsCreated {
+		// created before the engine started: something removed it
+		r.recordError("outputs", "outputs.jsonl is missing: "+err.Error(), false)
+		r.problems = append(r.problems, fmt.Errorf("read %s: %w", contract.OutputsFile, err))
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
 		r.recordError("outputs", "outputs.jsonl cannot be read: "+err.Error(), false)
 		r.problems = append(r.problems, fmt.Errorf("read %s: %w", contract.OutputsFile, err))
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/config"
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/engine"
+	"github.com/mention-runner/mention-runner/internal/localfs"
 	"github.com/mention-runner/mention-runner/internal/record"
 	"github.com/mention-runner/mention-runner/internal/session"
 )
@@ -92,6 +93,7 @@ type fixture struct {
 	dir     string
 	env     map[string]string
 	context []byte
+	fs      localfs.FS // nil = the real file system
 }
 
 func newFixture(t *testing.T, triggerBody string) *fixture {
@@ -143,7 +145,7 @@ func (f *fixture) run(t *testing.T, eng engine.Engine) (*record.Outcome, error) 
 	if exe == "" {
 		exe = runner(t)
 	}
-	out, dir, err := Run(ctx, Options{Config: cfg, Getenv: f.getenv, Environ: f.environ(), Executable: exe, Engine: eng, Log: &log})
+	out, dir, err := Run(ctx, Options{Config: cfg, Getenv: f.getenv, Environ: f.environ(), Executable: exe, Engine: eng, Log: &log, FS: f.fs})
 	t.Logf("agent log:\n%s", log.String())
 	require.Equal(t, f.runDir(), dir)
 	if keep := os.Getenv("AGENT_TEST_KEEP"); keep != "" {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/localfs"
 	"github.com/mention-runner/mention-runner/internal/loopdetect"
 	"github.com/mention-runner/mention-runner/internal/record"
 	"github.com/mention-runner/mention-runner/internal/render"
@@ -25,9 +26,10 @@ type AgentRun struct {
 	StartedAt *time.Time
 	EndedAt   *time.Time
 	Duration  time.Duration
-	Status    string // completed | failed | "" (unknown)
-	Cause     string // "" or one of the Cause* constants
-	ErrorText string // the engine's original error text
+	Status    string           // completed | failed | "" (unknown)
+	Cause     string           // "" or one of the Cause* constants
+	ErrorText string           // the engine's original error text
+	Local     *localfs.Failure // the agent job's machine could not write a file
 	Turns     int
 	CostUSD   *float64
 	Loop      []render.LoopCall
@@ -60,6 +62,7 @@ func LoadAgentRun(dir string) AgentRun {
 		a.Problems = append(a.Problems, err.Error())
 	default:
 		a.Status, failure, a.ErrorText, a.Turns, a.CostUSD, loop = o.Status, o.Failure, o.Error, o.Turns, o.CostUSD, o.Loop
+		a.Local = o.Local
 		a.RunID, a.Engine, a.Model = first(a.RunID, o.RunID), first(o.Engine, a.Engine), first(o.Model, a.Model)
 		if a.StartedAt == nil && !o.StartedAt.IsZero() {
 			a.StartedAt = &o.StartedAt

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/localfs"
 	"github.com/mention-runner/mention-runner/internal/redact"
 	"github.com/mention-runner/mention-runner/internal/render"
 )
@@ -52,14 +53,18 @@ func errorComments(run AgentRun, res *Result, o Options) []errorComment {
 		}
 		add(errorIndexNoRecord, HeadingNoRecord+"\n\nThe agent job left no run record (events, session, outputs), so nothing it may have asked for was published.\n\n"+fence(reason))
 	}
-	switch run.Cause {
-	case contract.CauseLoop:
+	switch {
+	case run.Local != nil && run.Cause != "":
+		lf := run.Local
+		add(errorIndexCause, HeadingStorage+"\n\nThe agent job's machine could not write `"+lf.Path+"`: "+lf.What+
+			" ("+lf.Op+": "+lf.Err+"). This is a local failure, not an engine error: "+storageFix(lf)+", then re-run the job."+engineText(run.ErrorText))
+	case run.Cause == contract.CauseLoop:
 		add(errorIndexCause, render.ErrorLoop(run.Loop))
-	case contract.CauseTimeout:
+	case run.Cause == contract.CauseTimeout:
 		add(errorIndexCause, HeadingTimeout+"\n\nThe engine was stopped at the run's wall-clock limit (MR_TIMEOUT)."+engineText(run.ErrorText))
-	case contract.CauseMaxTurns:
+	case run.Cause == contract.CauseMaxTurns:
 		add(errorIndexCause, HeadingMaxTurns+"\n\nThe engine used every turn it was allowed (MR_MAX_TURNS) before finishing."+engineText(run.ErrorText))
-	case contract.CauseFailed:
+	case run.Cause == contract.CauseFailed:
 		if res.NothingWritten && run.Status == "completed" {
 			add(errorIndexCause, HeadingNoWrite+"\n\nThe agent finished without asking for any write and without calling `noop` to say why, so the run counts as failed.")
 			break
@@ -96,6 +101,8 @@ func failureReason(run AgentRun, res *Result, o Options) string {
 	}
 	var why string
 	switch {
+	case run.Local != nil && run.Cause != "" && o.RunDir != "":
+		why = "local failure on the agent job's machine: " + run.Local.What + ": " + run.Local.Path
 	case o.RunDir == "":
 		why = "the agent job left no run record: " + first(o.NoRecordReason, ErrNoRecord.Error())
 	case run.Cause == contract.CauseLoop && len(run.Loop) > 0:
@@ -155,6 +162,17 @@ var storageFailures = []struct{ text, what string }{
 	{"no space left on device", "the disk is full"},
 	{"disk quota exceeded", "the disk quota is used up"},
 	{"read-only file system", "the run directory is on a read-only file system"},
+}
+
+// storageFix says what a person does about a local failure.
+func storageFix(lf *localfs.Failure) string {
+	switch {
+	case strings.Contains(lf.What, "full"), strings.Contains(lf.What, "quota"):
+		return "free space on the runner"
+	case strings.Contains(lf.What, "missing"):
+		return "check what removed it (the agent must not touch the run directory)"
+	}
+	return "make the run directory writable"
 }
 
 // storageFailure names the local failure in text, "" if none.

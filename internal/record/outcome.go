@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/localfs"
 	"github.com/mention-runner/mention-runner/internal/loopdetect"
 )
 
@@ -33,6 +34,10 @@ type Outcome struct {
 	LoopExcerpt string           `json:"loop_excerpt,omitempty"`
 	Outputs     int              `json:"outputs"`     // entries queued in outputs.jsonl
 	Deliverable bool             `json:"deliverable"` // at least one write or a noop was queued
+	// Local is set when the agent job's own machine could not write a file
+	// (full disk, read-only run directory, missing or unwritable outputs
+	// file): publish reports that, not an engine error.
+	Local *localfs.Failure `json:"local_failure,omitempty"`
 }
 
 // Failed reports whether the run failed.

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/localfs"
 	"github.com/mention-runner/mention-runner/internal/redact"
 	"github.com/mention-runner/mention-runner/internal/render/redactjson"
 )
@@ -34,9 +35,9 @@ type Recorder struct {
 
 	mu     sync.Mutex
 	seq    int64
-	events *os.File
-	tools  *os.File
-	errs   *os.File
+	events localfs.File
+	tools  localfs.File
+	errs   localfs.File
 	err    error // sticky: after a failed write the record is not trusted
 	closed bool
 	// continued: events.jsonl already held events when opened
@@ -50,13 +51,20 @@ var ErrClosed = errors.New("record: recorder is closed")
 // events.jsonl is continued: its sequence goes on, a torn last line is cut
 // off (and a record.recovered warning says so). now nil means time.Now.
 func Open(dir string, m Meta, now func() time.Time) (*Recorder, error) {
+	return OpenFS(localfs.OS{}, dir, m, now)
+}
+
+// OpenFS is Open writing through fsys (the agent stage injects local
+// failures in tests: a full disk, a read-only run directory).
+func OpenFS(fsys localfs.FS, dir string, m Meta, now func() time.Time) (*Recorder, error) {
+	fsys = localfs.Or(fsys)
 	if m.RunID == "" || m.SessionID == "" || m.TaskID == "" {
 		return nil, fmt.Errorf("record: open %s: run id, session id and task id are all required", dir)
 	}
 	if now == nil {
 		now = time.Now
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
+	if err := fsys.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
 		return nil, fmt.Errorf("record: create run dir: %w", err)
 	}
 	r := &Recorder{dir: dir, meta: m, now: now}
@@ -65,8 +73,8 @@ func Open(dir string, m Meta, now func() time.Time) (*Recorder, error) {
 	if err != nil {
 		return nil, err
 	}
-	open := func(name string) (*os.File, error) {
-		f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	open := func(name string) (localfs.File, error) {
+		f, err := fsys.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
 			return nil, fmt.Errorf("record: open %s: %w", name, err)
 		}
@@ -237,7 +245,7 @@ func (r *Recorder) usable() error {
 
 // write redacts v and appends it as one line with a single write. A failed
 // write may have left part of a line, so the recorder stops writing.
-func (r *Recorder) write(f *os.File, name string, v any) error {
+func (r *Recorder) write(f localfs.File, name string, v any) error {
 	line, err := redactjson.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("record: encode %s line: %w", name, err)
@@ -266,12 +274,15 @@ func (r *Recorder) Close() error {
 	}
 	r.closed = true
 	var errs []error
-	for _, f := range []*os.File{r.events, r.tools, r.errs} {
-		if err := f.Sync(); err != nil {
-			errs = append(errs, fmt.Errorf("record: sync %s: %w", f.Name(), err))
+	for i, f := range []localfs.File{r.events, r.tools, r.errs} {
+		name := []string{contract.EventsFile, contract.ToolsFile, contract.ErrorsFile}[i]
+		if s, ok := f.(interface{ Sync() error }); ok {
+			if err := s.Sync(); err != nil {
+				errs = append(errs, fmt.Errorf("record: sync %s: %w", name, err))
+			}
 		}
 		if err := f.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("record: close %s: %w", f.Name(), err))
+			errs = append(errs, fmt.Errorf("record: close %s: %w", name, err))
 		}
 	}
 	return errors.Join(errs...)
