@@ -44,9 +44,9 @@ func TestMCPUsage(t *testing.T) {
 // TestMCPServesOverStdio speaks raw JSON-RPC to `runner mcp` in-process.
 func TestMCPServesOverStdio(t *testing.T) {
 	dir := t.TempDir()
-	p := policy.Effective(policy.Flags{HereOnly: true}, policy.DefaultCeilings(), policy.Thread{Repo: "o/r", Number: 3}, nil)
+	ceil := policy.DefaultCeilings()
 	cfg := gate.Config{RunDir: dir, Bot: "bot", Here: gate.Thread{Repo: "o/r", Number: 3},
-		Policy: gate.NewPolicyConfig(p, policy.DefaultCeilings()), JobID: "j"}
+		Flags: "here-only", Ceilings: &ceil, JobID: "j"}
 	path := filepath.Join(dir, "gate.json")
 	require.NoError(t, cfg.WriteFile(path))
 

@@ -234,12 +234,9 @@ func (r *run) prepare(ctx context.Context, raw []byte, env []string) (engine.Spe
 		return engine.Spec{}, err
 	}
 	var blocker policy.Blocker
-	var patterns []string
+	patterns := 0
 	if list != nil {
-		blocker = list
-		for _, e := range list.Entries {
-			patterns = append(patterns, e.Pattern)
-		}
+		blocker, patterns = list, len(list.Entries)
 	}
 	pol := j.Policy(ceilings, blocker)
 	r.meta.PolicyWords = pol.Words()
@@ -259,7 +256,7 @@ func (r *run) prepare(ctx context.Context, raw []byte, env []string) (engine.Spe
 		map[string]any{"path": AgentContextFile, "bytes": len(clean)})
 	r.emit(contract.EventContextSanitized, record.SeverityInfo, "sanitized context written for the agent",
 		map[string]any{"path": AgentContextFile, "bytes": len(clean), "dropped": rep.Dropped, "withheld_edited": rep.WithheldEdited,
-			"trigger_edited": rep.TriggerEdited, "blocklist_snapshot": list != nil, "blocklist_patterns": len(patterns)})
+			"trigger_edited": rep.TriggerEdited, "blocklist_snapshot": list != nil, "blocklist_patterns": patterns})
 
 	workDir, err := r.workDir()
 	if err != nil {
@@ -314,7 +311,9 @@ func (r *run) prepare(ctx context.Context, raw []byte, env []string) (engine.Spe
 	}
 	gc := gate.Config{
 		RunDir: runDirAbs, Bot: r.cfg.BotLogin, Here: gate.Thread{Repo: j.Repo, Number: j.Number},
-		Policy: gate.NewPolicyConfig(pol, ceilings), Blocklist: patterns, WorkDir: workDir,
+		// the raw inputs publish decides from, not pol: the gate builds the
+		// same policy with the same function
+		Flags: j.Flags.String(), Ceilings: &ceilings, Blocklist: list, WorkDir: workDir,
 		AllowWorkflowChanges: r.cfg.AllowWorkflowChanges, MaxBundleBytes: int64(r.cfg.MaxBundleBytes), JobID: j.JobID,
 		DefaultBase: target.StackedBase(), GitDir: repo.GitDir,
 	}

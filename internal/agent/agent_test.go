@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/config"
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/engine/claude"
 	"github.com/mention-runner/mention-runner/internal/gate"
@@ -226,8 +227,17 @@ func TestPrepared(t *testing.T) {
 	gc, err := gate.LoadConfig(filepath.Join(f.runDir(), GateConfigFile))
 	require.NoError(t, err)
 	assert.Equal(t, gate.Thread{Repo: testRepo, Number: testNumber}, gc.Here)
-	assert.Equal(t, 1, gc.Policy.CommentLimit)
-	assert.Equal(t, []string{"evil/*"}, gc.Blocklist)
+	// the raw inputs publish uses, not a digested policy
+	assert.Equal(t, "comment-limit=1", gc.Flags)
+	require.NotNil(t, gc.Ceilings)
+	cfg, err := config.Load(f.getenv)
+	require.NoError(t, err)
+	assert.Equal(t, cfg.Ceilings(), *gc.Ceilings)
+	assert.Equal(t, "octo/control", gc.Ceilings.ControlRepo)
+	require.NotNil(t, gc.Blocklist)
+	require.Len(t, gc.Blocklist.Entries, 1)
+	assert.Equal(t, "evil/*", gc.Blocklist.Entries[0].Pattern)
+	assert.Equal(t, "evil", gc.Blocklist.Entries[0].By)
 	assert.Equal(t, "main", gc.DefaultBase)
 	assert.Equal(t, filepath.Join(f.dir, "target"), gc.WorkDir)
 

@@ -73,11 +73,8 @@ func LoadBlocklistSnapshot(path string) (*blocklist.List, error) {
 	if err := dec.Decode(&l); err != nil {
 		return nil, fmt.Errorf("blocklist snapshot %s: %w", path, err)
 	}
-	for i, e := range l.Entries {
-		owner, name, ok := strings.Cut(e.Pattern, "/")
-		if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
-			return nil, fmt.Errorf("blocklist snapshot %s: entry %d: pattern %q is not owner/name or owner/*", path, i, e.Pattern)
-		}
+	if err := l.Validate(); err != nil {
+		return nil, fmt.Errorf("blocklist snapshot %s: %w", path, err)
 	}
 	return &l, nil
 }

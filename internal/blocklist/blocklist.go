@@ -4,6 +4,7 @@
 package blocklist
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -81,6 +82,21 @@ func (l *List) Blocked(repo string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// Validate reports the first entry whose pattern is not "owner/name" or
+// "owner/*": a list that cannot be read exactly must not be guessed at.
+func (l *List) Validate() error {
+	if l == nil {
+		return nil
+	}
+	for i, e := range l.Entries {
+		owner, name, ok := strings.Cut(e.Pattern, "/")
+		if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
+			return fmt.Errorf("entry %d: pattern %q is not owner/name or owner/*", i, e.Pattern)
+		}
+	}
+	return nil
 }
 
 // Add appends entries for patterns not yet listed and reports how many it added.

@@ -16,17 +16,25 @@ import (
 // it starts the engine. It is decoded strictly: an unknown or misspelt key
 // stops the gate instead of being ignored.
 type Config struct {
-	RunDir string       `json:"run_dir"` // outputs.jsonl, logs/gate.jsonl and PR bundles go here
-	Bot    string       `json:"bot"`
-	Here   Thread       `json:"here"` // the triggering issue/PR
-	Policy PolicyConfig `json:"policy"`
-	// Blocklist is the opt-out patterns ("owner/*", "owner/name") as read
-	// when the run started.
-	Blocklist            []string `json:"blocklist"`
-	WorkDir              string   `json:"workdir"` // the target checkout; "" = no pull requests
-	AllowWorkflowChanges bool     `json:"allow_workflow_changes"`
-	MaxBundleBytes       int64    `json:"max_bundle_bytes"` // 0 = prbundle.DefaultMaxBytes
-	JobID                string   `json:"jobid"`
+	RunDir string `json:"run_dir"` // outputs.jsonl, logs/gate.jsonl and PR bundles go here
+	Bot    string `json:"bot"`
+	Here   Thread `json:"here"` // the triggering issue/PR
+	// Flags, Ceilings, Here and Blocklist are the raw inputs publish builds
+	// its policy from; the gate builds its own with the same
+	// policy.Effective, so the two can never disagree about a rule.
+	// Flags is the trigger's !cfg flags in policy.Flags.String form ("" =
+	// none); it is parsed with the same parser as the comment.
+	Flags string `json:"flags"`
+	// Ceilings are the operator's; required (a file without them is refused
+	// rather than read as "no limits" or "no writes").
+	Ceilings *policy.Ceilings `json:"ceilings"`
+	// Blocklist is the opt-out snapshot as read when the run started (nil =
+	// none was available; publish checks a fresh copy anyway).
+	Blocklist            *blocklist.List `json:"blocklist,omitempty"`
+	WorkDir              string          `json:"workdir"` // the target checkout; "" = no pull requests
+	AllowWorkflowChanges bool            `json:"allow_workflow_changes"`
+	MaxBundleBytes       int64           `json:"max_bundle_bytes"` // 0 = prbundle.DefaultMaxBytes
+	JobID                string          `json:"jobid"`
 	// StartCommit is HEAD of WorkDir before the agent ran; it is the PR base
 	// when origin/<base> does not exist in the checkout.
 	StartCommit string `json:"start_commit,omitempty"`
@@ -44,30 +52,6 @@ type Config struct {
 type Thread struct {
 	Repo   string `json:"repo"`
 	Number int    `json:"number"`
-}
-
-// PolicyConfig is the effective policy (policy.Policy's JSON fields) plus
-// the operator's ceilings, which the gate applies again so a policy that
-// was built wrong can still never exceed them.
-type PolicyConfig struct {
-	policy.Policy
-	Ceilings *Ceilings `json:"ceilings,omitempty"`
-}
-
-// Ceilings mirrors policy.Ceilings with JSON names.
-type Ceilings struct {
-	CommentLimit int `json:"comment_limit"`
-	IssueLimit   int `json:"issue_limit"`
-	PRLimit      int `json:"pr_limit"`
-	MaxWrites    int `json:"max_writes"`
-}
-
-// NewPolicyConfig packs an effective policy and its ceilings for the file.
-// Here and Blocker are not serialised; the file carries them as here and
-// blocklist.
-func NewPolicyConfig(p policy.Policy, c policy.Ceilings) PolicyConfig {
-	p.Here, p.Blocker = policy.Thread{}, nil
-	return PolicyConfig{Policy: p, Ceilings: &Ceilings{CommentLimit: c.CommentLimit, IssueLimit: c.IssueLimit, PRLimit: c.PRLimit, MaxWrites: c.MaxWrites}}
 }
 
 // ConfigError is a config file the gate will not run with.
@@ -131,26 +115,16 @@ func (c Config) Validate() error {
 	if !policy.ValidRepo(c.Here.Repo) || c.Here.Number <= 0 {
 		bad("here must name the triggering thread as {repo: owner/name, number: n>0}, got %q #%d", c.Here.Repo, c.Here.Number)
 	}
-	p := c.Policy.Policy
-	for name, v := range map[string]int{"comment_limit": p.CommentLimit, "issue_limit": p.IssueLimit, "pr_limit": p.PRLimit} {
-		if v < 0 || v > policy.MaxLimit {
-			bad("policy.%s=%d is outside 0…%d", name, v, policy.MaxLimit)
-		}
+	if _, err := c.flags(); err != nil {
+		bad("flags %q: %v", c.Flags, err)
 	}
-	if ce := c.Policy.Ceilings; ce != nil {
-		if err := (policy.Ceilings{CommentLimit: ce.CommentLimit, IssueLimit: ce.IssueLimit, PRLimit: ce.PRLimit, MaxWrites: ce.MaxWrites}).Validate(); err != nil {
-			bad("policy.ceilings: %v", err)
-		}
+	if c.Ceilings == nil {
+		bad("ceilings are required")
+	} else if err := c.Ceilings.Validate(); err != nil {
+		bad("ceilings: %v", err)
 	}
-	for _, r := range append(append([]string{}, p.AllowRepos...), p.DenyRepos...) {
-		if !policy.ValidRepo(r) {
-			bad("policy repo %q is not owner/name", r)
-		}
-	}
-	for _, b := range c.Blocklist {
-		if owner, name, ok := strings.Cut(b, "/"); !ok || owner == "" || name == "" {
-			bad("blocklist pattern %q is not owner/name or owner/*", b)
-		}
+	if err := c.Blocklist.Validate(); err != nil {
+		bad("blocklist: %v", err)
 	}
 	if c.MaxBundleBytes < 0 {
 		bad("max_bundle_bytes must not be negative")
@@ -167,28 +141,10 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// effective rebuilds the policy the gate enforces: the file's policy,
-// tightened by the ceilings and by its own implications (here-only ⇒
-// comment-only ⇒ no issues or PRs), with here and the blocklist attached.
-func (c Config) effective() policy.Policy {
-	p := c.Policy.Policy
-	if ce := c.Policy.Ceilings; ce != nil {
-		p.CommentLimit = min(p.CommentLimit, ce.CommentLimit)
-		p.IssueLimit = min(p.IssueLimit, ce.IssueLimit)
-		p.PRLimit = min(p.PRLimit, ce.PRLimit)
-		p.MaxWrites = min(p.MaxWrites, ce.MaxWrites)
+// flags parses Flags with the comment's own parser ("" = no flags).
+func (c Config) flags() (policy.Flags, error) {
+	if strings.TrimSpace(c.Flags) == "" {
+		return policy.Flags{}, nil
 	}
-	if p.HereOnly {
-		p.CommentOnly = true
-	}
-	if p.CommentOnly {
-		p.IssueLimit, p.PRLimit = 0, 0
-	}
-	p.Here = policy.Thread{Repo: c.Here.Repo, Number: c.Here.Number}
-	list := &blocklist.List{}
-	for _, pat := range c.Blocklist {
-		list.Entries = append(list.Entries, blocklist.Entry{Pattern: pat})
-	}
-	p.Blocker = list
-	return p
+	return policy.ParseFlagLine(c.Flags)
 }

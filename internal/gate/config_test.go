@@ -8,19 +8,22 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/blocklist"
 	"github.com/mention-runner/mention-runner/internal/policy"
 )
 
 func TestConfigRoundTrip(t *testing.T) {
 	c := withFlags(t, baseConfig(t), "here-only repo=octo/app")
-	c.Blocklist = []string{"evil/*"}
+	c.Blocklist = &blocklist.List{Entries: []blocklist.Entry{{Pattern: "evil/*", By: "evil", ID: 42}}}
 	c.WorkDir, c.StartCommit, c.DefaultBase, c.CheckoutRepo, c.MaxBundleBytes = "/w", "abc", "main", "octo/app", 1000
 	path := filepath.Join(t.TempDir(), "gate.json")
 	require.NoError(t, c.WriteFile(path))
 	got, err := LoadConfig(path)
 	require.NoError(t, err)
 	assert.Equal(t, c, got)
-	p := got.effective()
+	g, err := New(got)
+	require.NoError(t, err)
+	p := g.Policy()
 	assert.True(t, p.HereOnly && p.CommentOnly)
 	assert.Equal(t, policy.Thread{Repo: "octo/app", Number: 7}, p.Here)
 	pat, blocked := p.Blocker.Blocked("evil/thing")
@@ -29,33 +32,37 @@ func TestConfigRoundTrip(t *testing.T) {
 }
 
 func TestConfigKeysAreTheDocumentedOnes(t *testing.T) {
-	b, err := json.Marshal(baseConfig(t))
+	c := withFlags(t, baseConfig(t), "comment-limit=2")
+	c.Ceilings.ControlRepo = "ops/control"
+	b, err := json.Marshal(c)
 	require.NoError(t, err)
 	var m map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(b, &m))
-	for _, k := range []string{"run_dir", "bot", "here", "policy", "blocklist", "workdir", "allow_workflow_changes", "max_bundle_bytes", "jobid"} {
+	for _, k := range []string{"run_dir", "bot", "here", "flags", "ceilings", "workdir", "allow_workflow_changes", "max_bundle_bytes", "jobid"} {
 		assert.Contains(t, m, k)
 	}
+	assert.NotContains(t, m, "policy", "the gate gets raw inputs, never a digested policy")
 	assert.JSONEq(t, `{"repo":"octo/app","number":7}`, string(m["here"]))
-	var p map[string]json.RawMessage
-	require.NoError(t, json.Unmarshal(m["policy"], &p))
-	for _, k := range []string{"comment_only", "here_only", "allow_repos", "deny_repos", "issue_limit", "pr_limit", "comment_limit", "ceilings"} {
-		assert.Contains(t, p, k)
-	}
+	assert.JSONEq(t, `"comment-limit=2"`, string(m["flags"]))
+	assert.JSONEq(t, `{"comment_limit":3,"issue_limit":1,"pr_limit":1,"max_writes":10,"control_repo":"ops/control"}`, string(m["ceilings"]))
 }
 
 func TestConfigErrors(t *testing.T) {
-	ok := `"run_dir":"/r","here":{"repo":"o/r","number":1},"policy":{"comment_limit":1}`
+	ok := `"run_dir":"/r","here":{"repo":"o/r","number":1},"ceilings":{"comment_limit":1,"max_writes":1}`
 	cases := []struct{ json, contains string }{
 		{`{` + ok + `,"polcy":{}}`, `unknown field "polcy"`},
-		{`{` + ok + `,"policy":{"comment_limt":3}}`, `unknown field "comment_limt"`},
+		{`{` + ok + `,"policy":{"comment_limit":3}}`, `unknown field "policy"`},
+		{`{"run_dir":"/r","here":{"repo":"o/r","number":1},"ceilings":{"comment_limt":3}}`, `unknown field "comment_limt"`},
 		{`{"here":{"repo":"o/r","number":1}}`, "run_dir is required"},
 		{`{"run_dir":"/r","here":{"repo":"o","number":1}}`, "here must name the triggering thread"},
-		{`{"run_dir":"/r","here":{"repo":"o/r","number":1},"policy":{"issue_limit":-1}}`, "policy.issue_limit=-1"},
-		{`{"run_dir":"/r","here":{"repo":"o/r","number":1},"policy":{"ceilings":{"pr_limit":5000}}}`, "policy.ceilings"},
-		{`{"run_dir":"/r","here":{"repo":"o/r","number":1},"policy":{"allow_repos":["bad"]}}`, `policy repo "bad"`},
-		{`{"run_dir":"/r","here":{"repo":"o/r","number":1},"blocklist":["nope"]}`, `blocklist pattern "nope"`},
-		{`{"run_dir":"/r","here":{"repo":"o/r","number":1},"default_base":"a..b"}`, "default_base"},
+		{`{"run_dir":"/r","here":{"repo":"o/r","number":1}}`, "ceilings are required"},
+		{`{"run_dir":"/r","here":{"repo":"o/r","number":1},"ceilings":{"pr_limit":5000}}`, "ceilings: operator ceiling pr-limit=5000"},
+		{`{` + ok + `,"flags":"repo=bad"}`, `flags "repo=bad"`},
+		{`{` + ok + `,"flags":"comment-limt=1"}`, `flags "comment-limt=1"`},
+		{`{` + ok + `,"flags":"issue-limit=-1"}`, `flags "issue-limit=-1"`},
+		{`{` + ok + `,"blocklist":{"entries":[{"pattern":"nope"}]}}`, `pattern "nope"`},
+		{`{` + ok + `,"blocklist":["a/*"]}`, "decode"},
+		{`{` + ok + `,"default_base":"a..b"}`, "default_base"},
 		{`{` + ok + `} {}`, "trailing data"},
 		{`[]`, "decode"},
 	}
@@ -79,22 +86,24 @@ func TestValidBranch(t *testing.T) {
 }
 
 func FuzzParseConfig(f *testing.F) {
-	f.Add([]byte(`{"run_dir":"/r","here":{"repo":"o/r","number":1},"policy":{"comment_limit":1,"ceilings":{"comment_limit":2}}}`))
-	f.Add([]byte(`{"run_dir":"/r","here":{"repo":"o/r","number":1},"blocklist":["a/*"],"policy":{"here_only":true,"issue_limit":4}}`))
+	f.Add([]byte(`{"run_dir":"/r","here":{"repo":"o/r","number":1},"flags":"comment-limit=9","ceilings":{"comment_limit":2,"max_writes":3}}`))
+	f.Add([]byte(`{"run_dir":"/r","here":{"repo":"o/r","number":1},"blocklist":{"entries":[{"pattern":"a/*"}]},"flags":"here-only issue-limit=4","ceilings":{"issue_limit":1}}`))
 	f.Add([]byte(`{}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := ParseConfig(b)
 		if err != nil {
 			return
 		}
-		p := c.effective()
+		c.RunDir = t.TempDir()
+		g, err := New(c)
+		require.NoError(t, err)
+		p := g.Policy()
 		// Whatever the file says, the enforced policy never exceeds its ceilings
 		// or the implications of here-only/comment-only.
-		if ce := c.Policy.Ceilings; ce != nil {
-			assert.LessOrEqual(t, p.CommentLimit, ce.CommentLimit)
-			assert.LessOrEqual(t, p.IssueLimit, ce.IssueLimit)
-			assert.LessOrEqual(t, p.PRLimit, ce.PRLimit)
-		}
+		assert.LessOrEqual(t, p.CommentLimit, c.Ceilings.CommentLimit)
+		assert.LessOrEqual(t, p.IssueLimit, c.Ceilings.IssueLimit)
+		assert.LessOrEqual(t, p.PRLimit, c.Ceilings.PRLimit)
+		assert.LessOrEqual(t, p.MaxWrites, c.Ceilings.MaxWrites)
 		if p.HereOnly || p.CommentOnly {
 			assert.Zero(t, p.IssueLimit+p.PRLimit)
 		}

@@ -68,7 +68,15 @@ func New(cfg Config) (*Gate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gate: open queue: %w", err)
 	}
-	return &Gate{cfg: cfg, pol: cfg.effective(), now: time.Now, ledger: policy.Replay(done), queue: q, next: len(entries)}, nil
+	// The policy publish will apply, from the same inputs by the same
+	// function (Validate has parsed the flags already).
+	f, _ := cfg.flags()
+	var b policy.Blocker
+	if cfg.Blocklist != nil {
+		b = cfg.Blocklist // never a typed nil in the interface
+	}
+	pol := policy.Effective(f, *cfg.Ceilings, policy.Thread{Repo: cfg.Here.Repo, Number: cfg.Here.Number}, b)
+	return &Gate{cfg: cfg, pol: pol, now: time.Now, ledger: policy.Replay(done), queue: q, next: len(entries)}, nil
 }
 
 // Policy is the policy the gate enforces.

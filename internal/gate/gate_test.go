@@ -33,7 +33,7 @@ func TestDecisionsUnderPolicies(t *testing.T) {
 		name      string
 		flags     string // "" = no flags
 		blocklist []string
-		ceilings  *Ceilings
+		ceilings  *policy.Ceilings
 		steps     []step
 	}{
 		{name: "defaults allow comment, issue and noop", steps: []step{
@@ -62,7 +62,7 @@ func TestDecisionsUnderPolicies(t *testing.T) {
 			{contract.ToolAddComment, comment("octo/lib", 1, "x"), DecisionDenied, policy.RuleRepoDenied, "deny=octo/lib"},
 			{contract.ToolAddComment, comment("other/z", 1, "x"), DecisionDenied, policy.RuleRepoNotAllowed, "only to octo/app"},
 		}},
-		{name: "ceilings tighten a policy that exceeds them", ceilings: &Ceilings{CommentLimit: 1, IssueLimit: 0, PRLimit: 0, MaxWrites: 10}, steps: []step{
+		{name: "operator ceilings bound every limit", ceilings: &policy.Ceilings{CommentLimit: 1, IssueLimit: 0, PRLimit: 0, MaxWrites: 10}, steps: []step{
 			{contract.ToolAddComment, here, DecisionAllowed, "", "output #0"},
 			{contract.ToolAddComment, here, DecisionDenied, policy.RuleCommentLimit, "comment-limit is 1"},
 			{contract.ToolCreateIssue, issue, DecisionDenied, policy.RuleIssueLimit, "no issues may be created"},
@@ -74,9 +74,11 @@ func TestDecisionsUnderPolicies(t *testing.T) {
 			if c.flags != "" {
 				cfg = withFlags(t, cfg, c.flags)
 			}
-			cfg.Blocklist = c.blocklist
+			if c.blocklist != nil {
+				cfg.Blocklist = blockedList(c.blocklist...)
+			}
 			if c.ceilings != nil {
-				cfg.Policy.Ceilings = c.ceilings
+				cfg.Ceilings = c.ceilings
 			}
 			cs := connect(t, cfg)
 			allowed := 0

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/blocklist"
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/outputs"
 	"github.com/mention-runner/mention-runner/internal/policy"
@@ -42,13 +43,13 @@ const hereRepo = "octo/app"
 // baseConfig is a run on octo/app#7 with the default ceilings and no flags.
 func baseConfig(t testing.TB) Config {
 	t.Helper()
-	p := policy.Effective(policy.Flags{}, policy.DefaultCeilings(), policy.Thread{Repo: hereRepo, Number: 7}, nil)
+	ceil := policy.DefaultCeilings()
 	return Config{
-		RunDir: t.TempDir(),
-		Bot:    "robot",
-		Here:   Thread{Repo: hereRepo, Number: 7},
-		Policy: NewPolicyConfig(p, policy.DefaultCeilings()),
-		JobID:  "job-1",
+		RunDir:   t.TempDir(),
+		Bot:      "robot",
+		Here:     Thread{Repo: hereRepo, Number: 7},
+		Ceilings: &ceil,
+		JobID:    "job-1",
 	}
 }
 
@@ -57,8 +58,7 @@ func withFlags(t testing.TB, c Config, line string) Config {
 	t.Helper()
 	f, err := policy.ParseFlagLine(line)
 	require.NoError(t, err)
-	p := policy.Effective(f, policy.DefaultCeilings(), policy.Thread{Repo: c.Here.Repo, Number: c.Here.Number}, nil)
-	c.Policy = NewPolicyConfig(p, policy.DefaultCeilings())
+	c.Flags = f.String()
 	return c
 }
 
@@ -143,4 +143,13 @@ func run(t testing.TB, dir string, args ...string) string {
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	require.NoError(t, cmd.Run(), "git %v: %s", args, errb.String())
 	return strings.TrimSpace(out.String())
+}
+
+// blockedList is an opt-out snapshot of patterns.
+func blockedList(patterns ...string) *blocklist.List {
+	l := &blocklist.List{}
+	for _, p := range patterns {
+		l.Entries = append(l.Entries, blocklist.Entry{Pattern: p})
+	}
+	return l
 }

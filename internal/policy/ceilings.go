@@ -10,10 +10,14 @@ const MaxLimit = 1000
 // (a zero value allows no write at all: fail closed). ControlRepo is the
 // control repository, which the agent may never write to ("" when the
 // caller has none, as in `dispatcher explain`).
+// The JSON names are the gate configuration's (the agent job hands the
+// gate the same ceilings publish uses).
 type Ceilings struct {
-	CommentLimit, IssueLimit, PRLimit int
-	MaxWrites                         int
-	ControlRepo                       string
+	CommentLimit int    `json:"comment_limit"`
+	IssueLimit   int    `json:"issue_limit"`
+	PRLimit      int    `json:"pr_limit"`
+	MaxWrites    int    `json:"max_writes"`
+	ControlRepo  string `json:"control_repo,omitempty"`
 }
 
 // DefaultMaxWrites is the operator's default cap on a run's writes.

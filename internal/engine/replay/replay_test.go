@@ -35,16 +35,10 @@ type fixture struct {
 
 func newFixture(t *testing.T, flags string, mod func(*gate.Config)) fixture {
 	t.Helper()
-	f, err := policy.ParseFlagLine(flags)
-	if flags == "" {
-		f, err = policy.Flags{}, nil
-	}
-	require.NoError(t, err)
-	here := policy.Thread{Repo: "o/r", Number: 5}
-	p := policy.Effective(f, policy.DefaultCeilings(), here, nil)
+	ceil := policy.DefaultCeilings()
 	runDir := t.TempDir()
 	cfg := gate.Config{RunDir: runDir, Bot: "bot", Here: gate.Thread{Repo: "o/r", Number: 5},
-		Policy: gate.NewPolicyConfig(p, policy.DefaultCeilings()), JobID: "job"}
+		Flags: flags, Ceilings: &ceil, JobID: "job"}
 	if mod != nil {
 		mod(&cfg)
 	}
