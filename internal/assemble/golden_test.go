@@ -1,7 +1,6 @@
 package assemble
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"os"
@@ -51,9 +50,4 @@ func TestGoldenFailureBodies(t *testing.T) {
 	golden(t, "log-issue-invalid.md", failureBody(r.report(nil, "failed"), errorSection(invalid), jobID))
 	other := errors.New("create blob: 403 Resource not accessible by integration (token ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789)")
 	golden(t, "log-issue-unknown-job.md", failureBody(r.report(nil, "failed"), errorSection(other), ""))
-}
-
-func quote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
 }

@@ -4,13 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
-
-	"github.com/google/go-github/v62/github"
 
 	"github.com/mention-runner/mention-runner/internal/transport"
 )
@@ -47,14 +44,6 @@ func setBody(req *http.Request, body []byte) {
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	req.ContentLength = int64(len(body))
 	req.Header.Set("Content-Type", "application/json")
-}
-
-func errorMessage(err error) string {
-	var er *github.ErrorResponse
-	if errors.As(err, &er) {
-		return er.Message
-	}
-	return err.Error()
 }
 
 func split(repo string) (string, string) {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -304,15 +303,6 @@ func (c *call) decode(v any) bool {
 }
 
 func (c *call) query(name string) string { return c.r.URL.Query().Get(name) }
-
-func (c *call) intParam(name string) (int, bool) {
-	n, err := strconv.Atoi(c.params[name])
-	if err != nil || n <= 0 {
-		c.notFound()
-		return 0, false
-	}
-	return n, true
-}
 
 // timeQuery parses an ISO 8601 query parameter; ok is false after a 422.
 func (c *call) timeQuery(name string) (time.Time, bool) {

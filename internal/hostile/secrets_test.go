@@ -158,7 +158,7 @@ func TestSecretsRedactedFromGitHubWrites(t *testing.T) {
 		"session stream":    streamed.String(),
 		"log issue body":    render.LogIssueBody(rep),
 		"comment with NOTE": render.WithNote("here you go: "+all, "ops/control", 7, Bot, "job", 0),
-		"runtime error":     render.ErrorRuntime("claude exited: " + all),
+		"runtime error":     render.ErrorRuntimeFor("claude", "claude exited: "+all),
 		"loop error":        render.ErrorLoop([]render.LoopCall{{Tool: "Bash", Args: `{"command":"echo ` + all + `"}`, Count: 6}}),
 		"step summary":      render.StepSummary(rep, parts),
 		"fenced":            render.Fenced("text", all),

@@ -24,8 +24,6 @@ type Invalid struct {
 	Reason string // starts with "denied: ", names what to change
 }
 
-func (e *Invalid) Error() string { return e.Reason }
-
 // Check is the one validation of a queued write, shared by the gate (before
 // it queues e) and publish (before it applies e): a mention-runner marker
 // anywhere in its text (it could pass itself off as another write), a field

@@ -89,13 +89,6 @@ func (q *Queue) Append(e Entry) (Entry, error) {
 	return e, nil
 }
 
-// Entries returns everything queued so far.
-func (q *Queue) Entries() ([]Entry, error) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return ReadFile(q.path)
-}
-
 // ReadFile reads a queue file.
 func ReadFile(path string) ([]Entry, error) {
 	f, err := os.Open(path)

@@ -28,7 +28,7 @@ func TestQueueAppendAndRead(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	es, err := q.Entries()
+	es, err := ReadFile(path)
 	require.NoError(t, err)
 	require.Len(t, es, 20)
 	for i, e := range es {

@@ -195,13 +195,6 @@ func (b *Builder) Finish() error {
 	return nil
 }
 
-// Ended reports whether the engine reported its result.
-func (b *Builder) Ended() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.ended
-}
-
 // SetStatus sets the session's status (core-types Session Status) once
 // the caller knows how the run ended.
 func (b *Builder) SetStatus(status string) {

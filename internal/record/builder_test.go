@@ -102,7 +102,7 @@ func TestBuilderInterrupted(t *testing.T) {
 	}
 	require.NoError(t, b.Finish())
 	require.NoError(t, r.Close())
-	assert.False(t, b.Ended())
+	assert.False(t, b.ended)
 	assert.Equal(t, session.StatusRunning, b.Session().Status, "the caller decides: stopped or crashed")
 	b.SetStatus(session.StatusInterrupted)
 	assert.Equal(t, session.StatusInterrupted, b.Session().Status)

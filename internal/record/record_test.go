@@ -318,7 +318,7 @@ func TestResumeContinuesTheSequence(t *testing.T) {
 	later, err := Resume(dir, nil)
 	require.NoError(t, err)
 	assert.True(t, later.Continued())
-	assert.Equal(t, first.Meta(), later.Meta(), "a later job writes under the same run, session and task")
+	assert.Equal(t, first.meta, later.meta, "a later job writes under the same run, session and task")
 	_, err = later.Emit("run.completed", "publish", SeverityInfo, "done", nil)
 	require.NoError(t, err)
 	require.NoError(t, later.Close())

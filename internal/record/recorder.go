@@ -172,12 +172,6 @@ func appendLine(path string, line []byte) error {
 	return nil
 }
 
-// Dir is the run directory.
-func (r *Recorder) Dir() string { return r.dir }
-
-// Meta is the run the recorder writes for.
-func (r *Recorder) Meta() Meta { return r.meta }
-
 // Opt sets an optional event field.
 type Opt func(*Event)
 

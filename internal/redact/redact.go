@@ -130,12 +130,6 @@ func invisible(r rune) bool {
 	return false
 }
 
-// Bytes is String for byte slices.
-func Bytes(b []byte) []byte { return []byte(String(string(b))) }
-
-// Contains reports whether s holds anything String would redact.
-func Contains(s string) bool { return String(s) != s }
-
 func containsAny(s string, subs []string) bool {
 	for _, sub := range subs {
 		if strings.Contains(s, sub) {

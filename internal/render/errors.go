@@ -10,9 +10,6 @@ import (
 // maxErrorBytes keeps an error comment under GitHub's body limit.
 const maxErrorBytes = 60000
 
-// ErrorRuntime is the comment for a Claude Code failure (ErrorRuntimeFor).
-func ErrorRuntime(text string) string { return ErrorRuntimeFor("claude", text) }
-
 // engineTitles name the engines (MR_ENGINE) in error headings.
 var engineTitles = map[string]string{"claude": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI", "replay": "Replay"}
 

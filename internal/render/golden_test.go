@@ -124,7 +124,7 @@ func TestGoldenLongResult(t *testing.T) {
 }
 
 func TestGoldenErrors(t *testing.T) {
-	golden(t, "error_runtime.golden", ErrorRuntime("API Error: 529 overloaded\n```\n@someone ## not a heading"))
+	golden(t, "error_runtime.golden", ErrorRuntimeFor("claude", "API Error: 529 overloaded\n```\n@someone ## not a heading"))
 	golden(t, "error_loop.golden", ErrorLoop([]LoopCall{
 		{Tool: "Bash", Args: `{"command":"npm test"}`, Count: 6},
 		{Tool: "Read`x", Args: `not json`, Count: 2},

@@ -211,9 +211,10 @@ var (
 	repoRE      = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$`)
 )
 
-// ParseTrackingLists reads the lists back from a log issue body, so a
-// resumed publish knows what it already wrote. It is strict: anything but
-// the exact layout TrackingLists writes is an error, never a guess.
+// ParseTrackingLists reads the lists back from a log issue body. It is the
+// oracle the tests hold the log issue to (publish finds what it already
+// wrote by its markers, not by this): strict, so anything but the exact
+// layout TrackingLists writes is an error, never a guess.
 func ParseTrackingLists(body string) (Tracking, error) {
 	lines := strings.Split(strings.ReplaceAll(body, "\r\n", "\n"), "\n")
 	start := -1

@@ -322,7 +322,7 @@ func TestStepSummaryLimit(t *testing.T) {
 }
 
 func TestErrorRuntimeCut(t *testing.T) {
-	out := ErrorRuntime(strings.Repeat("e", maxErrorBytes+10))
+	out := ErrorRuntimeFor("claude", strings.Repeat("e", maxErrorBytes+10))
 	assert.Contains(t, out, CutNote(10))
 	assert.Less(t, len(out), contract.GitHubBodyChars)
 }

@@ -5,17 +5,12 @@ import (
 	"unicode/utf8"
 )
 
-// Code cleans text that is source code (diffs, patches, diff hunks). HTML
-// comments there are code, so they stay; invisible and bidi characters are
-// made visible as "<U+202E>" instead of removed, so the agent can see and
-// report a Trojan Source trick rather than read a silently altered line.
-// Invalid UTF-8 becomes U+FFFD. Idempotent.
-func Code(s string) string {
-	out, _ := CodeCounts(s)
-	return out
-}
-
-// CodeCounts is Code that also reports how many characters it escaped.
+// CodeCounts cleans text that is source code (diffs, patches, diff hunks)
+// and reports how many characters it escaped. HTML comments there are
+// code, so they stay; invisible and bidi characters are made visible as
+// "<U+202E>" instead of removed, so the agent can see and report a Trojan
+// Source trick rather than read a silently altered line. Invalid UTF-8
+// becomes U+FFFD. Idempotent.
 func CodeCounts(s string) (string, int) {
 	n := 0
 	if plainCode(s) {

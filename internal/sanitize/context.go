@@ -34,15 +34,6 @@ type Report struct {
 	TriggerEdited  bool           // the trigger itself was edited after it was posted
 }
 
-// DroppedTotal is the number of items dropped across collections.
-func (r Report) DroppedTotal() int {
-	n := 0
-	for _, v := range r.Dropped {
-		n += v
-	}
-	return n
-}
-
 // dated names the collections filtered by time and the field that dates
 // their items. A review is dated when submitted; a pending review has no
 // submitted_at and only its author can see it, so it goes.

@@ -74,9 +74,6 @@ func NewDecoder(r io.Reader) *Decoder {
 	return &Decoder{r: bufio.NewReaderSize(r, 64<<10)}
 }
 
-// Line is the number of the line the last event came from (1-based).
-func (d *Decoder) Line() int { return d.line }
-
 // Next returns the next event, or io.EOF after the last one. Other errors
 // come only from the underlying reader; bad input never is an error.
 func (d *Decoder) Next() (session.Event, error) {

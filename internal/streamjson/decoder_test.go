@@ -338,7 +338,7 @@ func TestDecoderIncremental(t *testing.T) {
 	require.NoError(t, pw.Close())
 	_, err := d.Next()
 	assert.ErrorIs(t, err, io.EOF)
-	assert.Equal(t, 3, d.Line())
+	assert.Equal(t, 3, d.line)
 }
 
 func FuzzDecoder(f *testing.F) {

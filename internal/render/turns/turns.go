@@ -193,9 +193,6 @@ func (a *Assembler) Flush(callStatus string) []session.ToolCallProjection {
 	return open
 }
 
-// Orphans counts tool results that found no call.
-func (a *Assembler) Orphans() int { return a.orphans }
-
 func (a *Assembler) current() *session.TurnProjection {
 	if n := len(a.queue); n > 0 && a.queue[n-1].Status == "streaming" {
 		return a.queue[n-1]

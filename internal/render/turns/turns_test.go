@@ -39,7 +39,7 @@ func TestAssembler(t *testing.T) {
 	require.NotNil(t, changes[9].Completed)
 	assert.Equal(t, session.ToolError, changes[9].Completed.Status)
 	assert.Equal(t, int64(100), *changes[9].Completed.DurationMS)
-	assert.Equal(t, 1, a.Orphans())
+	assert.Equal(t, 1, a.orphans)
 
 	got := a.Released()
 	require.Len(t, got, 4)
