@@ -43,8 +43,14 @@ func (w *World) SeedMentions(n, prEvery int) ([]Mention, error) {
 		}
 		_, _ = w.Sim.Comment(repo, num, "ops", "I can reproduce this.")
 		if w.PadEvery > 0 && i%w.PadEvery == w.PadEvery-1 {
-			// a log paste: the context goes out as agent_shard events
-			_, _ = w.Sim.Comment(repo, num, "ops", "```\n"+strings.Repeat(fmt.Sprintf("line %d of the log\n", i), 5000)+"```")
+			// a log paste in three comments (each under GitHub's 65,536
+			// characters, or it would be refused): the context goes out as
+			// agent_shard events
+			for part := 0; part < 3; part++ {
+				if _, err := w.Sim.Comment(repo, num, "ops", "```\n"+strings.Repeat(fmt.Sprintf("line %d.%d of the log\n", i, part), 2000)+"```"); err != nil {
+					return nil, fmt.Errorf("seed log paste %d: %w", i, err)
+				}
+			}
 		}
 		c, err := w.Sim.Comment(repo, num, user, fmt.Sprintf("@%s !cfg here-only comment-limit=2\nplease look at this (%d)", Bot, i))
 		if err != nil {

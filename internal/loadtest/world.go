@@ -28,6 +28,10 @@ type WorldOptions struct {
 	// Latency, when set, delays every request by this much (a slow fault
 	// on every route), as a far-away GitHub would.
 	Latency time.Duration
+	// Start is the simulator's clock at the start; zero = a fixed date.
+	// Worlds that real processes (on the real clock) write to start now,
+	// so state they date (claims, job state) is not taken for stale.
+	Start time.Time
 }
 
 // World is a started simulator with target repos, the control repo and
@@ -40,6 +44,7 @@ type World struct {
 
 	srv     *httptest.Server
 	spans   spanLog
+	kills   killer
 	seeded  int    // mentions seeded so far, for unique names
 	tmp     string // run directories of Assemble
 	tmpOnce sync.Once
@@ -50,13 +55,17 @@ type World struct {
 
 // NewWorld starts a simulator. Close it with Close.
 func NewWorld(o WorldOptions) (*World, error) {
-	clk := NewClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
+	start := o.Start
+	if start.IsZero() {
+		start = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	}
+	clk := NewClock(start)
 	sim, err := githubsim.New(githubsim.Options{Seed: o.Seed, Now: clk.Now})
 	if err != nil {
 		return nil, fmt.Errorf("loadtest world: %w", err)
 	}
 	w := &World{Sim: sim, Clock: clk}
-	w.srv = httptest.NewServer(w.spans.wrap(sim.Handler()))
+	w.srv = httptest.NewServer(w.spans.wrap(w.kills.wrap(sim.Handler())))
 	w.Base = w.srv.URL + "/"
 	sim.SetRequestLogLimit(0)
 	sim.AddUser(Bot)
