@@ -51,13 +51,14 @@ func sum(s string) string {
 	return hex.EncodeToString(h[:])
 }
 
-// install runs the script and returns its exit code and output.
-func install(t *testing.T, base, name, ref, dest string) (int, string) {
+// install runs the script and returns its exit code and output; env is
+// added to this process's environment.
+func install(t *testing.T, base, name, ref, dest string, env ...string) (int, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", script, name, ref, dest)
-	cmd.Env = append(os.Environ(), "MR_RELEASE_BASE_URL="+base)
+	cmd.Env = append(append(os.Environ(), "MR_RELEASE_BASE_URL="+base), env...)
 	out, err := cmd.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); ok {
 		return ee.ExitCode(), string(out)
