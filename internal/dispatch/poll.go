@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -45,6 +46,7 @@ type Poller struct {
 	lastModified string
 	interval     time.Duration
 	swept        time.Time
+	retry        []notification // marked read, but a mention in it failed
 }
 
 // sweepEvery is how often a long-running poller sweeps old claim refs; a
@@ -111,14 +113,17 @@ type repoHead struct {
 // Cycle polls once: list unread participating notifications (If-Modified-Since
 // the last Last-Modified; a 304 costs no rate limit and ends the cycle), handle
 // every mention in each mention thread, mark a thread read only when all its
-// mentions were handled, mark other threads read, then write the rate state.
+// mentions were handled, then look at the thread once more (a mention posted
+// before the mark but after the first look is in a thread now read, which
+// no later listing shows), mark other threads read, then write the rate state.
 func (p *Poller) Cycle(ctx context.Context) (CycleResult, error) {
 	var res CycleResult
 	list, lastMod, notMod, err := p.list(ctx)
 	if err != nil {
 		return res, err
 	}
-	if notMod {
+	list = p.withRetries(list)
+	if notMod && len(list) == 0 {
 		res.NotModified = true
 		return res, nil
 	}
@@ -126,29 +131,44 @@ func (p *Poller) Cycle(ctx context.Context) (CycleResult, error) {
 	var errs []error
 	for _, n := range list {
 		res.Threads++
-		decs, err := p.thread(ctx, n)
+		decs, marked, err := p.thread(ctx, n)
 		res.Decisions = append(res.Decisions, decs...)
 		if err != nil {
 			res.Failed++
 			errs = append(errs, fmt.Errorf("thread %s (%s): %w", n.ID, n.Subject.URL, err))
-			p.D.cfg.Logger.Error("thread left unread for a retry", "thread", n.ID, "subject", n.Subject.URL, "error", err.Error())
-			continue
-		}
-		if err := p.markRead(ctx, n.ID); err != nil {
-			res.Failed++
-			errs = append(errs, err)
+			if marked {
+				// The thread is read: GitHub will not list it again for
+				// this mention, so this process keeps it for its next cycles.
+				p.retry = append(p.retry, n)
+				p.D.cfg.Logger.Error("a mention posted while the thread was marked read failed; retried in the next cycles of this process", "thread", n.ID, "subject", n.Subject.URL, "error", err.Error())
+			} else {
+				p.D.cfg.Logger.Error("thread left unread for a retry", "thread", n.ID, "subject", n.Subject.URL, "error", err.Error())
+			}
 		}
 	}
 	if err := p.D.Flush(ctx); err != nil {
 		errs = append(errs, err)
 	}
 	p.sweep(ctx)
-	if len(errs) == 0 {
+	if len(errs) == 0 && !notMod {
 		// Only a clean cycle may be skipped by the next 304: threads left
 		// unread must be listed again.
 		p.lastModified = lastMod
 	}
 	return res, errors.Join(errs...)
+}
+
+// withRetries adds the threads an earlier cycle marked read but could not
+// finish (see Cycle) to this cycle's list, once each.
+func (p *Poller) withRetries(list []notification) []notification {
+	pending := p.retry
+	p.retry = nil
+	for _, r := range pending {
+		if !slices.ContainsFunc(list, func(n notification) bool { return n.ID == r.ID }) {
+			list = append(list, r)
+		}
+	}
+	return list
 }
 
 // Run polls until ctx ends (or Until comes), waiting at least MinInterval
@@ -225,45 +245,76 @@ func (p *Poller) markRead(ctx context.Context, id string) error {
 	return nil
 }
 
-// thread handles every mention in one notification thread.
-func (p *Poller) thread(ctx context.Context, n notification) ([]Decision, error) {
-	if n.Reason != "mention" && n.Reason != "team_mention" {
-		return nil, nil
-	}
-	if n.Subject.Type != "Issue" && n.Subject.Type != "PullRequest" {
-		return nil, nil
+// thread handles every mention in one notification thread and marks it
+// read; marked says whether it got that far (an error after it concerns a
+// mention the second look found).
+func (p *Poller) thread(ctx context.Context, n notification) (_ []Decision, marked bool, _ error) {
+	if (n.Reason != "mention" && n.Reason != "team_mention") || (n.Subject.Type != "Issue" && n.Subject.Type != "PullRequest") {
+		return nil, false, p.markRead(ctx, n.ID)
 	}
 	repo, number, err := subjectThread(n.Subject.URL)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	var head repoHead
 	if err := json.Unmarshal(n.Repository, &head); err != nil || head.FullName == "" {
-		return nil, fmt.Errorf("notification %s: repository object unreadable", n.ID)
+		return nil, false, fmt.Errorf("notification %s: repository object unreadable", n.ID)
 	}
-	isPR := n.Subject.Type == "PullRequest"
-	pre, err := p.prefetch(ctx, repo, number, isPR)
+	th := mentionThread{n: n, repo: repo, number: number, isPR: n.Subject.Type == "PullRequest", head: head, seen: map[string]bool{}}
+	decs, err := p.handleMentions(ctx, &th)
+	if err != nil {
+		return decs, false, err
+	}
+	if err := p.markRead(ctx, n.ID); err != nil {
+		return decs, false, err
+	}
+	// Marking read covers every update so far, also a mention posted after
+	// the look above: look again, now that any later one leaves the thread
+	// unread. What the first look handled is skipped here by node id.
+	more, err := p.handleMentions(ctx, &th)
+	return append(decs, more...), true, err
+}
+
+// mentionThread is one notification thread being handled; seen holds the
+// node ids of the mentions handled in this cycle.
+type mentionThread struct {
+	n      notification
+	repo   string
+	number int
+	isPR   bool
+	head   repoHead
+	seen   map[string]bool
+}
+
+// handleMentions reads the thread and hands every mention not yet seen to
+// the dispatcher.
+func (p *Poller) handleMentions(ctx context.Context, th *mentionThread) ([]Decision, error) {
+	pre, err := p.prefetch(ctx, th.repo, th.number, th.isPR)
 	if err != nil {
 		return nil, err
 	}
 	var since time.Time
-	if n.LastReadAt != nil {
-		since = *n.LastReadAt
+	if th.n.LastReadAt != nil {
+		since = *th.n.LastReadAt
 	}
 	margin := p.ReadMargin
 	if margin <= 0 {
 		margin = DefaultReadMargin
 	}
-	cands, err := candidates(pre, isPR, p.D.cfg.Bot, since, margin)
+	cands, err := candidates(pre, th.isPR, p.D.cfg.Bot, since, margin)
 	if err != nil {
-		return nil, fmt.Errorf("%s#%d: %w", repo, number, err)
+		return nil, fmt.Errorf("%s#%d: %w", th.repo, th.number, err)
 	}
 	var decs []Decision
 	var errs []error
 	for _, c := range cands {
-		t := &Trigger{Trigger: c.Trigger, Repository: n.Repository, pre: pre, recheck: c.recheck}
-		t.Repo, t.Number, t.IsPR = repo, number, isPR
-		t.RepoPrivate, t.RepoOwnerType = head.Private, head.Owner.Type
+		if th.seen[c.NodeID] {
+			continue
+		}
+		th.seen[c.NodeID] = true
+		t := &Trigger{Trigger: c.Trigger, Repository: th.n.Repository, pre: pre, recheck: c.recheck}
+		t.Repo, t.Number, t.IsPR = th.repo, th.number, th.isPR
+		t.RepoPrivate, t.RepoOwnerType = th.head.Private, th.head.Owner.Type
 		dec, err := p.D.Handle(ctx, t)
 		decs = append(decs, dec)
 		if err != nil {
