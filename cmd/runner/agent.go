@@ -26,7 +26,7 @@ func init() {
 // internal/config); it reads no token. Exit 1 when the run failed; the run
 // record (outcome.json, run.json) says why.
 func runAgent(ctx context.Context, env *cli.Env, args []string) error {
-	fs := cli.FlagSet(env, "runner", "agent", "")
+	fs := cli.FlagSet(env, "runner", "agent", "(settings come from the environment)", config.EnvHelp("agent"))
 	if err := cli.ParseFlags(fs, args, false); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/assemble"
 	"github.com/mention-runner/mention-runner/internal/cli"
+	"github.com/mention-runner/mention-runner/internal/config"
 )
 
 func init() {
@@ -18,7 +19,7 @@ func init() {
 // runAssemble takes everything from the environment (GITHUB_EVENT_PATH,
 // GITHUB_TOKEN, GITHUB_OUTPUT and the settings of internal/config).
 func runAssemble(ctx context.Context, env *cli.Env, args []string) error {
-	fs := cli.FlagSet(env, "runner", "assemble", "(settings come from the environment)")
+	fs := cli.FlagSet(env, "runner", "assemble", "(settings come from the environment)", config.EnvHelp("assemble"))
 	if err := cli.ParseFlags(fs, args, false); err != nil {
 		return err
 	}

@@ -24,7 +24,7 @@ func init() {
 // default branch) with BOT_TOKEN, shallow and size-capped, and writes the
 // pack and manifest into MR_TARGET_DIR for the agent job's artifact.
 func runFetch(ctx context.Context, env *cli.Env, args []string) error {
-	fs := cli.FlagSet(env, "runner", "fetch", "(settings come from the environment)")
+	fs := cli.FlagSet(env, "runner", "fetch", "(settings come from the environment)", config.EnvHelp("fetch"))
 	if err := cli.ParseFlags(fs, args, false); err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ func init() {
 }
 
 func runPublish(ctx context.Context, env *cli.Env, args []string) error {
-	fs := cli.FlagSet(env, "runner", "publish", "[--run-id ID]")
+	fs := cli.FlagSet(env, "runner", "publish", "[--run-id ID]", config.EnvHelp("publish"))
 	runID := fs.String("run-id", env.Env("MR_RUN_ID"), "the agent's run directory under MR_RUN_DIR (default: the only one there; env MR_RUN_ID)")
 	if err := cli.ParseFlags(fs, args, false); err != nil {
 		return err

@@ -158,14 +158,24 @@ func (a *App) Main(ctx context.Context, env *Env, args []string) int {
 
 // FlagSet returns a flag set that reports errors instead of exiting, writes
 // help to env.Stdout and whose Parse result should go through ParseFlags.
-func FlagSet(env *Env, app, name, synopsis string) *flag.FlagSet {
+// Notes, when given, follow the flags in the help (e.g. the environment
+// variables the command reads).
+func FlagSet(env *Env, app, name, synopsis string, notes ...string) *flag.FlagSet {
 	fs := flag.NewFlagSet(app+" "+name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	printUsage := func(w io.Writer) {
 		fmt.Fprintf(w, "Usage: %s %s %s\n\nFlags:\n", app, name, synopsis)
+		n := 0
+		fs.VisitAll(func(*flag.Flag) { n++ })
+		if n == 0 {
+			fmt.Fprintln(w, "  (none)")
+		}
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
+		for _, n := range notes {
+			fmt.Fprintf(w, "\n%s", n)
+		}
 	}
 	// The flag package calls Usage itself on -help and on every parse
 	// error; ParseFlags decides what to print, so that call does nothing.

@@ -121,13 +121,13 @@ func optionalInt(s string) error {
 
 // Settings is every runner setting.
 var Settings = []Setting{
-	{Env: "BOT_LOGIN", Input: "bot-login", Doc: "The bot account's login (without @). Required.", check: func(s string) error {
+	{Env: "BOT_LOGIN", Input: "bot-login", Doc: "Required: the bot account's login (without @).", check: func(s string) error {
 		if s == "" {
 			return errors.New("required")
 		}
 		return nil
 	}},
-	{Env: "CONTROL_REPO", Input: "control-repo", Doc: "owner/name of the control repo. Defaults to GITHUB_REPOSITORY.", check: repoName},
+	{Env: "CONTROL_REPO", Input: "control-repo", Doc: "owner/name of the control repo; empty = GITHUB_REPOSITORY.", check: repoName},
 	{Env: "GITHUB_API_URL", Default: "https://api.github.com", Doc: "REST API base URL (GitHub Enterprise or the simulator)."},
 	{Env: "GITHUB_SERVER_URL", Default: "https://github.com", Doc: "Web base URL, for links in the report."},
 	{Env: "MR_RUN_DIR", Input: "run-dir", Default: "runs", Doc: "Where run records go: <dir>/<run-id>/."},
@@ -247,6 +247,33 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// EnvHelp lists the settings a runner mode reads, one line each (variable,
+// default, the first sentence of its meaning), for `runner <mode> --help`.
+// It is made from Settings, the list Load reads, so help cannot drift.
+func EnvHelp(mode string) string {
+	var b strings.Builder
+	b.WriteString("Settings come from the environment (the action sets them from its inputs):\n")
+	for _, s := range Settings {
+		if !s.ModeUses(mode) {
+			continue
+		}
+		line := "  " + fmt.Sprintf("%-26s", s.Env) + " " + firstSentence(s.Doc)
+		if s.Default != "" {
+			line += " (default: " + s.Default + ")"
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
+
+// firstSentence is doc up to and including its first ". ".
+func firstSentence(doc string) string {
+	if i := strings.Index(doc, ". "); i >= 0 {
+		return doc[:i+1]
+	}
+	return doc
 }
 
 // MarkdownTable renders Settings for the README.
