@@ -145,6 +145,50 @@ func TestFetchPRHeadAtRecordedCommit(t *testing.T) {
 	assert.Contains(t, err.Error(), "recorded head")
 }
 
+// TestFetchForkPRCarriesDefaultTip: for a pull request from a fork the
+// pack also holds the default branch's tip (which moved on after the fork
+// branched off), checked out as origin/<default> beside the fork's head,
+// even when the fork's branch has the default branch's name.
+func TestFetchForkPRCarriesDefaultTip(t *testing.T) {
+	o := newOrigin(t)
+	o.git(o.dir, "checkout", "--quiet", "-b", "fork-main")
+	head := o.commit(map[string]string{"fork-only.txt": "from the fork\n"})
+	o.git(o.dir, "push", "--quiet", "origin", "HEAD:refs/pull/9/head")
+	o.git(o.dir, "checkout", "--quiet", "main")
+	tip := o.commit(map[string]string{"later.txt": "main moved on\n"})
+	o.git(o.dir, "push", "--quiet", "origin", "main")
+
+	tg := Target{Repo: "octo/hello", DefaultBranch: "main", PullNumber: 9, HeadSHA: head, HeadRef: "main", HeadRepo: "mallory/hello"}
+	require.True(t, tg.FromFork())
+	m, art, err := o.fetch(t, tg, 0)
+	require.NoError(t, err)
+	assert.Equal(t, head, m.Commit)
+	assert.Equal(t, tip, m.BaseCommit)
+	assert.ElementsMatch(t, []string{head, tip}, m.Shallow)
+
+	ws, gd := filepath.Join(t.TempDir(), "ws"), filepath.Join(t.TempDir(), "g")
+	_, err = Unpack(context.Background(), art, ws, gd, tg)
+	require.NoError(t, err)
+	r := Repo{WorkTree: ws, GitDir: gd}
+	rev := func(name string) string {
+		out, err := r.Git().Run(context.Background(), "rev-parse", "--verify", name)
+		require.NoError(t, err)
+		return strings.TrimSpace(string(out))
+	}
+	assert.Equal(t, head, rev("HEAD"))
+	assert.Equal(t, tip, rev("refs/remotes/origin/main"))
+	assert.FileExists(t, filepath.Join(ws, "fork-only.txt"))
+	assert.NoFileExists(t, filepath.Join(ws, "later.txt"), "the agent works on the PR's code")
+	_, err = r.Git().Run(context.Background(), "fsck", "--connectivity-only")
+	require.NoError(t, err)
+
+	// the same pack for a same-repo thread: the base commit is refused
+	same := tg
+	same.HeadRepo = "octo/hello"
+	_, err = Unpack(context.Background(), art, filepath.Join(t.TempDir(), "ws2"), filepath.Join(t.TempDir(), "g2"), same)
+	require.ErrorContains(t, err, "not a pull request from a fork")
+}
+
 func TestFetchRefusesMovedHead(t *testing.T) {
 	o := newOrigin(t)
 	o.pushPR("feature", 7, "pr-only.txt")

@@ -40,8 +40,9 @@ type FetchOptions struct {
 	Poll time.Duration
 }
 
-// Fetch fetches t's code — the recorded PR head commit, or the default
-// branch's tip — at depth 1 with opts.Token, and writes the pack and the
+// Fetch fetches t's code — the recorded PR head commit (and, for a pull
+// request from a fork, the default branch's tip), or the default branch's
+// tip — at depth 1 with opts.Token, and writes the pack and the
 // manifest into opts.OutDir. The fetch stops with a *TooLargeError as soon
 // as it grows past the cap.
 func Fetch(ctx context.Context, t Target, opts FetchOptions) (Manifest, error) {
@@ -65,19 +66,28 @@ func Fetch(ctx context.Context, t Target, opts FetchOptions) (Manifest, error) {
 	remote := gitexec.Isolated(bare, "", gitTimeout, gitexec.AuthEnv(opts.Token)...)
 	remote.Scrub = func(s string) string { return scrub(s, opts.Token) }
 	url := strings.TrimSuffix(opts.ServerURL, "/") + "/" + t.Repo + ".git"
-	const ref = "refs/mention-runner/target"
-	// fetch.unpackLimit=1 keeps what arrives as one pack, which is what we hand on.
-	fetch := func(want string) error {
-		return watchSize(ctx, bare, max, opts.Poll, func(ctx context.Context) error {
-			_, err := remote.Run(ctx, "-c", "fetch.unpackLimit=1", "fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
-				"--depth=1", "--end-of-options", url, "+"+want+":"+ref)
-			return err
-		})
-	}
+	const ref, baseRef = "refs/mention-runner/target", "refs/mention-runner/base"
 	if t.DefaultBranch == "" {
 		if t.DefaultBranch, err = remoteDefaultBranch(ctx, remote, url); err != nil {
 			return Manifest{}, err
 		}
+	}
+	// A pull request from a fork: a pull request the agent opens from it
+	// cannot stack on a branch of another repository, so it goes into the
+	// default branch. Its tip comes along (in the same fetch, so in the
+	// same pack) for the agent's change to be put on top of.
+	var extra []string
+	if t.FromFork() {
+		extra = []string{"+refs/heads/" + t.DefaultBranch + ":" + baseRef}
+	}
+	// fetch.unpackLimit=1 keeps what arrives as one pack, which is what we hand on.
+	fetch := func(want string) error {
+		return watchSize(ctx, bare, max, opts.Poll, func(ctx context.Context) error {
+			args := append([]string{"-c", "fetch.unpackLimit=1", "fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
+				"--depth=1", "--end-of-options", url, "+" + want + ":" + ref}, extra...)
+			_, err := remote.Run(ctx, args...)
+			return err
+		})
 	}
 	var errFetch error
 	if t.IsPR() {
@@ -103,6 +113,19 @@ func Fetch(ctx context.Context, t Target, opts FetchOptions) (Manifest, error) {
 	if t.IsPR() && commit != t.HeadSHA {
 		return Manifest{}, fmt.Errorf("checkout: %s#%d's head is now %s, not %s as when the bot was mentioned; mention the bot again to work on the new head", t.Repo, t.PullNumber, short(commit), short(t.HeadSHA))
 	}
+	m := Manifest{Target: t, Commit: commit}
+	if t.FromFork() {
+		out, err := remote.Run(ctx, "rev-parse", "--verify", "--end-of-options", baseRef+"^{commit}")
+		if err != nil {
+			return Manifest{}, fmt.Errorf("checkout: the default branch %s of %s: %w", t.DefaultBranch, t.Repo, err)
+		}
+		m.BaseCommit = strings.TrimSpace(string(out))
+	}
+	// The commits whose parents were cut off: the agent job's git must be
+	// told, or it would find the pack incomplete.
+	if b, err := os.ReadFile(filepath.Join(bare, "shallow")); err == nil {
+		m.Shallow = strings.Fields(string(b))
+	}
 	packs, _ := filepath.Glob(filepath.Join(bare, "objects", "pack", "*.pack"))
 	if len(packs) != 1 {
 		return Manifest{}, fmt.Errorf("checkout: expected one pack after the fetch, found %d", len(packs))
@@ -117,7 +140,7 @@ func Fetch(ctx context.Context, t Target, opts FetchOptions) (Manifest, error) {
 	if size > max {
 		return Manifest{}, &TooLargeError{Size: size, Max: max}
 	}
-	m := Manifest{Target: t, Commit: commit, PackBytes: size}
+	m.PackBytes = size
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return Manifest{}, fmt.Errorf("checkout: %w", err)

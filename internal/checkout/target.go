@@ -51,11 +51,17 @@ func (t Target) Branch() string {
 	return t.DefaultBranch
 }
 
+// FromFork reports a pull request whose head branch is not in the target
+// repository (a fork's, or a deleted fork's).
+func (t Target) FromFork() bool {
+	return t.IsPR() && !strings.EqualFold(t.HeadRepo, t.Repo)
+}
+
 // StackedBase is the branch a pull request the agent opens from this
 // thread merges into by default: the PR's own head branch when that branch
 // lives in the target repository (a stacked PR), else the default branch.
 func (t Target) StackedBase() string {
-	if t.IsPR() && t.HeadRef != "" && strings.EqualFold(t.HeadRepo, t.Repo) {
+	if t.IsPR() && t.HeadRef != "" && !t.FromFork() {
 		return t.HeadRef
 	}
 	return t.DefaultBranch
@@ -66,6 +72,12 @@ type Manifest struct {
 	Target
 	Commit    string `json:"commit"`     // the commit the pack holds (HEAD of the checkout)
 	PackBytes int64  `json:"pack_bytes"` // size of the pack file
+	// BaseCommit is the default branch's tip, fetched too for a pull
+	// request from a fork (FromFork): what the agent's own pull request
+	// builds on.
+	BaseCommit string `json:"base_commit,omitempty"`
+	// Shallow lists the commits of the pack whose parents are not in it.
+	Shallow []string `json:"shallow,omitempty"`
 }
 
 var (

@@ -34,7 +34,9 @@ func (r Repo) Git() gitexec.Command {
 // checked out as plain files holding the link text, so no path in the
 // tree leads outside it. The branch is refs/heads/<Branch>, also as
 // refs/remotes/origin/<Branch> when that branch belongs to the target
-// repository, so a pull request's base resolves.
+// repository, so a pull request's base resolves; for a pull request from
+// a fork, refs/remotes/origin/<default branch> is the default branch's
+// fetched tip instead.
 func Unpack(ctx context.Context, artifactDir, workTree, gitDir string, want Target) (Manifest, error) {
 	b, err := os.ReadFile(filepath.Join(artifactDir, ManifestFile))
 	if err != nil {
@@ -53,6 +55,19 @@ func Unpack(ctx context.Context, artifactDir, workTree, gitDir string, want Targ
 		return Manifest{}, fmt.Errorf("checkout: manifest commit %q is not a commit id", m.Commit)
 	case want.IsPR() && m.Commit != want.HeadSHA:
 		return Manifest{}, fmt.Errorf("checkout: the fetched code is commit %s, the pull request's recorded head is %s", short(m.Commit), short(want.HeadSHA))
+	case want.FromFork() && !shaRe.MatchString(m.BaseCommit):
+		return Manifest{}, fmt.Errorf("checkout: the pull request comes from a fork, but the fetched code lacks the default branch's tip (base_commit %q) its follow-up pull requests build on", m.BaseCommit)
+	case !want.FromFork() && m.BaseCommit != "":
+		return Manifest{}, fmt.Errorf("checkout: the manifest names a base commit, but the thread is not a pull request from a fork")
+	}
+	shallow := m.Shallow
+	if len(shallow) == 0 {
+		shallow = []string{m.Commit}
+	}
+	for _, s := range shallow {
+		if !shaRe.MatchString(s) {
+			return Manifest{}, fmt.Errorf("checkout: manifest shallow commit %q is not a commit id", s)
+		}
 	}
 	// The branch names come from the trusted context; the default branch
 	// from the (trusted) fetch job when the context did not record it.
@@ -84,7 +99,7 @@ func Unpack(ctx context.Context, artifactDir, workTree, gitDir string, want Targ
 	// The commit's parents are not in a depth-1 pack: say so before
 	// index-pack checks every object against its id and the commit's
 	// connectivity.
-	if err := os.WriteFile(filepath.Join(gitDir, "shallow"), []byte(m.Commit+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(gitDir, "shallow"), []byte(strings.Join(shallow, "\n")+"\n"), 0o644); err != nil {
 		return Manifest{}, fmt.Errorf("checkout: %w", err)
 	}
 	if _, err := g.Run(ctx, "index-pack", "--strict", pack); err != nil {
@@ -96,7 +111,12 @@ func Unpack(ctx context.Context, artifactDir, workTree, gitDir string, want Targ
 		{"update-ref", "refs/heads/" + branch, m.Commit},
 		{"symbolic-ref", "HEAD", "refs/heads/" + branch},
 	}
-	if !want.IsPR() || strings.EqualFold(want.HeadRepo, want.Repo) {
+	if want.FromFork() {
+		if !ValidBranch(want.DefaultBranch) {
+			return Manifest{}, fmt.Errorf("checkout: default branch %q is not a branch name", want.DefaultBranch)
+		}
+		steps = append(steps, []string{"update-ref", "refs/remotes/origin/" + want.DefaultBranch, m.BaseCommit})
+	} else {
 		steps = append(steps, []string{"update-ref", "refs/remotes/origin/" + branch, m.Commit})
 	}
 	steps = append(steps, []string{"read-tree", "--reset", "-u", "HEAD"})

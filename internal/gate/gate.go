@@ -196,28 +196,32 @@ func (g *Gate) capture(ctx context.Context, e *outputs.Entry) (outcome, bool) {
 	if g.cfg.CheckoutRepo != "" && !strings.EqualFold(e.Repo, g.cfg.CheckoutRepo) {
 		return refuse(DecisionInvalid, RuleWrongRepo, fmt.Sprintf("pull requests can only be opened on %s, the repository checked out in the working directory, not on %s", g.cfg.CheckoutRepo, e.Repo))
 	}
-	if e.Base == "" {
-		e.Base = g.cfg.DefaultBase
+	// The base comes from the thread's trusted facts, as publish derives it
+	// again: the agent may leave it out or name that branch, nothing else.
+	if inv := outputs.CheckBase(*e, g.cfg.DefaultBase); inv != nil {
+		return refuse(DecisionInvalid, inv.Rule, inv.Reason)
 	}
-	if e.Base == "" {
-		return refuse(DecisionInvalid, RuleInvalidArgs, `"base" is required: the branch to merge into, e.g. main`)
-	}
+	e.Base = g.cfg.DefaultBase
 	repo := prbundle.Repo{WorkTree: g.cfg.WorkDir, GitDir: g.cfg.GitDir}
 	base, err := prbundle.ResolveBase(ctx, repo.Dir(), e.Base, g.cfg.StartCommit)
 	if err != nil {
-		return refuse(DecisionInvalid, RuleUnknownBase, fmt.Sprintf("base branch %q is not known in the working directory (%v); name an existing branch", e.Base, err))
+		return refuse(DecisionInvalid, RuleUnknownBase, fmt.Sprintf("base branch %q is not known in the working directory (%v)", e.Base, err))
 	}
 	// The runner commits the agent's edits itself (fixed identity, isolated
 	// git): the agent needs no shell to make a pull request.
-	if _, err := prbundle.CommitWorkTree(ctx, repo, prbundle.BotIdentity(g.cfg.Bot), e.Title); err != nil {
+	id := prbundle.BotIdentity(g.cfg.Bot)
+	if _, err := prbundle.CommitWorkTree(ctx, repo, id, e.Title); err != nil {
 		return refuse(DecisionError, "", "the gate could not commit the changes in the working directory: "+err.Error())
 	}
 	name := e.Bundle
-	b, err := prbundle.Capture(ctx, repo.Dir(), base, prbundle.Options{
+	// From a fork's pull request the base is the default branch, not where
+	// the agent started: CaptureOnto puts the agent's change alone on it.
+	b, err := prbundle.CaptureOnto(ctx, repo, base, g.cfg.StartCommit, id, e.Title, prbundle.Options{
 		Out: filepath.Join(g.cfg.RunDir, name), AllowWorkflowChanges: g.cfg.AllowWorkflowChanges, MaxBytes: g.cfg.MaxBundleBytes,
 	})
 	var wf *prbundle.WorkflowError
 	var big *prbundle.TooLargeError
+	var conflict *prbundle.ConflictError
 	switch {
 	case errors.Is(err, prbundle.ErrNoCommits):
 		return refuse(DecisionInvalid, RuleNoCommits, fmt.Sprintf("there are no changes to propose against %s: edit the files in the working directory first (the gate commits them for you)", e.Base))
@@ -225,6 +229,8 @@ func (g *Gate) capture(ctx context.Context, e *outputs.Entry) (outcome, bool) {
 		return refuse(DecisionDenied, RuleWorkflowChange, "denied: "+wf.Error()+denialHint)
 	case errors.As(err, &big):
 		return refuse(DecisionDenied, RuleBundleTooLarge, "denied: "+big.Error())
+	case errors.As(err, &conflict):
+		return refuse(DecisionInvalid, RuleBaseConflict, conflict.Error())
 	case err != nil:
 		return refuse(DecisionError, "", "the gate could not bundle the commits: "+err.Error())
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/outputs"
 	"github.com/mention-runner/mention-runner/internal/policy"
 )
 
@@ -291,22 +292,28 @@ func TestPullRequests(t *testing.T) {
 			func(c *Config) { c.AllowWorkflowChanges = true }, pr, DecisionAllowed, "", "queued"},
 		{"size cap", func(t *testing.T, w string) { commitFile(t, w, "big", string(make([]byte, 4096))) },
 			func(c *Config) { c.MaxBundleBytes = 100 }, pr, DecisionDenied, RuleBundleTooLarge, "over the 100-byte limit"},
-		{"unknown base", func(t *testing.T, w string) { commitFile(t, w, "a", "a") }, nil,
-			map[string]any{"repo": hereRepo, "title": "t", "body": "b", "base": "nope"}, DecisionInvalid, RuleUnknownBase, `"nope" is not known`},
+		{"another base than the thread's", func(t *testing.T, w string) { commitFile(t, w, "a", "a") }, nil,
+			map[string]any{"repo": hereRepo, "title": "t", "body": "b", "base": "nope"}, DecisionInvalid, outputs.RulePRWrongBase, `go into "main"`},
+		{"stacked base refuses the default branch", func(t *testing.T, w string) { commitFile(t, w, "a", "a") },
+			func(c *Config) { c.DefaultBase, c.StartCommit = "feature", run(t, c.WorkDir, "rev-parse", "HEAD~1") },
+			pr, DecisionInvalid, outputs.RulePRWrongBase, `not "main"`},
+		{"thread's base unknown in the checkout", func(t *testing.T, w string) { commitFile(t, w, "a", "a") },
+			func(c *Config) { c.DefaultBase = "feature" },
+			map[string]any{"repo": hereRepo, "title": "t", "body": "b"}, DecisionInvalid, RuleUnknownBase, `"feature" is not known`},
 		{"start commit is the fallback base", func(t *testing.T, w string) { commitFile(t, w, "a", "a") },
-			func(c *Config) { c.StartCommit = run(t, c.WorkDir, "rev-parse", "HEAD~1") },
+			func(c *Config) { c.DefaultBase, c.StartCommit = "feature", run(t, c.WorkDir, "rev-parse", "HEAD~1") },
 			map[string]any{"repo": hereRepo, "title": "t", "body": "b", "base": "feature"}, DecisionAllowed, "", "into feature"},
-		{"default base", func(t *testing.T, w string) { commitFile(t, w, "a", "a") }, func(c *Config) { c.DefaultBase = "main" },
+		{"default base", func(t *testing.T, w string) { commitFile(t, w, "a", "a") }, nil,
 			map[string]any{"repo": hereRepo, "title": "t", "body": "b"}, DecisionAllowed, "", "into main"},
-		{"no base at all", func(t *testing.T, w string) { commitFile(t, w, "a", "a") }, nil,
-			map[string]any{"repo": hereRepo, "title": "t", "body": "b"}, DecisionInvalid, RuleInvalidArgs, `"base" is required`},
+		{"no base at all", func(t *testing.T, w string) { commitFile(t, w, "a", "a") }, func(c *Config) { c.DefaultBase = "" },
+			map[string]any{"repo": hereRepo, "title": "t", "body": "b"}, DecisionInvalid, outputs.RulePRWrongBase, `is not known`},
 		{"wrong repo for the checkout", nil, func(c *Config) { c.CheckoutRepo = "octo/other" }, pr, DecisionInvalid, RuleWrongRepo, "only be opened on octo/other"},
 		{"no checkout", nil, func(c *Config) { c.WorkDir = "" }, pr, DecisionInvalid, RuleNoCheckout, "no checked-out repository"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := baseConfig(t)
-			cfg.WorkDir = gitRepo(t)
+			cfg.WorkDir, cfg.DefaultBase = gitRepo(t), "main"
 			if c.setup != nil {
 				c.setup(t, cfg.WorkDir)
 			}
@@ -352,7 +359,7 @@ func TestPullRequestSeparateGitDir(t *testing.T) {
 	gitDir := filepath.Join(t.TempDir(), "target.git")
 	require.NoError(t, os.Rename(filepath.Join(clone, ".git"), gitDir))
 	run(t, gitDir, "config", "core.bare", "false")
-	cfg.WorkDir, cfg.GitDir = clone, gitDir
+	cfg.WorkDir, cfg.GitDir, cfg.DefaultBase = clone, gitDir, "main"
 	require.NoError(t, os.WriteFile(filepath.Join(clone, "README.md"), []byte("fixed\n"), 0o644))
 	// a planted .git directory with a hook-running config is just ignored
 	require.NoError(t, os.MkdirAll(filepath.Join(clone, ".git", "hooks"), 0o755))
@@ -366,6 +373,34 @@ func TestPullRequestSeparateGitDir(t *testing.T) {
 	assert.Equal(t, run(t, gitDir, "rev-parse", "HEAD"), es[0].HeadSHA)
 	assert.Equal(t, "README.md", run(t, gitDir, "show", "--name-only", "--format=", "HEAD"))
 	assert.NoFileExists(t, filepath.Join(clone, "PWNED"))
+}
+
+// TestPullRequestFromForkGoesOnDefaultBranch: on a fork's pull request
+// the agent starts at the fork's head, but its pull request goes into the
+// default branch (origin/main): the gate puts the agent's change alone on
+// it, so none of the fork's commits come along.
+func TestPullRequestFromForkGoesOnDefaultBranch(t *testing.T) {
+	cfg := baseConfig(t)
+	work := gitRepo(t)
+	commitFile(t, work, "fork-only.txt", "the fork's change\n") // HEAD: the fork's head; origin/main stays behind
+	cfg.WorkDir, cfg.DefaultBase, cfg.StartCommit, cfg.CheckoutRepo = work, "main", run(t, work, "rev-parse", "HEAD"), hereRepo
+	require.NoError(t, os.WriteFile(filepath.Join(work, "README.md"), []byte("fixed\n"), 0o644))
+	cs := connect(t, cfg)
+	text, isErr := call(t, cs, contract.ToolCreatePullRequest, map[string]any{"repo": hereRepo, "title": "Fix readme", "body": "b"})
+	require.False(t, isErr, text)
+	assert.Contains(t, text, "into main")
+	es := readOutputs(t, cfg)
+	require.Len(t, es, 1)
+	e := es[0]
+	assert.Equal(t, "main", e.Base)
+	assert.Equal(t, 1, e.Commits)
+	assert.NotEqual(t, run(t, work, "rev-parse", "HEAD"), e.HeadSHA, "not the fork's branch")
+
+	origin := run(t, work, "remote", "get-url", "origin")
+	run(t, origin, "fetch", "--quiet", filepath.Join(cfg.RunDir, e.Bundle), "HEAD:refs/heads/agent")
+	assert.Equal(t, e.HeadSHA, run(t, origin, "rev-parse", "agent"))
+	assert.Equal(t, "README.md", run(t, origin, "diff", "--name-only", "main...agent"))
+	assert.Equal(t, "1", run(t, origin, "rev-list", "--count", "main..agent"))
 }
 
 func TestGateSubprocess(t *testing.T) {

@@ -26,6 +26,7 @@ const (
 	RuleInvalidArgs    = "invalid-arguments"
 	RuleNoCommits      = "no-commits"
 	RuleUnknownBase    = "unknown-base"
+	RuleBaseConflict   = "base-conflict"
 	RuleWrongRepo      = "pr-wrong-repo"
 	RuleNoCheckout     = "no-checkout"
 	RuleWorkflowChange = "workflow-change"

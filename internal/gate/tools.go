@@ -54,12 +54,12 @@ var toolDefs = []*mcp.Tool{
 		Name:  contract.ToolCreatePullRequest,
 		Title: "Open a pull request",
 		Description: "Open a pull request with the changes you made to the files in the working directory. Edit the files first; this tool commits every change in the working directory for you (the title is the commit message) and bundles the commits to be pushed after the run (you cannot push). " +
-			"The pull request contains every commit on HEAD that is not on the base branch; changes to .github/workflows/ are refused unless the operator allows them, and the bundle has a size limit." + queuedNote,
+			"The pull request contains your changes since the run started (from a fork's pull request they are put on the default branch, so change only what it has too); changes to .github/workflows/ are refused unless the operator allows them, and the bundle has a size limit." + queuedNote,
 		InputSchema: object(map[string]any{
 			"repo":  str("Repository as owner/name; must be the repository checked out in the working directory."),
 			"title": strMax("Pull request title, one line.", contract.AgentTitleChars),
 			"body":  strMax("Pull request description, GitHub Markdown.", contract.AgentBodyChars),
-			"base":  str("Branch to merge into, e.g. main. Defaults to this pull request's own branch when the run was started from a pull request in the same repository (a stacked pull request), else the default branch."),
+			"base":  str("Optional; leave it out. Pull requests go into this pull request's own branch when the run was started from a pull request in the same repository (a stacked pull request), else into the default branch; naming another branch is refused."),
 			"draft": map[string]any{"type": "boolean", "description": "Open as a draft pull request."},
 		}, "repo", "title", "body"),
 	},

@@ -16,6 +16,7 @@ const (
 	RuleTooLong       = "too-long"
 	RuleInvalidBundle = "invalid-bundle"
 	RulePRWrongRepo   = "pr-wrong-repo"
+	RulePRWrongBase   = "pr-wrong-base"
 )
 
 // Invalid is a queued write that must not be applied, whatever the policy.
@@ -80,6 +81,25 @@ func Check(e Entry, here string) *Invalid {
 		if want := contract.BundleFile(e.Index); e.Bundle != want {
 			return deny(RuleInvalidBundle, "the bundle %q is not %s, the file the gate wrote for output #%d", e.Bundle, want, e.Index)
 		}
+	}
+	return nil
+}
+
+// CheckBase is the one check of a pull request's base, shared by the gate
+// and publish: want is the branch pull requests from this thread go into,
+// derived by each from trusted thread facts (checkout.Target.StackedBase:
+// a same-repository pull request's head branch, else the default branch),
+// never from the queue. An empty e.Base means want; any other base is
+// refused, so a queue edited to name another branch opens nothing.
+func CheckBase(e Entry, want string) *Invalid {
+	if e.Kind != policy.KindPullRequest {
+		return nil
+	}
+	if want == "" {
+		return &Invalid{Rule: RulePRWrongBase, Reason: "denied: the branch pull requests from this thread go into is not known (the thread's facts do not say), so no pull request can be opened"}
+	}
+	if e.Base != "" && e.Base != want {
+		return &Invalid{Rule: RulePRWrongBase, Reason: fmt.Sprintf("denied: pull requests from this thread go into %q (the pull request's own branch when it is in this repository, else the default branch), not %q; leave the base out", want, e.Base)}
 	}
 	return nil
 }

@@ -25,7 +25,12 @@ var pinned = []string{
 
 // git runs one isolated git command in dir and returns its stdout.
 func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	c := gitexec.Isolated(dir, "", gitTimeout, "GIT_OPTIONAL_LOCKS=0")
+	return gitIn(ctx, dir, nil, args...)
+}
+
+// gitIn is git with extra environment variables (an index, an identity).
+func gitIn(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
+	c := gitexec.Isolated(dir, "", gitTimeout, append([]string{"GIT_OPTIONAL_LOCKS=0"}, env...)...)
 	c.Config = append(append([]string{}, c.Config...), pinned...)
 	return c.Run(ctx, args...)
 }

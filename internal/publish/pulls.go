@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-github/v62/github"
+	"github.com/mention-runner/mention-runner/internal/checkout"
 	"github.com/mention-runner/mention-runner/internal/outputs"
 	"github.com/mention-runner/mention-runner/internal/prbundle"
 	"github.com/mention-runner/mention-runner/internal/redact"
@@ -42,9 +43,12 @@ func (p *publisher) pullRequest(ctx context.Context, e outputs.Entry) ([]Written
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: read the repository: %w", what, err)
 	}
-	base := e.Base
-	if base == "" {
-		base = target.GetDefaultBranch()
+	// The base is derived again from trusted data, never read from the
+	// queue: the queue may only leave it out or name the same branch.
+	base := threadBase(p.o.Context, target.GetDefaultBranch())
+	if inv := outputs.CheckBase(e, base); inv != nil {
+		r := refusal(e, inv.Rule, inv.Reason)
+		return nil, &r, nil
 	}
 	if base == "" || strings.HasPrefix(base, "-") || strings.ContainsAny(base, " \t\n:~^?*[\\") {
 		r := refusal(e, RuleBundleRejected, fmt.Sprintf("denied: %q is not a usable base branch", base))
@@ -124,6 +128,23 @@ func (p *publisher) pullRequest(ctx context.Context, e outputs.Entry) ([]Written
 	p.targets.addIssue(e.Repo, k, f)
 	w := []Written{{Index: e.Index, Kind: e.Kind, Repo: e.Repo, Number: f.number, URL: f.url, Existing: existed, HeadRepo: headRepo}}
 	return w, nil, nil
+}
+
+// threadBase is the branch pull requests from the thread of the trusted
+// context go into (checkout.Target.StackedBase, as the agent job's gate
+// was told): a same-repository pull request's head branch, else the
+// default branch — the context's, or liveDefault (the repository as it is
+// now) when the context did not record it. "" when the context names no
+// thread.
+func threadBase(context []byte, liveDefault string) string {
+	t, err := checkout.FromContext(context)
+	if err != nil {
+		return ""
+	}
+	if t.DefaultBranch == "" {
+		t.DefaultBranch = liveDefault
+	}
+	return t.StackedBase()
 }
 
 // inspect checks the bundle again: it must apply on the base, hold commits,

@@ -2,6 +2,7 @@ package publish
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -151,6 +152,72 @@ func TestPullRequestRefused(t *testing.T) {
 			assert.Equal(t, tc.rule, res.Refused[0].Rule)
 			assert.Empty(t, f.sim.Refs(testTarget, "refs/heads/mention-runner/"))
 			assert.Empty(t, f.botIssues(testTarget))
+		})
+	}
+}
+
+// TestPullRequestBaseFromTrustedThread: publish derives the base from the
+// trusted context, not from the queue: a pull request from a same-repo
+// pull request thread stacks on its head branch, one from a fork's pull
+// request or an issue goes into the default branch, and a queue naming
+// any other base is refused with nothing pushed.
+func TestPullRequestBaseFromTrustedThread(t *testing.T) {
+	tests := []struct {
+		name      string
+		pr        bool   // the thread is a pull request from head branch "feature"
+		headRepo  string // the PR's head repository
+		queued    string // the base the queue names
+		wantBase  string // "" = refused
+		wantCause string
+	}{
+		{"same-repo PR stacks on its branch", true, testTarget, "", "feature", ""},
+		{"same-repo PR, queue names its branch", true, testTarget, "feature", "feature", ""},
+		{"same-repo PR, tampered to the default branch", true, testTarget, "main", "", `go into "feature"`},
+		{"fork PR goes into the default branch", true, "mallory/widgets", "", "main", ""},
+		{"fork PR, tampered to the fork's branch name", true, "mallory/widgets", "feature", "", `go into "main"`},
+		{"issue goes into the default branch", false, "", "main", "main", ""},
+		{"issue, tampered to another branch", false, "", "feature", "", `go into "main"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, "")
+			n := f.issue
+			if tc.pr {
+				var err error
+				n, err = f.sim.CreatePR(testTarget, "alice", "Widgets", "b", "feature", "main", "")
+				require.NoError(t, err)
+				tr, err := f.sim.Comment(testTarget, n, "alice", "@"+testBot+" please fix")
+				require.NoError(t, err)
+				ref, _, err := f.bot.Git.GetRef(context.Background(), "acme", "widgets", "heads/feature")
+				require.NoError(t, err)
+				raw, err := json.Marshal(map[string]any{
+					"repository":      map[string]any{"full_name": testTarget, "default_branch": "main"},
+					"issue":           map[string]any{"number": n, "pull_request": map[string]any{"url": "x"}},
+					"pull_request":    map[string]any{"number": n, "head": map[string]any{"sha": ref.GetObject().GetSHA(), "ref": "feature", "repo": map[string]any{"full_name": tc.headRepo}}},
+					"trigger_comment": tr,
+				})
+				require.NoError(t, err)
+				f.context = raw
+			}
+			b := f.agentBundle(testTarget, "pr-0.bundle", map[string]string{"fix.txt": "fixed\n"})
+			e := prEntry(testTarget, "pr-0.bundle", b.HeadSHA)
+			e.Base = tc.queued
+			f.add(e)
+			o := f.options()
+			o.Git.AllowPushToTarget = true
+			res := f.run(o)
+			if tc.wantBase == "" {
+				require.Len(t, res.Refused, 1, "written: %v", res.Written)
+				assert.Equal(t, RulePRWrongBase, res.Refused[0].Rule)
+				assert.Contains(t, res.Refused[0].Reason, tc.wantCause)
+				assert.Empty(t, f.sim.Refs(testTarget, "refs/heads/mention-runner/"), "nothing pushed")
+				return
+			}
+			require.Empty(t, res.Refused)
+			require.Len(t, res.Written, 1, "problems: %v", res.Problems)
+			pr, _, err := f.bot.PullRequests.Get(context.Background(), "acme", "widgets", res.Written[0].Number)
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantBase, pr.GetBase().GetRef())
 		})
 	}
 }

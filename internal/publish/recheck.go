@@ -18,6 +18,7 @@ const (
 	RuleWorkflowChanges   = "workflow-changes"
 	RuleBundleTooLarge    = "bundle-too-large"
 	RulePRWrongRepo       = outputs.RulePRWrongRepo
+	RulePRWrongBase       = outputs.RulePRWrongBase
 )
 
 // Plan is the outcome of the re-check: the writes to apply, in order, the

@@ -1,0 +1,105 @@
+package prbundle
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// forkSetup is a pull request from a fork as the agent job sees it: a
+// shallow checkout of the fork's head, beside the default branch's tip
+// (which moved on after the fork branched off) as origin/main.
+func forkSetup(t *testing.T) (origin, agent *repo, forkHead, mainTip string) {
+	origin = newRepo(t)
+	origin.git("checkout", "--quiet", "-b", "fork")
+	forkHead = origin.commit("fork work", map[string]string{"fork-only.txt": "from the fork\n"})
+	origin.git("checkout", "--quiet", "main")
+	mainTip = origin.commit("main moved on", map[string]string{"later.txt": "later\n"})
+	agent = &repo{t: t, dir: filepath.Join(t.TempDir(), "agent")}
+	origin.git("clone", "--quiet", "--depth=1", "--branch", "fork", "file://"+origin.dir, agent.dir)
+	agent.git("fetch", "--quiet", "--depth=1", "origin", "+main:refs/remotes/origin/main")
+	return origin, agent, forkHead, mainTip
+}
+
+func TestCaptureOntoForkPRCarriesOnlyTheAgentsChange(t *testing.T) {
+	ctx := context.Background()
+	origin, agent, forkHead, mainTip := forkSetup(t)
+	agent.write("README.md", "hello, fixed\n")
+	agent.write("new.txt", "new\n")
+	r := Repo{WorkTree: agent.dir}
+	id := BotIdentity("bot")
+	_, err := CommitWorkTree(ctx, r, id, "fix readme")
+	require.NoError(t, err)
+
+	out := filepath.Join(t.TempDir(), "pr-0.bundle")
+	b, err := CaptureOnto(ctx, r, "refs/remotes/origin/main", forkHead, id, "fix readme", Options{Out: out})
+	require.NoError(t, err)
+	assert.Equal(t, mainTip, b.BaseSHA)
+	assert.Equal(t, 1, b.Commits)
+	assert.Equal(t, []string{"README.md", "new.txt"}, b.Paths)
+	assert.Equal(t, "fork", agent.git("symbolic-ref", "--short", "HEAD"), "the agent's branch is left alone")
+	assert.NotEqual(t, b.HeadSHA, agent.git("rev-parse", "HEAD"))
+
+	// the publish side: a clone of the target's default branch
+	pub := &repo{t: t, dir: filepath.Join(t.TempDir(), "pub")}
+	origin.git("clone", "--quiet", "--bare", "--branch", "main", origin.dir, pub.dir)
+	info, err := Inspect(ctx, pub.dir, out)
+	require.NoError(t, err)
+	assert.Equal(t, []string{mainTip}, info.Prerequisites)
+	require.Len(t, info.Commits, 1)
+	assert.Equal(t, "fix readme", info.Commits[0].Subject)
+	assert.Equal(t, "bot <bot@users.noreply.github.com>", info.Commits[0].Author)
+	pub.git("fetch", "--quiet", out, "HEAD:refs/heads/agent")
+	assert.Equal(t, "README.md\nnew.txt", pub.git("diff", "--name-only", "main...agent"))
+	assert.Equal(t, "later\n", pub.git("show", "agent:later.txt")+"\n", "built on the default branch's tip")
+	assert.Equal(t, "1", pub.git("rev-list", "--count", "main..agent"))
+}
+
+func TestCaptureOntoSameBaseBundlesAsIs(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	start := r.git("rev-parse", "HEAD")
+	head := r.commit("one", map[string]string{"a.txt": "a\n"})
+	b, err := CaptureOnto(ctx, Repo{WorkTree: r.dir}, start, start, BotIdentity("bot"), "x", Options{Out: filepath.Join(t.TempDir(), "b")})
+	require.NoError(t, err)
+	assert.Equal(t, head, b.HeadSHA, "the agent's own commits, unchanged")
+}
+
+func TestCaptureOntoRefusals(t *testing.T) {
+	ctx := context.Background()
+	_, agent, forkHead, _ := forkSetup(t)
+	r := Repo{WorkTree: agent.dir}
+	id := BotIdentity("bot")
+	out := filepath.Join(t.TempDir(), "b")
+
+	// nothing changed since the start
+	_, err := CaptureOnto(ctx, r, "refs/remotes/origin/main", forkHead, id, "x", Options{Out: out})
+	assert.ErrorIs(t, err, ErrNoCommits)
+
+	// a change to a file only the fork has cannot go into main
+	agent.write("fork-only.txt", "from the fork, edited\n")
+	_, err = CommitWorkTree(ctx, r, id, "edit")
+	require.NoError(t, err)
+	_, err = CaptureOnto(ctx, r, "refs/remotes/origin/main", forkHead, id, "x", Options{Out: out})
+	var conflict *ConflictError
+	require.True(t, errors.As(err, &conflict), "%v", err)
+	assert.Contains(t, err.Error(), "do not apply")
+	_, statErr := os.Stat(out)
+	assert.True(t, os.IsNotExist(statErr), "no bundle left behind")
+
+	// workflow changes are refused on this path too
+	agent.git("reset", "--quiet", "--hard", forkHead)
+	agent.write(".github/workflows/x.yml", "on: push\n")
+	_, err = CommitWorkTree(ctx, r, id, "wf")
+	require.NoError(t, err)
+	_, err = CaptureOnto(ctx, r, "refs/remotes/origin/main", forkHead, id, "x", Options{Out: out})
+	var wf *WorkflowError
+	require.True(t, errors.As(err, &wf), "%v", err)
+	assert.True(t, strings.Contains(err.Error(), ".github/workflows/x.yml"))
+}
