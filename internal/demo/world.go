@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -31,6 +32,8 @@ const (
 	PRBranch      = "fix-crlf"
 	PROnlyFile    = "PR_ONLY.md"
 	PROnlyContent = "This file exists only on the pull request's head (" + PRBranch + ").\n"
+	ForkRepo      = "bob/widgets"  // SeedOptions.Fork: where the pull request's head branch lives
+	MainOnlyFile  = "CHANGELOG.md" // SeedOptions.Fork: committed on main after the fork branched off
 )
 
 // DefaultTask follows the !cfg line of the default comment.
@@ -67,6 +70,10 @@ type SeedOptions struct {
 	// PR makes the thread a pull request (head PRBranch, with PROnlyFile)
 	// instead of an issue.
 	PR bool
+	// Fork (with PR) puts the pull request's head branch in bob's fork
+	// (ForkRepo) instead of the target, and moves main on after the fork
+	// branched off (MainOnlyFile).
+	Fork bool
 	// Private makes the target repository private (the bot can read it).
 	Private bool
 	Logf    func(string, ...any)
@@ -127,7 +134,7 @@ func (w *World) seed(o SeedOptions) error {
 	var n int
 	var err error
 	if o.PR {
-		n, err = w.seedPR(body)
+		n, err = w.seedPR(body, o.Fork)
 	} else {
 		n, err = s.CreateIssue(TargetRepo, "bob", "Build fails on Windows", body)
 	}
@@ -171,8 +178,9 @@ func padding(title string, size int) string {
 }
 
 // seedPR pushes PRBranch with PROnlyFile (as bob, through the API) and
-// opens a pull request from it.
-func (w *World) seedPR(body string) (int, error) {
+// opens a pull request from it; with fork, PRBranch is in bob's fork and
+// main moves on afterwards.
+func (w *World) seedPR(body string, fork bool) (int, error) {
 	s := w.Sim
 	s.SetPermission(TargetRepo, "bob", "write")
 	s.AddToken(bobToken, "bob")
@@ -180,17 +188,40 @@ func (w *World) seedPR(body string) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	owner, name, _ := strings.Cut(TargetRepo, "/")
-	main, _, err := gh.Git.GetRef(ctx, owner, name, "heads/main")
+	headOwner := owner
+	if fork {
+		var accepted *github.AcceptedError
+		if _, _, err := gh.Repositories.CreateFork(ctx, owner, name, &github.RepositoryCreateForkOptions{}); err != nil && !errors.As(err, &accepted) {
+			return 0, fmt.Errorf("fork %s: %w", TargetRepo, err)
+		}
+		headOwner, _, _ = strings.Cut(ForkRepo, "/")
+	}
+	main, _, err := gh.Git.GetRef(ctx, headOwner, name, "heads/main")
 	if err != nil {
 		return 0, fmt.Errorf("read main: %w", err)
 	}
-	if _, _, err := gh.Git.CreateRef(ctx, owner, name, &github.Reference{Ref: github.String("refs/heads/" + PRBranch), Object: main.Object}); err != nil {
+	if _, _, err := gh.Git.CreateRef(ctx, headOwner, name, &github.Reference{Ref: github.String("refs/heads/" + PRBranch), Object: main.Object}); err != nil {
 		return 0, fmt.Errorf("create %s: %w", PRBranch, err)
 	}
-	if _, _, err := gh.Repositories.CreateFile(ctx, owner, name, PROnlyFile, &github.RepositoryContentFileOptions{
+	if _, _, err := gh.Repositories.CreateFile(ctx, headOwner, name, PROnlyFile, &github.RepositoryContentFileOptions{
 		Message: github.String("Add " + PROnlyFile), Content: []byte(PROnlyContent), Branch: github.String(PRBranch),
 	}); err != nil {
 		return 0, fmt.Errorf("commit %s: %w", PROnlyFile, err)
 	}
-	return s.CreatePR(TargetRepo, "bob", "Normalize line endings", body, PRBranch, "main", "")
+	if !fork {
+		return s.CreatePR(TargetRepo, "bob", "Normalize line endings", body, PRBranch, "main", "")
+	}
+	if _, _, err := gh.Repositories.CreateFile(ctx, owner, name, MainOnlyFile, &github.RepositoryContentFileOptions{
+		Message: github.String("Add " + MainOnlyFile), Content: []byte("# Changes\n"), Branch: github.String("main"),
+	}); err != nil {
+		return 0, fmt.Errorf("commit %s: %w", MainOnlyFile, err)
+	}
+	pr, _, err := gh.PullRequests.Create(ctx, owner, name, &github.NewPullRequest{
+		Title: github.String("Normalize line endings"), Body: github.String(body),
+		Head: github.String(headOwner + ":" + PRBranch), Base: github.String("main"),
+	})
+	if err != nil {
+		return 0, fmt.Errorf("open the pull request from %s: %w", ForkRepo, err)
+	}
+	return pr.GetNumber(), nil
 }

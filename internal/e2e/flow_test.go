@@ -35,13 +35,16 @@ type flowCase struct {
 	extraEnv []string // agent job
 	pr       bool     // the thread is a pull request (demo.SeedOptions.PR)
 	private  bool     // the target repository is private
+	fork     bool     // with pr: the pull request's head is in a fork (demo.SeedOptions.Fork)
+	comment  string   // the trigger comment; "" = demo.DefaultComment
+	settings []string // extra runner settings (MR_*=…) for every job
 }
 
 // runFlow seeds a fresh simulator and runs the whole flow.
 func runFlow(t *testing.T, c flowCase) (*demo.World, *demo.Flow) {
 	t.Helper()
 	needBins(t)
-	w, err := demo.Seed(demo.SeedOptions{Shard: c.shard, PR: c.pr, Private: c.private, Logf: t.Logf})
+	w, err := demo.Seed(demo.SeedOptions{Shard: c.shard, PR: c.pr, Private: c.private, Fork: c.fork, Comment: c.comment, Logf: t.Logf})
 	require.NoError(t, err)
 	t.Cleanup(func() { w.Sim.Close() })
 	f, err := demo.New(demo.Options{
@@ -49,7 +52,7 @@ func runFlow(t *testing.T, c flowCase) (*demo.World, *demo.Flow) {
 		Engine: c.engine, ReplayScript: c.script, ClaudeBin: c.claude, EngineEnv: c.extraEnv,
 		ParallelShards: c.parallel,
 		// pacing is tested in ghclient; here it would only make the suite slow
-		Settings: []string{"MR_WRITE_GAP=0s"},
+		Settings: append([]string{"MR_WRITE_GAP=0s"}, c.settings...),
 	})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), flowTimeout)
