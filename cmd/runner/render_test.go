@@ -158,3 +158,13 @@ func TestRenderNotAStream(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "line 1 is not a Claude Code stream-json event")
 }
+
+// TestRenderEdgeGolden pins the rendering of a log full of edge cases
+// (secrets behind escapes and markup, JSON results, odd content blocks,
+// escapes and invalid UTF-8 in arguments), so speed work cannot change a byte.
+func TestRenderEdgeGolden(t *testing.T) {
+	code, out, errOut := runCmd("render", "--from-stream", filepath.Join("testdata", "render_edge.jsonl"))
+	require.Equal(t, 0, code, errOut)
+	goldenFile(t, "render_edge.golden", out)
+	assert.NotContains(t, out, "a1B2a1B2a1B2a1B2a1B2", "no token survives")
+}
