@@ -246,20 +246,18 @@ func (r turnRenderer) toolCall(c session.ToolCallProjection) string {
 	b.WriteString("<details>\n<summary>[ToolCall] ")
 	b.WriteString(escapeHTML(oneLine(redact.String(name))))
 	b.WriteByte('(')
-	// The arguments are redacted once; the summary and the fenced copy
-	// share the result.
-	redArgs, argsErr := redactjson.Bytes([]byte(c.Arguments))
-	short := redact.String(c.Arguments)
-	if argsErr == nil {
-		short = string(redArgs)
+	// The arguments are parsed and redacted once; the summary line, the
+	// fenced copy and its indentation all work from that compact form.
+	redArgs, argsErr := redactjson.String(c.Arguments)
+	if argsErr != nil {
+		redArgs = nil
+		b.WriteString(escapeHTML(shortArgs(redact.String(c.Arguments), pre.args > 0)))
+	} else {
+		b.WriteString(escapeHTML(shortCompact(string(redArgs), pre.args > 0)))
 	}
-	b.WriteString(escapeHTML(shortArgs(short, pre.args > 0)))
 	b.WriteString(") — ")
 	b.WriteString(outcome(c.Status))
 	b.WriteString("</summary>\n\nTool Call:\n")
-	if argsErr != nil {
-		redArgs = nil
-	}
 	b.WriteString(payloadRedacted(c.Arguments, redArgs, r.o.MaxResultChars, pre.args))
 	b.WriteString("\nTool Result:\n")
 	switch {
@@ -295,13 +293,10 @@ func payloadRedacted(s string, red []byte, limit, preCut int) string {
 	if preCut == 0 && len(t) > 0 && (t[0] == '{' || t[0] == '[') {
 		var err error
 		if red == nil {
-			red, err = redactjson.Bytes([]byte(t))
+			red, err = redactjson.String(t)
 		}
 		if err == nil {
-			var ind bytes.Buffer
-			if json.Indent(&ind, red, "", "  ") == nil {
-				s, lang = ind.String(), "json"
-			}
+			s, lang = string(indentCompact(red)), "json"
 		}
 	}
 	var cut int
@@ -356,6 +351,142 @@ func shortArgs(args string, cut bool) string {
 		return short + "…"
 	}
 	return s
+}
+
+// shortCompact is shortArgs for args that are already compact JSON (the
+// redacted arguments): the same line, without validating or compacting
+// them again.
+func shortCompact(args string, cut bool) string {
+	s := args
+	if !cut {
+		if kv, ok := compactFields(s); ok {
+			s = kv
+		}
+	}
+	s = oneLine(s)
+	if short, n := cutRunes(s, maxShortArgs); n > 0 || cut {
+		return short + "…"
+	}
+	return s
+}
+
+// compactFields is objectFields for a compact JSON value: one walk over
+// the top-level members, no decoder.
+func compactFields(s string) (string, bool) {
+	if !strings.HasPrefix(s, "{") {
+		return "", false
+	}
+	var b strings.Builder
+	for i := 1; i < len(s) && s[i] != '}'; {
+		kEnd := skipCompact(s, i)
+		key := s[i+1 : kEnd-1]
+		if strings.IndexByte(key, '\\') >= 0 {
+			if json.Unmarshal([]byte(s[i:kEnd]), &key) != nil {
+				return "", false
+			}
+		}
+		vEnd := skipCompact(s, kEnd+1) // past the ':'
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(key)
+		b.WriteByte('=')
+		b.WriteString(s[kEnd+1 : vEnd])
+		if b.Len() > 4*maxShortArgs {
+			break // the rest would be cut anyway
+		}
+		i = vEnd
+		if i < len(s) && s[i] == ',' {
+			i++
+		}
+	}
+	return b.String(), true
+}
+
+// skipCompact returns the index just past the value that starts at s[i]
+// in compact, valid JSON.
+func skipCompact(s string, i int) int {
+	depth := 0
+	for j := i; j < len(s); j++ {
+		switch s[j] {
+		case '"':
+			for j++; j < len(s) && s[j] != '"'; j++ {
+				if s[j] == '\\' {
+					j++
+				}
+			}
+			if depth == 0 {
+				return j + 1
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return j // a scalar ends at its container's end
+			}
+			depth--
+			if depth == 0 {
+				return j + 1
+			}
+		case ',', ':':
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return len(s)
+}
+
+// indentCompact is json.Indent(dst, compact, "", "  ") for compact, valid
+// JSON, without re-scanning it: strings are copied whole, an empty object
+// or array stays {} or [].
+func indentCompact(compact []byte) []byte {
+	out := make([]byte, 0, len(compact)+len(compact)/2)
+	newline := func(depth int) {
+		out = append(out, '\n')
+		for range depth {
+			out = append(out, ' ', ' ')
+		}
+	}
+	depth, needIndent := 0, false
+	for i := 0; i < len(compact); i++ {
+		c := compact[i]
+		if needIndent && c != '}' && c != ']' {
+			needIndent = false
+			depth++
+			newline(depth)
+		}
+		switch c {
+		case '"':
+			j := i + 1
+			for ; j < len(compact) && compact[j] != '"'; j++ {
+				if compact[j] == '\\' {
+					j++
+				}
+			}
+			out = append(out, compact[i:min(j+1, len(compact))]...)
+			i = j
+		case '{', '[':
+			needIndent = true
+			out = append(out, c)
+		case ',':
+			out = append(out, c)
+			newline(depth)
+		case ':':
+			out = append(out, c, ' ')
+		case '}', ']':
+			if needIndent {
+				needIndent = false
+			} else {
+				depth--
+				newline(depth)
+			}
+			out = append(out, c)
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // objectFields renders a JSON object as `k=v, k=v`, keeping field order.

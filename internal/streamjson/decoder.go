@@ -96,16 +96,19 @@ func (d *Decoder) Next() (session.Event, error) {
 			d.pending = append(d.pending, d.skipped(tooLong))
 			continue
 		}
-		if d.Strict {
-			if err := checkLine(line); err != nil {
-				d.err = &FormatError{Line: d.line, Err: err}
-				continue
-			}
-		}
 		if d.Map != nil {
+			if d.Strict {
+				if err := checkLine(line); err != nil {
+					d.err = &FormatError{Line: d.line, Err: err}
+					continue
+				}
+			}
 			d.pending = append(d.pending, d.Map(line, d.line, d.now())...)
-		} else {
-			d.pending = d.decodeLine(line, d.pending)
+			continue
+		}
+		// Claude Code's lines are checked while they are decoded (one parse)
+		if d.pending, err = d.decodeLine(line, d.pending, d.Strict); err != nil {
+			d.err = err
 		}
 	}
 	ev := d.pending[0]

@@ -415,3 +415,47 @@ func BenchmarkDecoder(b *testing.B) {
 		}
 	}
 }
+
+// FuzzOneParse: decoding a line's content blocks in one parse gives the
+// same events, strict errors included, as decoding them block by block.
+func FuzzOneParse(f *testing.F) {
+	for _, file := range realLogs(f) {
+		b, err := os.ReadFile(file)
+		require.NoError(f, err)
+		for _, l := range bytes.Split(b, []byte("\n")) {
+			f.Add(l, false)
+		}
+	}
+	f.Add([]byte(`{"type":"user","message":{"content":[{"type":"tool_result","content":null},null,{"type":"text","text":5}]}}`), true)
+	f.Add([]byte(`{"type":"assistant","message":{"content":[{"type":"text","text":"a"},{"type":"redacted_thinking"}]}} `), true)
+	f.Add([]byte(`{"type":"assistant","type":null,"message":{"content":[]}}`), true)
+	f.Fuzz(func(t *testing.T, line []byte, strict bool) {
+		decode := func(general bool) string {
+			generalOnly = general
+			defer func() { generalOnly = false }()
+			d := NewDecoder(bytes.NewReader(line))
+			d.Strict = strict
+			d.Now = func() time.Time { return fixedTime }
+			var evs []session.Event
+			for {
+				ev, err := d.Next()
+				if err != nil {
+					if err == io.EOF {
+						break
+					}
+					return "error: " + err.Error()
+				}
+				evs = append(evs, ev)
+			}
+			out, err := json.Marshal(evs)
+			require.NoError(t, err)
+			return string(out)
+		}
+		general := decode(true)
+		assert.Equal(t, general, decode(false))
+		if strict && len(bytes.TrimSpace(line)) > 0 && !bytes.ContainsAny(line, "\r\n") {
+			// strict decoding refuses exactly the lines checkLine refuses
+			assert.Equal(t, checkLine(line) != nil, strings.HasPrefix(general, "error: "), general)
+		}
+	})
+}

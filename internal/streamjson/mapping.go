@@ -3,8 +3,10 @@ package streamjson
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	fastjson "github.com/segmentio/encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,8 +15,8 @@ import (
 
 // line is the envelope of every stream-json line; fields are filled per type.
 type line struct {
-	Type    string `json:"type"`
-	Subtype string `json:"subtype"`
+	Type    *string `json:"type"` // a pointer, as checkLine reads it: null is no type
+	Subtype string  `json:"subtype"`
 
 	// system/init
 	SessionID  string   `json:"session_id"`
@@ -70,28 +72,53 @@ type block struct {
 	IsError   bool            `json:"is_error"`
 }
 
-// decodeLine appends the events of one line to out.
-func (d *Decoder) decodeLine(raw []byte, out []session.Event) []session.Event {
+// generalOnly turns the one-parse paths off: the differential fuzz target
+// checks that they give exactly what the general path gives.
+var generalOnly = false
+
+// decodeLine appends the events of one line to out. The line is parsed
+// once: message content stays a slice of raw (no copy) until the blocks
+// are decoded from it. With strict, a line that is not a stream-json event
+// is a *FormatError (checkLine words it).
+func (d *Decoder) decodeLine(raw []byte, out []session.Event, strict bool) ([]session.Event, error) {
 	now := d.now()
 	unknown := func(note string) []session.Event {
 		return append(out, session.Event{Kind: session.EventUnknown, Time: now, Raw: rawJSON(raw), Text: note})
 	}
 	var l line
-	if err := fastjson.Unmarshal(raw, &l); err != nil {
-		return unknown(fmt.Sprintf("stream-json line %d: malformed JSON: %v", d.line, err))
+	rest, err := fastjson.Parse(raw, &l, fastjson.DontCopyRawMessage)
+	if err != nil || len(rest) != 0 {
+		// the rare bad line: worded exactly as Unmarshal words it
+		if err = fastjson.Unmarshal(raw, new(line)); err == nil {
+			err = errors.New("trailing data")
+		}
+	}
+	if strict && (err != nil || l.Type == nil || !snakeWord(*l.Type)) {
+		// the rare bad line is checked again on its own, so the error reads
+		// as before and lines the struct cannot hold stay lenient
+		if cerr := checkLine(raw); cerr != nil {
+			return out, &FormatError{Line: d.line, Err: cerr}
+		}
+	}
+	if err != nil {
+		return unknown(fmt.Sprintf("stream-json line %d: malformed JSON: %v", d.line, err)), nil
+	}
+	typ := ""
+	if l.Type != nil {
+		typ = *l.Type
 	}
 	switch {
-	case l.Type == "system" && l.Subtype == "init":
+	case typ == "system" && l.Subtype == "init":
 		init := &session.Init{SessionID: l.SessionID, Model: l.Model, Tools: l.Tools, CWD: l.CWD}
 		for _, s := range l.MCPServers {
 			init.MCPServers = append(init.MCPServers, session.MCPServer{Name: s.Name, Status: s.Status})
 		}
-		return append(out, session.Event{Kind: session.EventInit, Time: now, Model: l.Model, Init: init})
-	case l.Type == "assistant" && l.Message != nil:
-		return d.assistant(l, raw, now, out)
-	case l.Type == "user" && l.Message != nil:
-		return d.user(l, raw, now, out)
-	case l.Type == "result":
+		return append(out, session.Event{Kind: session.EventInit, Time: now, Model: l.Model, Init: init}), nil
+	case typ == "assistant" && l.Message != nil:
+		return d.assistant(l, raw, now, out), nil
+	case typ == "user" && l.Message != nil:
+		return d.user(l, raw, now, out), nil
+	case typ == "result":
 		r := &session.Result{Subtype: l.Subtype, IsError: l.IsError, NumTurns: l.NumTurns,
 			DurationMS: l.DurationMS, TotalCostUSD: l.TotalCostUSD, Text: l.Result}
 		if r.Text == "" && len(l.Errors) > 0 {
@@ -107,17 +134,17 @@ func (d *Decoder) decodeLine(raw []byte, out []session.Event) []session.Event {
 		for _, m := range l.ModelUsage {
 			r.ContextWindow = max(r.ContextWindow, m.ContextWindow)
 		}
-		return append(out, session.Event{Kind: session.EventResult, Time: now, IsError: l.IsError, Result: r})
-	case l.Type == "system" && l.Subtype != "thinking_tokens":
+		return append(out, session.Event{Kind: session.EventResult, Time: now, IsError: l.IsError, Result: r}), nil
+	case typ == "system" && l.Subtype != "thinking_tokens":
 		// hooks, API retries, compaction, status…: a notice a reader needs
 		// (thinking_tokens only counts, and the thinking itself is kept)
-		return append(out, session.Event{Kind: session.EventNotice, Time: now, Raw: rawJSON(raw), Text: systemNotice(l.Subtype, raw)})
+		return append(out, session.Event{Kind: session.EventNotice, Time: now, Raw: rawJSON(raw), Text: systemNotice(l.Subtype, raw)}), nil
 	}
-	note := l.Type
+	note := typ
 	if l.Subtype != "" {
 		note += "/" + l.Subtype
 	}
-	return unknown(note)
+	return unknown(note), nil
 }
 
 // assistant emits one event per content block. Claude Code writes one line
@@ -128,6 +155,19 @@ func (d *Decoder) assistant(l line, raw []byte, now time.Time, out []session.Eve
 	var u *session.Usage
 	if m.Usage != nil {
 		u = &session.Usage{InputTokens: m.Usage.InputTokens, OutputTokens: m.Usage.OutputTokens}
+	}
+	// One parse of the content into blocks; a block of another type (kept
+	// raw) or a content that does not fit sends the line down the general
+	// path, block by block.
+	var fast []block
+	if !generalOnly && fastjson.Unmarshal(m.Content, &fast) == nil && len(fast) > 0 && knownTypes(fast, "text", "thinking", "tool_use") {
+		if l.Error != "" {
+			out = append(out, session.Event{Kind: session.EventNotice, Time: now, Text: "engine error: " + l.Error})
+		}
+		for _, b := range fast {
+			out = append(out, assistantEvent(session.Event{Time: now, MessageID: m.ID, Model: m.Model, Usage: u}, b))
+		}
+		return out
 	}
 	var blocks []json.RawMessage
 	if fastjson.Unmarshal(m.Content, &blocks) != nil || len(blocks) == 0 {
@@ -145,15 +185,8 @@ func (d *Decoder) assistant(l line, raw []byte, now time.Time, out []session.Eve
 			b.Type = ""
 		}
 		switch b.Type {
-		case "text":
-			ev.Kind, ev.Text = session.EventText, b.Text
-		case "thinking":
-			ev.Kind, ev.Text = session.EventThinking, b.Thinking
-		case "tool_use":
-			ev.Kind, ev.ToolCallID, ev.ToolName, ev.Input = session.EventToolUse, b.ID, b.Name, b.Input
-			if len(ev.Input) == 0 {
-				ev.Input = json.RawMessage(`{}`)
-			}
+		case "text", "thinking", "tool_use":
+			ev = assistantEvent(ev, b)
 		default: // redacted_thinking, server tools…: kept raw
 			ev.Kind, ev.Raw, ev.Text = session.EventUnknown, rawJSON(rb), "assistant block "+b.Type
 		}
@@ -162,11 +195,46 @@ func (d *Decoder) assistant(l line, raw []byte, now time.Time, out []session.Eve
 	return out
 }
 
+// assistantEvent fills ev from a text, thinking or tool_use block.
+func assistantEvent(ev session.Event, b block) session.Event {
+	switch b.Type {
+	case "text":
+		ev.Kind, ev.Text = session.EventText, b.Text
+	case "thinking":
+		ev.Kind, ev.Text = session.EventThinking, b.Thinking
+	case "tool_use":
+		ev.Kind, ev.ToolCallID, ev.ToolName, ev.Input = session.EventToolUse, b.ID, b.Name, b.Input
+		if len(ev.Input) == 0 {
+			ev.Input = json.RawMessage(`{}`)
+		}
+	}
+	return ev
+}
+
+// knownTypes reports whether every block is of one of the types.
+func knownTypes(bs []block, types ...string) bool {
+	for _, b := range bs {
+		if !slices.Contains(types, b.Type) {
+			return false
+		}
+	}
+	return true
+}
+
 // user emits tool results (and any plain text, e.g. replayed prompts).
 func (d *Decoder) user(l line, raw []byte, now time.Time, out []session.Event) []session.Event {
+	content := l.Message.Content
 	var s string
-	if fastjson.Unmarshal(l.Message.Content, &s) == nil {
+	if (len(content) == 0 || content[0] != '[') && fastjson.Unmarshal(content, &s) == nil {
 		return append(out, session.Event{Kind: session.EventUserText, Time: now, Text: s})
+	}
+	// as in assistant: one parse, the general path for anything else
+	var fast []block
+	if !generalOnly && parseExact(content, &fast, fastjson.DontCopyRawMessage) && len(fast) > 0 && knownTypes(fast, "tool_result", "text") {
+		for _, b := range fast {
+			out = append(out, userEvent(now, b))
+		}
+		return out
 	}
 	var blocks []json.RawMessage
 	if fastjson.Unmarshal(l.Message.Content, &blocks) != nil || len(blocks) == 0 {
@@ -179,17 +247,30 @@ func (d *Decoder) user(l line, raw []byte, now time.Time, out []session.Event) [
 			b.Type = ""
 		}
 		switch b.Type {
-		case "tool_result":
-			out = append(out, session.Event{Kind: session.EventToolResult, Time: now,
-				ToolCallID: b.ToolUseID, Output: contentText(b.Content), IsError: b.IsError})
-		case "text":
-			out = append(out, session.Event{Kind: session.EventUserText, Time: now, Text: b.Text})
+		case "tool_result", "text":
+			out = append(out, userEvent(now, b))
 		default:
 			out = append(out, session.Event{Kind: session.EventUnknown, Time: now, Raw: rawJSON(rb),
 				Text: "user block " + b.Type})
 		}
 	}
 	return out
+}
+
+// userEvent is the event of a tool_result or text block.
+func userEvent(now time.Time, b block) session.Event {
+	if b.Type == "text" {
+		return session.Event{Kind: session.EventUserText, Time: now, Text: b.Text}
+	}
+	return session.Event{Kind: session.EventToolResult, Time: now,
+		ToolCallID: b.ToolUseID, Output: contentText(b.Content), IsError: b.IsError}
+}
+
+// parseExact is fastjson.Unmarshal with flags: false on any error or
+// trailing bytes.
+func parseExact(b []byte, v any, flags fastjson.ParseFlags) bool {
+	rest, err := fastjson.Parse(b, v, flags)
+	return err == nil && len(rest) == 0
 }
 
 // contentText flattens tool_result content: a string, or an array whose
@@ -199,7 +280,7 @@ func contentText(raw json.RawMessage) string {
 		return ""
 	}
 	var s string
-	if fastjson.Unmarshal(raw, &s) == nil {
+	if raw[0] != '[' && fastjson.Unmarshal(raw, &s) == nil { // an array is never a string
 		return s
 	}
 	var parts []block

@@ -13,6 +13,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
+	"unicode/utf8"
+	"unsafe"
+
+	fastjson "github.com/segmentio/encoding/json"
 
 	"github.com/mention-runner/mention-runner/internal/redact"
 )
@@ -20,77 +26,97 @@ import (
 // ErrNotJSON means the input is not exactly one JSON value.
 var ErrNotJSON = errors.New("not a single JSON value")
 
-// container is one open object or array while walking the tokens.
-type container struct {
-	object bool
-	n      int // values (arrays) or keys+values (objects) written so far
-}
-
 // Bytes returns raw with every string redacted, compact (no insignificant
 // whitespace) and with HTML characters left as they are.
 func Bytes(raw []byte) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var out bytes.Buffer
-	out.Grow(len(raw))
-	var stack []container
-	values := 0
-	for {
-		tok, err := dec.Token()
+	return appendRedacted(nil, string(raw))
+}
+
+// String is Bytes for text held as a string (no copy of the input).
+func String(raw string) ([]byte, error) {
+	return appendRedacted(nil, raw)
+}
+
+// appendRedacted validates raw once, then walks its bytes: whitespace
+// outside strings goes, numbers and literals stay as written, and each
+// string (keys too) is redacted as the text it decodes to.
+func appendRedacted(out []byte, raw string) ([]byte, error) {
+	if !fastjson.Valid(unsafe.Slice(unsafe.StringData(raw), len(raw))) {
+		return nil, fmt.Errorf("%w: %s", ErrNotJSON, whyNot(raw))
+	}
+	out = slices.Grow(out, len(raw))
+	for i := 0; i < len(raw); {
+		switch c := raw[i]; c {
+		case ' ', '\t', '\n', '\r':
+			i++
+		case '"':
+			end, plain := stringEnd(raw, i)
+			out = appendString(out, raw[i:end], plain)
+			i = end
+		default:
+			out = append(out, c)
+			i++
+		}
+	}
+	return out, nil
+}
+
+// stringEnd returns the index just past the string literal that starts at
+// raw[i] (valid JSON), and whether the literal is plain: no escapes, valid
+// UTF-8 and no U+2028/U+2029, so it decodes to its own bytes and encodes
+// back to itself.
+func stringEnd(raw string, i int) (int, bool) {
+	plain := true
+	for j := i + 1; j < len(raw); j++ {
+		switch c := raw[j]; {
+		case c == '"':
+			return j + 1, plain && utf8.ValidString(raw[i+1:j]) && !strings.Contains(raw[i+1:j], "\u2028") && !strings.Contains(raw[i+1:j], "\u2029")
+		case c == '\\':
+			plain = false
+			j++ // the escaped byte cannot end the string
+		}
+	}
+	return len(raw), false // unreachable for valid JSON
+}
+
+// appendString appends the redacted form of one string literal lit. A
+// plain literal with nothing to redact is copied; any other is decoded
+// and encoded again (so an escape cannot hide a token from the patterns).
+func appendString(out []byte, lit string, plain bool) []byte {
+	var s string
+	if plain {
+		s = lit[1 : len(lit)-1]
+		if red := redact.String(s); red != s {
+			return appendQuoted(out, red)
+		}
+		return append(out, lit...)
+	}
+	if err := json.Unmarshal([]byte(lit), &s); err != nil {
+		return appendQuoted(out, redact.String(lit)) // unreachable for valid JSON
+	}
+	return appendQuoted(out, redact.String(s))
+}
+
+// appendQuoted encodes s as encoding/json does with HTML escaping off.
+func appendQuoted(out []byte, s string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // encoding a string cannot fail
+	return append(out, bytes.TrimSuffix(b.Bytes(), []byte("\n"))...)
+}
+
+// whyNot says why raw is not one JSON value, in encoding/json's words.
+func whyNot(raw string) string {
+	dec := json.NewDecoder(strings.NewReader(raw))
+	var v json.RawMessage
+	if err := dec.Decode(&v); err != nil {
 		if err == io.EOF {
-			break
+			return "empty input"
 		}
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrNotJSON, err)
-		}
-		if len(stack) == 0 && values == 1 {
-			return nil, fmt.Errorf("%w: more than one value", ErrNotJSON)
-		}
-		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
-			stack = stack[:len(stack)-1]
-			out.WriteByte(byte(d))
-			if len(stack) == 0 {
-				values++
-			}
-			continue
-		}
-		// separator before this token
-		if len(stack) > 0 {
-			top := &stack[len(stack)-1]
-			switch {
-			case top.object && top.n%2 == 1:
-				out.WriteByte(':')
-			case top.n > 0:
-				out.WriteByte(',')
-			}
-			top.n++
-		}
-		switch v := tok.(type) {
-		case json.Delim:
-			out.WriteByte(byte(v))
-			stack = append(stack, container{object: v == '{'})
-			continue
-		case string:
-			writeString(&out, redact.String(v))
-		case json.Number:
-			out.WriteString(v.String())
-		case bool:
-			if v {
-				out.WriteString("true")
-			} else {
-				out.WriteString("false")
-			}
-		case nil:
-			out.WriteString("null")
-		}
-		if len(stack) == 0 {
-			values++
-		}
+		return err.Error()
 	}
-	if values != 1 || len(stack) != 0 {
-		return nil, fmt.Errorf("%w: empty or unfinished input", ErrNotJSON)
-	}
-	return out.Bytes(), nil
+	return "more than one value"
 }
 
 // Marshal encodes v as JSON and redacts it.
@@ -100,11 +126,4 @@ func Marshal(v any) ([]byte, error) {
 		return nil, err
 	}
 	return Bytes(raw)
-}
-
-func writeString(out *bytes.Buffer, s string) {
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)           // encoding a string cannot fail
-	out.Truncate(out.Len() - 1) // Encode adds a newline
 }
