@@ -10,7 +10,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -27,7 +26,6 @@ import (
 	"github.com/mention-runner/mention-runner/internal/engine/codex"
 	"github.com/mention-runner/mention-runner/internal/engine/gemini"
 	"github.com/mention-runner/mention-runner/internal/gate"
-	"github.com/mention-runner/mention-runner/internal/gitexec"
 	"github.com/mention-runner/mention-runner/internal/job"
 	"github.com/mention-runner/mention-runner/internal/localfs"
 	"github.com/mention-runner/mention-runner/internal/loopdetect"
@@ -262,13 +260,11 @@ func (r *run) prepare(ctx context.Context, raw []byte, env []string) (engine.Spe
 	if err != nil {
 		return engine.Spec{}, err
 	}
-	target, err := checkout.FromContext(raw)
-	if err != nil {
-		if r.cfg.TargetDir != "" {
+	var target checkout.Target
+	if r.cfg.TargetDir != "" {
+		if target, err = checkout.FromContext(raw); err != nil {
 			return engine.Spec{}, err
 		}
-		// an existing workspace: only the default branch matters
-		target = checkout.Target{Repo: j.Repo, DefaultBranch: defaultBranch(raw)}
 	}
 	repo, startCommit, err := r.checkoutTarget(ctx, workDir, &target)
 	if err != nil {
@@ -313,12 +309,14 @@ func (r *run) prepare(ctx context.Context, raw []byte, env []string) (engine.Spe
 		RunDir: runDirAbs, Bot: r.cfg.BotLogin, Here: gate.Thread{Repo: j.Repo, Number: j.Number},
 		// the raw inputs publish decides from, not pol: the gate builds the
 		// same policy with the same function
-		Flags: j.Flags.String(), Ceilings: &ceilings, Blocklist: list, WorkDir: workDir,
+		Flags: j.Flags.String(), Ceilings: &ceilings, Blocklist: list,
 		AllowWorkflowChanges: r.cfg.AllowWorkflowChanges, MaxBundleBytes: int64(r.cfg.MaxBundleBytes), JobID: j.JobID,
-		DefaultBase: target.StackedBase(), GitDir: repo.GitDir,
 	}
+	// Only a checkout the runner made from the fetched code can become a
+	// pull request; without one the gate refuses them.
 	if startCommit != "" {
-		gc.StartCommit, gc.CheckoutRepo = startCommit, j.Repo
+		gc.WorkDir, gc.GitDir, gc.StartCommit, gc.CheckoutRepo = workDir, repo.GitDir, startCommit, j.Repo
+		gc.DefaultBase = target.StackedBase()
 	}
 	if err := gc.WriteFile(gatePath); err != nil {
 		return engine.Spec{}, err
@@ -467,6 +465,13 @@ func (r *run) workDir() (string, error) {
 	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
 		return "", fmt.Errorf("workspace %q (MR_WORKSPACE) is not a directory", wd)
 	}
+	// Without fetched code the workspace is plain files. A git checkout
+	// there (the old agent job checked the target out itself) would bring
+	// the target's .git/config — filter, hook, fsmonitor and credential
+	// programs — to any git that runs in it: refused.
+	if _, err := os.Lstat(filepath.Join(abs, ".git")); err == nil {
+		return "", fmt.Errorf("workspace %q (MR_WORKSPACE) is a git checkout (it has .git); the agent job never works in a checkout it did not make itself: pass the fetch job's artifact as target-dir (MR_TARGET_DIR) and an empty workspace", wd)
+	}
 	return abs, nil
 }
 
@@ -474,16 +479,12 @@ func (r *run) workDir() (string, error) {
 // target (MR_TARGET_DIR) it checks the pack out into workDir with the git
 // directory kept outside it (and outside the run directory), so neither
 // the target nor the agent can configure the git the gate runs; it returns
-// the commit the context recorded. Without one, workDir is used as it is
-// and its HEAD (if it is a git checkout) is the start commit.
+// the commit the context recorded. Without one, workDir is plain files:
+// no git runs there and no pull request can be made from it.
 func (r *run) checkoutTarget(ctx context.Context, workDir string, target *checkout.Target) (prbundle.Repo, string, error) {
 	repo := prbundle.Repo{WorkTree: workDir}
 	if r.cfg.TargetDir == "" {
-		out, err := gitexec.Isolated(workDir, "", 30*time.Second).Run(ctx, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
-		if err != nil {
-			return repo, "", nil // not a git checkout: no pull requests from it
-		}
-		return repo, strings.TrimSpace(string(out)), nil
+		return repo, "", nil
 	}
 	gitParent, err := os.MkdirTemp("", "mr-target-git-")
 	if err != nil {
@@ -547,19 +548,6 @@ func canEdit(tools []string) bool {
 		}
 	}
 	return false
-}
-
-// defaultBranch is repository.default_branch from the (trusted) context.
-func defaultBranch(raw []byte) string {
-	var c struct {
-		Repository struct {
-			DefaultBranch string `json:"default_branch"`
-		} `json:"repository"`
-	}
-	if json.Unmarshal(raw, &c) != nil {
-		return ""
-	}
-	return c.Repository.DefaultBranch
 }
 
 func countMessages(s session.Session, role string) int {

@@ -238,8 +238,10 @@ func TestPrepared(t *testing.T) {
 	require.Len(t, gc.Blocklist.Entries, 1)
 	assert.Equal(t, "evil/*", gc.Blocklist.Entries[0].Pattern)
 	assert.Equal(t, "evil", gc.Blocklist.Entries[0].By)
-	assert.Equal(t, "main", gc.DefaultBase)
-	assert.Equal(t, filepath.Join(f.dir, "target"), gc.WorkDir)
+	// no fetched code (MR_TARGET_DIR): the workspace is plain files, no pull requests
+	assert.Empty(t, gc.DefaultBase)
+	assert.Empty(t, gc.WorkDir)
+	assert.Empty(t, gc.StartCommit)
 
 	clean, err := os.ReadFile(filepath.Join(f.runDir(), AgentContextFile))
 	require.NoError(t, err)

@@ -156,8 +156,8 @@ var Settings = []Setting{
 	{Env: "MR_CLAUDE_BIN", Input: "claude-bin", Default: "claude", Doc: "Claude Code executable.", Modes: "agent"},
 	{Env: "MR_CODEX_BIN", Input: "codex-bin", Default: "codex", Doc: "OpenAI Codex CLI executable (engine codex; key in OPENAI_API_KEY).", Modes: "agent"},
 	{Env: "MR_GEMINI_BIN", Input: "gemini-bin", Default: "gemini", Doc: "Gemini CLI executable (engine gemini; key in GEMINI_API_KEY).", Modes: "agent"},
-	{Env: "MR_WORKSPACE", Input: "workspace", Doc: "Checkout of the target repo the agent works in. With `target-dir` set, an empty directory the fetched code is checked out into. Defaults to the current directory.", Modes: "agent"},
-	{Env: "MR_TARGET_DIR", Input: "target-dir", Doc: "fetch: where the target's code (one shallow pack and its manifest) is written; agent: where it is read from and checked out into the workspace, with the git directory kept outside it. Empty in agent mode: the workspace is used as it is.", Modes: "fetch,agent"},
+	{Env: "MR_WORKSPACE", Input: "workspace", Doc: "Where the agent works. With `target-dir` set (as the workflow does), an empty directory the fetched code is checked out into. Without it, plain files and no code: no git runs there, no pull request can be made, and a git checkout (a `.git`) is refused. Defaults to the current directory.", Modes: "agent"},
+	{Env: "MR_TARGET_DIR", Input: "target-dir", Doc: "fetch: where the target's code (one shallow pack and its manifest) is written; agent: where it is read from and checked out into the workspace, with the git directory kept outside it. Empty in agent mode: the agent gets no code (see `workspace`).", Modes: "fetch,agent"},
 	{Env: "MR_MAX_CHECKOUT_BYTES", Input: "max-checkout-bytes", Default: "209715200", Doc: "Largest fetch of the target's code (one commit, depth 1) accepted; the fetch stops with an error above it.", Modes: "fetch", check: intRange(1024, 4<<30)},
 }
 
