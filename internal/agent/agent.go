@@ -335,7 +335,9 @@ func (r *run) prepare(ctx context.Context, raw []byte, env []string) (engine.Spe
 	return engine.Spec{
 		Prompt: text, WorkDir: workDir, RunDir: runDirAbs,
 		GateCommand: []string{exe, "mcp", "--config", gatePath},
-		Env:         env, MaxTurns: r.cfg.MaxTurns, Model: r.cfg.Model, MaxBudgetUSD: r.cfg.MaxBudgetUSD,
+		// engines without confined file tools of their own read (and edit) the checkout through these
+		FilesCommand: []string{exe, "mcp-files", "--root", workDir},
+		Env:          env, MaxTurns: r.cfg.MaxTurns, Model: r.cfg.Model, MaxBudgetUSD: r.cfg.MaxBudgetUSD,
 		ContextFile: ctxPath,
 		// the sanitized context lives outside the checkout; allow reading it
 		AllowedTools: append([]string{"Read(/" + ctxPath + ")"}, r.cfg.AllowedTools...),

@@ -28,8 +28,9 @@ import (
 type cliEngine struct {
 	name string
 	// gateTool is the engine's name for a gate tool ("add_comment" →
-	// "mcp__gate__add_comment").
-	gateTool func(string) string
+	// "mcp__gate__add_comment"); fileTool likewise for the runner's
+	// checkout file tools ("read_file" → "mcp__files__read_file").
+	gateTool, fileTool func(string) string
 	// start builds the engine and its fake API and points f at them.
 	start func(t *testing.T, f *fixture, script fakemodel.Script) (engine.Engine, fakeAPI)
 }
@@ -46,6 +47,7 @@ var cliEngines = []cliEngine{
 	{
 		name:     codex.Name,
 		gateTool: func(t string) string { return "mcp__gate__" + t },
+		fileTool: func(t string) string { return "mcp__files__" + t },
 		start: func(t *testing.T, f *fixture, script fakemodel.Script) (engine.Engine, fakeAPI) {
 			bin := claudetest.Codex.Binary(t)
 			fake := fakeopenai.New(script).Start()
@@ -61,6 +63,7 @@ var cliEngines = []cliEngine{
 	{
 		name:     gemini.Name,
 		gateTool: func(t string) string { return "mcp_gate_" + t },
+		fileTool: func(t string) string { return gemini.ToolName(contract.FilesServer, t) },
 		start: func(t *testing.T, f *fixture, script fakemodel.Script) (engine.Engine, fakeAPI) {
 			bin := claudetest.GeminiCLI.Binary(t)
 			fake := fakegemini.New(script).Start()

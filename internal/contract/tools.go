@@ -17,3 +17,24 @@ var GateTools = []string{ToolAddComment, ToolCreateIssue, ToolCreatePullRequest,
 
 // EngineToolName is how Claude Code names a gate tool (mcp__gate__add_comment).
 func EngineToolName(tool string) string { return "mcp__" + GateServer + "__" + tool }
+
+// FilesServer is the MCP server name of the runner's checkout file tools
+// (`runner mcp-files`), through which engines without a confined file tool
+// of their own (codex, gemini) read and edit the checkout.
+const FilesServer = "files"
+
+// The file tools `runner mcp-files` serves; each is confined to the checkout.
+const (
+	ToolReadFile    = "read_file"
+	ToolListFiles   = "list_files"
+	ToolSearchFiles = "search_files"
+	ToolEditFile    = "edit_file"
+	ToolWriteFile   = "write_file"
+)
+
+// ReadFileTools are the file tools every run gets: they change nothing.
+var ReadFileTools = []string{ToolReadFile, ToolListFiles, ToolSearchFiles}
+
+// WriteFileTools are the file tools an operator may enable for pull
+// requests (MR_ALLOWED_TOOLS Edit, Write).
+var WriteFileTools = []string{ToolEditFile, ToolWriteFile}

@@ -4,8 +4,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	"github.com/mention-runner/mention-runner/internal/session"
 )
@@ -24,6 +22,10 @@ type Spec struct {
 	// ContextFile is the sanitized context the prompt points at; an engine
 	// without a file-reading tool gives it inline.
 	ContextFile string
+	// FilesCommand is the argv that starts the runner's checkout file tools
+	// over stdio (`runner mcp-files --root <checkout>`), for engines that
+	// use them (see FileTools); nil = no checkout to read.
+	FilesCommand []string
 }
 
 // Sink receives engine events; it is called in order, from one goroutine.
@@ -37,24 +39,4 @@ type Engine interface {
 	// whole process group and return promptly). Result may be nil when the
 	// engine died without one.
 	Run(ctx context.Context, spec Spec, sink Sink) (*session.Result, error)
-}
-
-// CheckNoExtraTools refuses a spec that asks an engine without edit
-// support for extra tools (MR_ALLOWED_TOOLS: edits, shell for pull
-// requests): silently running without them would hide a misconfiguration.
-// Read rules (the runner adds one for the context file) are fine: these
-// engines read the context their own way.
-func CheckNoExtraTools(name string, allowed []string) error {
-	var extra []string
-	for _, t := range allowed {
-		t = strings.TrimSpace(t)
-		if t != "" && !strings.HasPrefix(t, "Read(") && t != "Read" {
-			extra = append(extra, t)
-		}
-	}
-	if len(extra) > 0 {
-		return fmt.Errorf("engine %s cannot use MR_ALLOWED_TOOLS (%s): it has no file editing or shell in this runner; "+
-			"only engine claude can prepare pull requests", name, strings.Join(extra, ", "))
-	}
-	return nil
 }

@@ -9,8 +9,13 @@
 // .codex/hooks.json, .agents/skills, .rules, .env) is ever discovered;
 // CODEX_HOME is a fresh directory under the engine's HOME and
 // --ignore-user-config skips even that; every setting comes from the
-// command line. Without a shell Codex cannot read files, so the sanitized
-// context is given inline in the prompt.
+// command line. Its sandbox stays read-only over that empty directory, so
+// its own apply_patch (offered to some models whatever the configuration)
+// can change nothing. Codex reads, and with MR_ALLOWED_TOOLS Edit/Write
+// changes, the checkout through the runner's file tools (`runner
+// mcp-files`, a second MCP server), which are confined to the checkout by
+// the runner; the gate commits the changes for a pull request. The
+// sanitized context is given inline in the prompt.
 package codex
 
 import (
@@ -75,13 +80,16 @@ func (e *Engine) Name() string { return Name }
 // read-only sandbox, never asking for approval, no web search, no project
 // docs, the features above off, the gate as the only MCP server (its tools
 // approved: the gate itself decides), and the model and provider.
-func (e *Engine) Args(spec engine.Spec, workDir, baseURL string) []string {
+func (e *Engine) Args(spec engine.Spec, workDir, baseURL string, files []string) []string {
 	args := []string{"exec", "--json", "--color", "never", "--skip-git-repo-check", "--ephemeral",
 		"--ignore-user-config", "--ignore-rules", "-C", workDir, "-s", "read-only",
 		"-c", `approval_policy="never"`, "-c", `web_search="disabled"`, "-c", "project_doc_max_bytes=0",
 		"-c", `history.persistence="none"`, "-c", "check_for_update_on_startup=false",
 		"-c", "include_apply_patch_tool=false",
-		"-c", "mcp_servers." + contract.GateServer + "=" + gateTOML(spec.GateCommand),
+		"-c", "mcp_servers." + contract.GateServer + "=" + serverTOML(spec.GateCommand),
+	}
+	if len(files) > 0 {
+		args = append(args, "-c", "mcp_servers."+contract.FilesServer+"="+serverTOML(files))
 	}
 	for _, f := range DisabledFeatures {
 		args = append(args, "--disable", f)
@@ -98,8 +106,9 @@ func (e *Engine) Args(spec engine.Spec, workDir, baseURL string) []string {
 	return append(args, "-m", orModel(spec.Model), "-")
 }
 
-// gateTOML is the gate's MCP server entry as an inline TOML table.
-func gateTOML(argv []string) string {
+// serverTOML is an MCP server entry (the gate, the file tools) as an
+// inline TOML table; its tools are approved: the server itself decides.
+func serverTOML(argv []string) string {
 	var args []string
 	for _, a := range argv[1:] {
 		args = append(args, tomlString(a))
@@ -127,18 +136,20 @@ func tomlString(s string) string {
 	return b.String()
 }
 
-// Prompt is spec's prompt with the sanitized context inline, since Codex
-// has no tool to read it.
-func Prompt(spec engine.Spec) (string, error) {
+// Prompt is spec's prompt with how to reach the checkout (when there is
+// one) and the sanitized context inline, since the file tools reach only
+// the checkout.
+func Prompt(spec engine.Spec, checkout, write bool) (string, error) {
+	p := spec.Prompt + engine.FilesNote(spec.WorkDir, checkout, write, func(t string) string { return "mcp__" + contract.FilesServer + "__" + t })
 	if spec.ContextFile == "" {
-		return spec.Prompt, nil
+		return p, nil
 	}
 	b, err := os.ReadFile(spec.ContextFile)
 	if err != nil {
 		return "", fmt.Errorf("read the context for the prompt: %w", err)
 	}
-	return spec.Prompt + "\n\nYou have no tool to read files; the data file `" + spec.ContextFile +
-		"` follows in full:\n\n````json\n" + strings.TrimRight(string(b), "\n") + "\n````\n", nil
+	return p + "\nThe data file `" + spec.ContextFile + "` is not in the checkout; it follows in full:\n\n````json\n" +
+		strings.TrimRight(string(b), "\n") + "\n````\n", nil
 }
 
 // Run starts Codex and blocks until it ends or ctx is done (see
@@ -152,10 +163,15 @@ func (e *Engine) Run(ctx context.Context, spec engine.Spec, sink engine.Sink) (*
 	if len(spec.GateCommand) == 0 || spec.GateCommand[0] == "" {
 		return nil, errors.New("codex engine: the gate command is empty")
 	}
-	if err := engine.CheckNoExtraTools(Name, spec.AllowedTools); err != nil {
+	tools, err := engine.FileTools(Name, spec.AllowedTools)
+	if err != nil {
 		return nil, err
 	}
-	prompt, err := Prompt(spec)
+	if err := engine.CheckNoBudget(Name, spec.MaxBudgetUSD); err != nil {
+		return nil, err
+	}
+	files := engine.FilesArgv(spec, tools)
+	prompt, err := Prompt(spec, files != nil, engine.CanWrite(tools))
 	if err != nil {
 		return nil, fmt.Errorf("codex engine: %w", err)
 	}
@@ -170,7 +186,7 @@ func (e *Engine) Run(ctx context.Context, spec engine.Spec, sink engine.Sink) (*
 
 	m := newMapper(orModel(spec.Model))
 	return process.RunStream(ctx, process.Stream{Program: Program, Map: m.Map, MaxTurns: spec.MaxTurns,
-		Spec: process.Spec{Bin: e.Bin, Args: e.Args(spec, workDir, process.Lookup(env, BaseURLEnv)), Dir: workDir,
+		Spec: process.Spec{Bin: e.Bin, Args: e.Args(spec, workDir, process.Lookup(env, BaseURLEnv), files), Dir: workDir,
 			Env: env, Stdin: strings.NewReader(prompt), Grace: e.Grace, StderrTail: e.StderrTail}}, sink)
 }
 

@@ -2,6 +2,7 @@ package codex
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"strings"
 	"testing"
@@ -107,14 +108,37 @@ func TestMapLines(t *testing.T) {
 
 func TestArgs(t *testing.T) {
 	e := New("codex")
-	args := strings.Join(e.Args(engine.Spec{GateCommand: []string{"/bin/runner", "mcp", "--config", `/r/"q".json`}}, "/w", "http://127.0.0.1:1/v1"), " ")
+	args := strings.Join(e.Args(engine.Spec{GateCommand: []string{"/bin/runner", "mcp", "--config", `/r/"q".json`}}, "/w", "http://127.0.0.1:1/v1",
+		[]string{"/bin/runner", "mcp-files", "--root", "/c", "--tools", "read_file"}), " ")
 	for _, want := range []string{"exec --json", "--ignore-user-config", "--ignore-rules", "--ephemeral", "-C /w", "-s read-only",
 		`approval_policy="never"`, `web_search="disabled"`, "project_doc_max_bytes=0", "--disable shell_tool", "--disable hooks",
 		`mcp_servers.gate={command="/bin/runner",args=["mcp","--config","/r/\"q\".json"],default_tools_approval_mode="approve"`,
+		`mcp_servers.files={command="/bin/runner",args=["mcp-files","--root","/c","--tools","read_file"],default_tools_approval_mode="approve"`,
 		`model_providers.mention-runner={name="mention-runner",base_url="http://127.0.0.1:1/v1"`, "-m " + DefaultModel + " -"} {
 		assert.Contains(t, args, want)
 	}
 	assert.NotContains(t, args, "request_max_retries", "retries stay Codex's unless set")
+	assert.NotContains(t, strings.Join(e.Args(engine.Spec{GateCommand: []string{"/bin/runner"}}, "/w", "", nil), " "), "mcp_servers.files")
+}
+
+// TestRefusedSettings: what the engine cannot honour fails the run before
+// the CLI starts, with the setting named.
+func TestRefusedSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		spec engine.Spec
+		want string
+	}{
+		{"shell", engine.Spec{AllowedTools: []string{"Write", "Bash(git commit:*)"}}, "MR_ALLOWED_TOOLS Bash(git commit:*)"},
+		{"web", engine.Spec{AllowedTools: []string{"WebFetch"}}, "MR_ALLOWED_TOOLS WebFetch"},
+		{"budget", engine.Spec{MaxBudgetUSD: 2}, "MR_MAX_BUDGET_USD=2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.spec.GateCommand = []string{"x"}
+			_, err := New("codex").Run(context.Background(), tc.spec, nil)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
 }
 
 func FuzzMap(f *testing.F) {

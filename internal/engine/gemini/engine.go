@@ -14,8 +14,11 @@
 // workspace: Gemini CLI 0.61.0 loads GEMINI.md from every workspace
 // directory and from every directory a tool reads ("JIT context"), and
 // offers no setting to stop it, so a workspace holding the checkout would
-// let the repository instruct the model. The engine therefore reads the
-// thread's data, not the repository's files.
+// let the repository instruct the model. The checkout is read, and with
+// MR_ALLOWED_TOOLS Edit/Write changed, through the runner's file tools
+// (`runner mcp-files`, a second MCP server confined to the checkout by the
+// runner), which load nothing; the gate commits the changes for a pull
+// request. The CLI's own read tools see only the context copy.
 package gemini
 
 import (
@@ -67,22 +70,41 @@ func New(bin string) *Engine { return &Engine{Bin: bin} }
 // Name is "gemini".
 func (e *Engine) Name() string { return Name }
 
-// Tools is the tools.core allow-list: the read-only tools and the gate's.
-func Tools() []string { return append(append([]string{}, ReadOnlyTools...), GateTools...) }
+// ToolName is how the Gemini CLI names a tool of one of the runner's MCP
+// servers (mcp_gate_add_comment, mcp_files_read_file).
+func ToolName(server, tool string) string { return "mcp_" + server + "_" + tool }
+
+// Tools is the tools.core allow-list: the read-only tools, the gate's and
+// the given file tools.
+func Tools(fileTools []string) []string {
+	out := append(append([]string{}, ReadOnlyTools...), GateTools...)
+	for _, t := range fileTools {
+		out = append(out, ToolName(contract.FilesServer, t))
+	}
+	return out
+}
 
 // Settings is the settings file for spec: API-key auth, the gate as the
 // only MCP server (trusted: the gate itself decides), the tool allow-list,
 // no context files (memoryFile is a name no repository has), no hooks,
 // skills, sub-agents, checkpoints, telemetry or update checks, and no
 // loop detection of its own (the runner's applies to every engine).
-func Settings(spec engine.Spec, memoryFile string) map[string]any {
+func Settings(spec engine.Spec, memoryFile string, files, fileTools []string) map[string]any {
+	servers := map[string]any{contract.GateServer: map[string]any{
+		"command": spec.GateCommand[0], "args": spec.GateCommand[1:], "trust": true, "timeout": 600000}}
+	allowed := []string{contract.GateServer}
+	if len(files) > 0 {
+		servers[contract.FilesServer] = map[string]any{"command": files[0], "args": files[1:], "trust": true, "timeout": 600000}
+		allowed = append(allowed, contract.FilesServer)
+	} else {
+		fileTools = nil
+	}
 	return map[string]any{
 		"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"},
 			"folderTrust": map[string]any{"enabled": true}},
-		"mcpServers": map[string]any{contract.GateServer: map[string]any{
-			"command": spec.GateCommand[0], "args": spec.GateCommand[1:], "trust": true, "timeout": 600000}},
-		"mcp":   map[string]any{"allowed": []string{contract.GateServer}},
-		"tools": map[string]any{"core": Tools(), "useRipgrep": false},
+		"mcpServers": servers,
+		"mcp":        map[string]any{"allowed": allowed},
+		"tools":      map[string]any{"core": Tools(fileTools), "useRipgrep": false},
 		"context": map[string]any{"fileName": []string{memoryFile}, "loadMemoryFromIncludeDirectories": false,
 			"discoveryMaxDirs": 1},
 		"privacy":     map[string]any{"usageStatisticsEnabled": false},
@@ -100,9 +122,13 @@ func Settings(spec engine.Spec, memoryFile string) map[string]any {
 // default approval mode (so nothing outside the allow-list runs), only the
 // gate's MCP server, and a one-line prompt that points at the full prompt
 // on stdin.
-func Args(spec engine.Spec) []string {
+func Args(spec engine.Spec, files bool) []string {
+	servers := contract.GateServer
+	if files {
+		servers += "," + contract.FilesServer
+	}
 	return []string{"-o", "stream-json", "-m", orModel(spec.Model), "--approval-mode", "default",
-		"--allowed-mcp-server-names", contract.GateServer, "-p", "Do the task described above."}
+		"--allowed-mcp-server-names", servers, "-p", "Do the task described above."}
 }
 
 func orModel(m string) string {
@@ -122,28 +148,33 @@ func (e *Engine) Run(ctx context.Context, spec engine.Spec, sink engine.Sink) (*
 	if len(spec.GateCommand) == 0 || spec.GateCommand[0] == "" {
 		return nil, errors.New("gemini engine: the gate command is empty")
 	}
-	if err := engine.CheckNoExtraTools(Name, spec.AllowedTools); err != nil {
+	fileTools, err := engine.FileTools(Name, spec.AllowedTools)
+	if err != nil {
 		return nil, err
 	}
-	env, workDir, err := prepare(spec)
+	if err := engine.CheckNoBudget(Name, spec.MaxBudgetUSD); err != nil {
+		return nil, err
+	}
+	files := engine.FilesArgv(spec, fileTools)
+	env, workDir, err := prepare(spec, files, fileTools)
 	if err != nil {
 		return nil, fmt.Errorf("gemini engine: %w", err)
 	}
 	prompt := spec.Prompt
 	if spec.ContextFile != "" {
-		prompt += "\n\nFor your read_file tool the data file is at `" + filepath.Join(workDir, filepath.Base(spec.ContextFile)) +
-			"`. The repository's files are not available to you in this run.\n"
+		prompt += "\n\nFor your read_file tool the data file is at `" + filepath.Join(workDir, filepath.Base(spec.ContextFile)) + "`."
 	}
+	prompt += engine.FilesNote(spec.WorkDir, files != nil, engine.CanWrite(fileTools), func(t string) string { return ToolName(contract.FilesServer, t) })
 	m := newMapper(orModel(spec.Model))
 	return process.RunStream(ctx, process.Stream{Program: Program, Map: m.Map, Flush: m.Flush, MaxTurns: spec.MaxTurns,
-		Spec: process.Spec{Bin: e.Bin, Args: Args(spec), Dir: workDir, Env: env,
+		Spec: process.Spec{Bin: e.Bin, Args: Args(spec, files != nil), Dir: workDir, Env: env,
 			Stdin: strings.NewReader(prompt), Grace: e.Grace, StderrTail: e.StderrTail}}, sink)
 }
 
 // prepare writes the settings under the fresh HOME, makes the empty
 // working directory with a copy of the context, and returns the CLI's
 // environment.
-func prepare(spec engine.Spec) (env []string, workDir string, err error) {
+func prepare(spec engine.Spec, files, fileTools []string) (env []string, workDir string, err error) {
 	home := process.Lookup(spec.Env, "HOME")
 	if home == "" {
 		return nil, "", errors.New("the environment has no HOME (the runner makes a fresh one per run)")
@@ -152,7 +183,7 @@ func prepare(spec engine.Spec) (env []string, workDir string, err error) {
 	if _, err := rand.Read(nonce); err != nil {
 		return nil, "", err
 	}
-	b, err := json.MarshalIndent(Settings(spec, ".mention-runner-no-memory-"+hex.EncodeToString(nonce)+".md"), "", "  ")
+	b, err := json.MarshalIndent(Settings(spec, ".mention-runner-no-memory-"+hex.EncodeToString(nonce)+".md", files, fileTools), "", "  ")
 	if err != nil {
 		return nil, "", err
 	}

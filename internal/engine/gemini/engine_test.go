@@ -156,15 +156,42 @@ func TestMapLines(t *testing.T) {
 
 func TestSettingsAndArgs(t *testing.T) {
 	spec := engine.Spec{GateCommand: []string{"/bin/runner", "mcp", "--config", "/r/gate.json"}, WorkDir: "/checkout"}
-	s := Settings(spec, ".none.md")
+	files := []string{"/bin/runner", "mcp-files", "--root", "/checkout", "--tools", "read_file,edit_file"}
+	s := Settings(spec, ".none.md", files, []string{"read_file", "edit_file"})
 	b, err := json.Marshal(s)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"command":"/bin/runner","args":["mcp","--config","/r/gate.json"],"trust":true,"timeout":600000}`,
 		string(mustJSON(t, s["mcpServers"].(map[string]any)["gate"])))
-	assert.Contains(t, string(b), `"core":["read_file","list_directory","glob","grep_search","mcp_gate_add_comment"`)
-	assert.NotContains(t, strings.Join(Args(spec), " "), "/checkout", "the checkout is never part of the workspace")
-	_, err = New("gemini").Run(context.Background(), engine.Spec{GateCommand: []string{"x"}, AllowedTools: []string{"Edit"}}, nil)
-	require.ErrorContains(t, err, "MR_ALLOWED_TOOLS")
+	assert.JSONEq(t, `{"command":"/bin/runner","args":["mcp-files","--root","/checkout","--tools","read_file,edit_file"],"trust":true,"timeout":600000}`,
+		string(mustJSON(t, s["mcpServers"].(map[string]any)["files"])))
+	assert.Contains(t, string(b), `"core":["read_file","list_directory","glob","grep_search","mcp_gate_add_comment","mcp_gate_create_issue","mcp_gate_create_pull_request","mcp_gate_noop","mcp_files_read_file","mcp_files_edit_file"]`)
+	assert.Contains(t, string(b), `"allowed":["gate","files"]`)
+	assert.NotContains(t, strings.Join(Args(spec, true), " "), "/checkout", "the checkout is never part of the workspace")
+	assert.Contains(t, strings.Join(Args(spec, true), " "), "--allowed-mcp-server-names gate,files")
+
+	noFiles := Settings(spec, ".none.md", nil, []string{"read_file"})
+	assert.NotContains(t, noFiles["mcpServers"], "files")
+	assert.NotContains(t, string(mustJSON(t, noFiles)), "mcp_files_")
+}
+
+// TestRefusedSettings: what the engine cannot honour fails the run before
+// the CLI starts, with the setting named.
+func TestRefusedSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		spec engine.Spec
+		want string
+	}{
+		{"shell", engine.Spec{AllowedTools: []string{"Edit", "Bash"}}, "MR_ALLOWED_TOOLS Bash"},
+		{"scoped edit", engine.Spec{AllowedTools: []string{"Edit(/etc/**)"}}, "MR_ALLOWED_TOOLS Edit(/etc/**)"},
+		{"budget", engine.Spec{MaxBudgetUSD: 0.5}, "MR_MAX_BUDGET_USD=0.5"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.spec.GateCommand = []string{"x"}
+			_, err := New("gemini").Run(context.Background(), tc.spec, nil)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
 }
 
 func mustJSON(t *testing.T, v any) []byte {

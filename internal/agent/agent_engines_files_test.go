@@ -1,0 +1,204 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/claudetest"
+	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/fakemodel"
+	"github.com/mention-runner/mention-runner/internal/hostile"
+	"github.com/mention-runner/mention-runner/internal/outputs"
+	"github.com/mention-runner/mention-runner/internal/policy"
+)
+
+// TestEngineReadsCheckout: by default the engine reads the checkout
+// through the runner's file tools and is offered no tool that changes a
+// file.
+func TestEngineReadsCheckout(t *testing.T) {
+	forEachCLIEngine(t, func(t *testing.T, ce cliEngine) {
+		script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
+			switch req.Turn() {
+			case 0:
+				return toolUse(ce.fileTool(contract.ToolReadFile), map[string]any{"path": "README.md"})
+			case 1:
+				return toolUse(ce.gateTool("add_comment"), map[string]any{"repo": testRepo, "number": testNumber, "body": "The README says: " + lastToolResult(t, req).Content})
+			}
+			return fakemodel.Text("Done.")
+		})
+		f := newFixture(t, "@helperbot what does the README say?")
+		eng, fake := ce.start(t, f, script)
+
+		out, err := f.run(t, eng)
+		require.NoError(t, err)
+		assert.Equal(t, contract.StatusCompleted, out.Status)
+		agent := fake.AgentRequests()
+		require.Len(t, agent, 3)
+		names := agent[0].ToolNames()
+		for _, tool := range contract.ReadFileTools {
+			assert.Contains(t, names, ce.fileTool(tool))
+		}
+		for _, tool := range contract.WriteFileTools {
+			assert.NotContains(t, names, ce.fileTool(tool), "no write tool by default")
+		}
+		read := lastToolResult(t, agent[1])
+		assert.False(t, read.IsError, read.Content)
+		assert.Contains(t, read.Content, "# hello")
+	})
+}
+
+// TestEngineHostileRepoPRTools: with the pull-request tool set (Edit,
+// Write) on the hostile repository the engine edits files in the checkout,
+// the gate commits them into a pull request entry, and still nothing from
+// the repository runs or instructs the model.
+func TestEngineHostileRepoPRTools(t *testing.T) {
+	forEachCLIEngine(t, func(t *testing.T, ce cliEngine) {
+		script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
+			switch req.Turn() {
+			case 0:
+				return toolUse(ce.fileTool(contract.ToolReadFile), map[string]any{"path": "README.md"})
+			case 1:
+				return toolUse(ce.fileTool(contract.ToolEditFile), map[string]any{"path": "README.md", "old_string": "# hostile", "new_string": "# fixed"})
+			case 2:
+				return toolUse(ce.fileTool(contract.ToolWriteFile), map[string]any{"path": "src/fix.txt", "content": "fixed\n"})
+			case 3:
+				return toolUse(ce.gateTool("create_pull_request"), map[string]any{"repo": testRepo, "title": "Fix the readme", "body": "Fixes it."})
+			}
+			return fakemodel.Text("Opened a PR.")
+		})
+		f := newFixture(t, "@helperbot fix the readme")
+		canaryDir, canaries := hostileTarget(t, f)
+		f.env["MR_ALLOWED_TOOLS"] = "Edit,Write"
+		eng, fake := ce.start(t, f, script)
+		f.env["MR_TIMEOUT"] = "3m"
+
+		out, err := f.run(t, eng)
+		require.NoError(t, err)
+		assert.Equal(t, contract.StatusCompleted, out.Status)
+		noCanaries(t, canaryDir, canaries)
+		agent := fake.AgentRequests()
+		require.Len(t, agent, 5)
+		for _, tool := range append(append([]string{}, contract.ReadFileTools...), contract.WriteFileTools...) {
+			assert.Contains(t, agent[0].ToolNames(), ce.fileTool(tool))
+		}
+		for i := 1; i <= 4; i++ {
+			r := lastToolResult(t, agent[i])
+			assert.False(t, r.IsError, "turn %d: %s", i, r.Content)
+		}
+		for _, r := range fake.Requests() {
+			assert.NotContains(t, string(r.Body), hostile.CLAUDEMDMarker, "request %d carries the repository's instructions", r.Seq)
+			assert.Equal(t, claudetest.DummyAPIKey, apiKey(r), "the key is the runner's")
+		}
+		entries, err := outputs.ReadFile(filepath.Join(f.runDir(), contract.OutputsFile))
+		require.NoError(t, err)
+		require.Len(t, entries, 1)
+		e := entries[0]
+		assert.Equal(t, policy.KindPullRequest, e.Kind)
+		assert.Equal(t, "main", e.Base)
+		assert.Equal(t, 1, e.Commits)
+		assert.FileExists(t, filepath.Join(f.runDir(), e.Bundle))
+		b, err := os.ReadFile(filepath.Join(f.dir, "work", "README.md"))
+		require.NoError(t, err)
+		assert.True(t, strings.HasPrefix(string(b), "# fixed"))
+		assert.FileExists(t, filepath.Join(f.dir, "work", "src", "fix.txt"))
+	})
+}
+
+// TestEngineOutsideCheckoutRefused: with the pull-request tool set the
+// engine reads and writes inside its checkout and nowhere else — not /etc,
+// not /proc, not the run directory (its record, outputs.jsonl, the gate's
+// config), not its home, not through "..".
+func TestEngineOutsideCheckoutRefused(t *testing.T) {
+	forEachCLIEngine(t, func(t *testing.T, ce cliEngine) {
+		var f *fixture
+		outsideFile := filepath.Join(os.TempDir(), "mr-outside-"+strings.ReplaceAll(t.Name(), "/", "_"))
+		type try struct {
+			tool string
+			args func() map[string]any
+		}
+		tries := []try{
+			{contract.ToolReadFile, func() map[string]any { return map[string]any{"path": "/etc/passwd"} }},
+			{contract.ToolReadFile, func() map[string]any { return map[string]any{"path": "/proc/self/environ"} }},
+			{contract.ToolReadFile, func() map[string]any { return map[string]any{"path": filepath.Join(f.runDir(), GateConfigFile)} }},
+			{contract.ToolReadFile, func() map[string]any { return map[string]any{"path": "../runs/context.json"} }},
+			{contract.ToolReadFile, func() map[string]any { return map[string]any{"path": "~/.gemini/settings.json"} }},
+			{contract.ToolListFiles, func() map[string]any { return map[string]any{"path": "/etc"} }},
+			{contract.ToolSearchFiles, func() map[string]any { return map[string]any{"pattern": "root", "path": "/etc"} }},
+			{contract.ToolWriteFile, func() map[string]any { return map[string]any{"path": outsideFile, "content": "x"} }},
+			{contract.ToolWriteFile, func() map[string]any {
+				return map[string]any{"path": filepath.Join(f.runDir(), contract.OutputsFile), "content": `{"kind":"comment"}`}
+			}},
+			{contract.ToolWriteFile, func() map[string]any { return map[string]any{"path": "../escape.txt", "content": "x"} }},
+			{contract.ToolWriteFile, func() map[string]any { return map[string]any{"path": "~/.bashrc", "content": "x"} }},
+			{contract.ToolEditFile, func() map[string]any {
+				return map[string]any{"path": filepath.Join(f.runDir(), AgentContextFile), "old_string": "trigger_comment", "new_string": "x"}
+			}},
+		}
+		script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
+			if n := req.Turn(); n < len(tries) {
+				return toolUse(ce.fileTool(tries[n].tool), tries[n].args())
+			} else if n == len(tries) {
+				return toolUse(ce.gateTool("noop"), map[string]any{"reason": "probing"})
+			}
+			return fakemodel.Text("done")
+		})
+		f = newFixture(t, "@helperbot look outside")
+		hostileTarget(t, f)
+		f.env["MR_ALLOWED_TOOLS"] = "Edit,Write"
+		f.env["MR_MAX_TURNS"] = "30"
+		eng, fake := ce.start(t, f, script)
+		f.env["MR_TIMEOUT"] = "3m"
+		t.Cleanup(func() { os.Remove(outsideFile) })
+
+		out, err := f.run(t, eng)
+		require.NoError(t, err)
+		assert.Equal(t, contract.StatusCompleted, out.Status)
+		agent := fake.AgentRequests()
+		require.Len(t, agent, len(tries)+2)
+		for i, tr := range tries {
+			res := lastToolResult(t, agent[i+1])
+			assert.Contains(t, res.Content, "outside the checkout", "%s %v must be refused", tr.tool, tr.args())
+			assert.NotContains(t, res.Content, "root:x:0:0", "no /etc/passwd content")
+			assert.NotContains(t, res.Content, "API_KEY", "no environment")
+		}
+		assert.NoFileExists(t, outsideFile)
+		assert.NoFileExists(t, filepath.Join(f.dir, "escape.txt"))
+		es, err := outputs.ReadFile(filepath.Join(f.runDir(), contract.OutputsFile))
+		require.NoError(t, err)
+		require.Len(t, es, 1, "only the gate wrote outputs.jsonl")
+		assert.Equal(t, outputs.KindNoop, es[0].Kind)
+		ctx, err := os.ReadFile(filepath.Join(f.runDir(), AgentContextFile))
+		require.NoError(t, err)
+		assert.Contains(t, string(ctx), "trigger_comment")
+	})
+}
+
+// TestEngineRefusesUnkeepableSettings: a setting the engine cannot keep —
+// a cost budget (the CLIs report tokens, not cost) or a shell — fails the
+// run before the CLI starts, with the setting named; nothing is ignored.
+func TestEngineRefusesUnkeepableSettings(t *testing.T) {
+	forEachCLIEngine(t, func(t *testing.T, ce cliEngine) {
+		for _, tc := range []struct{ key, value, want string }{
+			{"MR_MAX_BUDGET_USD", "0.25", "MR_MAX_BUDGET_USD=0.25"},
+			{"MR_ALLOWED_TOOLS", "Edit,Bash", "MR_ALLOWED_TOOLS Bash"},
+		} {
+			t.Run(tc.key, func(t *testing.T) {
+				f := newFixture(t, "@helperbot hello")
+				eng, fake := ce.start(t, f, fakemodel.Func(func(fakemodel.Request) fakemodel.Reply { return fakemodel.Text("never") }))
+				f.env[tc.key] = tc.value
+				out, err := f.run(t, eng)
+				var re *RunError
+				require.ErrorAs(t, err, &re)
+				assert.Equal(t, contract.StatusFailed, out.Status)
+				assert.Contains(t, out.Error, tc.want)
+				assert.Empty(t, fake.Requests(), "the CLI never started")
+				f.requireRecord(t)
+			})
+		}
+	})
+}
