@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,10 +12,12 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/claudetest"
 	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/engine"
+	"github.com/mention-runner/mention-runner/internal/engine/codex"
+	"github.com/mention-runner/mention-runner/internal/engine/gemini"
 	"github.com/mention-runner/mention-runner/internal/fakemodel"
 	"github.com/mention-runner/mention-runner/internal/hostile"
 	"github.com/mention-runner/mention-runner/internal/outputs"
-	"github.com/mention-runner/mention-runner/internal/policy"
 )
 
 // TestEngineReadsCheckout: by default the engine reads the checkout
@@ -49,6 +52,18 @@ func TestEngineReadsCheckout(t *testing.T) {
 		read := lastToolResult(t, agent[1])
 		assert.False(t, read.IsError, read.Content)
 		assert.Contains(t, read.Content, "# hello")
+
+		// the session's [User] is the task, never the rendered prompt the CLI may echo
+		users := 0
+		for _, turn := range f.session(t).Turns {
+			if turn.Role == "user" {
+				b, err := json.Marshal(turn.Blocks)
+				require.NoError(t, err)
+				assert.NotContains(t, string(b), "# How to write", "the rendered prompt reached the session")
+				users++
+			}
+		}
+		assert.Positive(t, users)
 	})
 }
 
@@ -82,29 +97,14 @@ func TestEngineHostileRepoPRTools(t *testing.T) {
 		assert.Equal(t, contract.StatusCompleted, out.Status)
 		noCanaries(t, canaryDir, canaries)
 		agent := fake.AgentRequests()
-		require.Len(t, agent, 5)
+		requireFixedReadmePR(t, f, agent)
 		for _, tool := range append(append([]string{}, contract.ReadFileTools...), contract.WriteFileTools...) {
 			assert.Contains(t, agent[0].ToolNames(), ce.fileTool(tool))
-		}
-		for i := 1; i <= 4; i++ {
-			r := lastToolResult(t, agent[i])
-			assert.False(t, r.IsError, "turn %d: %s", i, r.Content)
 		}
 		for _, r := range fake.Requests() {
 			assert.NotContains(t, string(r.Body), hostile.CLAUDEMDMarker, "request %d carries the repository's instructions", r.Seq)
 			assert.Equal(t, claudetest.DummyAPIKey, apiKey(r), "the key is the runner's")
 		}
-		entries, err := outputs.ReadFile(filepath.Join(f.runDir(), contract.OutputsFile))
-		require.NoError(t, err)
-		require.Len(t, entries, 1)
-		e := entries[0]
-		assert.Equal(t, policy.KindPullRequest, e.Kind)
-		assert.Equal(t, "main", e.Base)
-		assert.Equal(t, 1, e.Commits)
-		assert.FileExists(t, filepath.Join(f.runDir(), e.Bundle))
-		b, err := os.ReadFile(filepath.Join(f.dir, "work", "README.md"))
-		require.NoError(t, err)
-		assert.True(t, strings.HasPrefix(string(b), "# fixed"))
 		assert.FileExists(t, filepath.Join(f.dir, "work", "src", "fix.txt"))
 	})
 }
@@ -180,25 +180,27 @@ func TestEngineOutsideCheckoutRefused(t *testing.T) {
 
 // TestEngineRefusesUnkeepableSettings: a setting the engine cannot keep —
 // a cost budget (the CLIs report tokens, not cost) or a shell — fails the
-// run before the CLI starts, with the setting named; nothing is ignored.
+// run before the CLI starts (there is none here), with the setting named:
+// nothing is silently ignored.
 func TestEngineRefusesUnkeepableSettings(t *testing.T) {
-	forEachCLIEngine(t, func(t *testing.T, ce cliEngine) {
+	for _, eng := range []engine.Engine{codex.New("/nonexistent/codex"), gemini.New("/nonexistent/gemini")} {
 		for _, tc := range []struct{ key, value, want string }{
 			{"MR_MAX_BUDGET_USD", "0.25", "MR_MAX_BUDGET_USD=0.25"},
 			{"MR_ALLOWED_TOOLS", "Edit,Bash", "MR_ALLOWED_TOOLS Bash"},
+			{"MR_ALLOWED_TOOLS", "WebFetch", "MR_ALLOWED_TOOLS WebFetch"},
+			{"MR_ALLOWED_TOOLS", "Write(/etc/**)", "MR_ALLOWED_TOOLS Write(/etc/**)"},
 		} {
-			t.Run(tc.key, func(t *testing.T) {
+			t.Run(eng.Name()+"/"+tc.value, func(t *testing.T) {
 				f := newFixture(t, "@helperbot hello")
-				eng, fake := ce.start(t, f, fakemodel.Func(func(fakemodel.Request) fakemodel.Reply { return fakemodel.Text("never") }))
 				f.env[tc.key] = tc.value
 				out, err := f.run(t, eng)
 				var re *RunError
 				require.ErrorAs(t, err, &re)
 				assert.Equal(t, contract.StatusFailed, out.Status)
 				assert.Contains(t, out.Error, tc.want)
-				assert.Empty(t, fake.Requests(), "the CLI never started")
+				assert.NotContains(t, out.Error, "/nonexistent", "refused before the CLI was started")
 				f.requireRecord(t)
 			})
 		}
-	})
+	}
 }

@@ -148,7 +148,15 @@ func TestClaudeHostileRepoPRTools(t *testing.T) {
 	noCanaries(t, canaryDir, canaries)
 	noGuidance(t, fake)
 
-	agent := fake.AgentRequests()
+	requireFixedReadmePR(t, f, fake.AgentRequests())
+}
+
+// requireFixedReadmePR checks a run of the hostile repository whose agent
+// made four successful calls (the last create_pull_request) after editing
+// README.md to start with "# fixed": one pull request entry on main with
+// one commit, its bundle, and the edit in the checkout.
+func requireFixedReadmePR(t *testing.T, f *fixture, agent []fakemodel.Request) {
+	t.Helper()
 	require.Len(t, agent, 5)
 	for i := 1; i <= 4; i++ {
 		rs := agent[i].ToolResults()

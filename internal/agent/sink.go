@@ -16,8 +16,8 @@ import (
 // from its log when a tool result shows the gate has answered.
 func (r *run) sink(ev session.Event) {
 	switch {
-	case ev.Kind == session.EventUserText && strings.TrimSpace(ev.Text) == strings.TrimSpace(r.prompt):
-		return // an engine echoing the prompt: [User] is the task already
+	case ev.Kind == session.EventUserText && r.prompt != "" && strings.Contains(ev.Text, strings.TrimSpace(r.prompt)):
+		return // an engine echoing the prompt (the CLI may add its own lines): [User] is the task already
 	case ev.Kind == session.EventToolUse && ev.DisplayName == "":
 		ev.DisplayName = gate.DisplayName(ev.ToolName) // the gate tools' MCP titles
 	}
