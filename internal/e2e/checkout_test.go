@@ -74,68 +74,81 @@ func TestFlowClaudeRightCode(t *testing.T) {
 	}
 }
 
-// TestFlowClaudeForkPR: the bot is mentioned on a pull request whose head
-// is in a fork, and the agent (real Claude Code, Write only) edits a file
-// and asks for a pull request. The fetch job hands over the fork's head
-// and main's tip; publish opens a pull request into main that carries the
-// agent's change alone: one commit, one file, none of the fork's commits
-// (PR_ONLY.md), built on main as it is now (CHANGELOG.md, committed after
-// the fork branched off, is no part of the diff).
-func TestFlowClaudeForkPR(t *testing.T) {
+// TestFlowClaudePRFromPR: the bot is mentioned on a pull request and the
+// agent (real Claude Code, Write only) reads a file of the PR's head, adds
+// a file and asks for a pull request. From a fork's pull request the fetch
+// job hands over the fork's head and main's tip, and publish opens a pull
+// request into main carrying the agent's change alone: one commit, one
+// file, none of the fork's commits (PR_ONLY.md), built on main as it is
+// now (CHANGELOG.md, committed after the fork branched off, is no part of
+// the diff). From a same-repository pull request it stacks on the PR's
+// head branch, again with only the agent's commit.
+func TestFlowClaudePRFromPR(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end with the real Claude Code")
 	}
 	real := claudetest.Binary(t)
 	const fixFile, fixText = "FIX.md", "Line endings are normalised by .gitattributes.\n"
-	script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
-		switch req.Turn() {
-		case 0:
-			return fakemodel.ToolCall("", "Read", map[string]any{"file_path": demo.PROnlyFile})
-		case 1:
-			return fakemodel.ToolCall("", "Write", map[string]any{"file_path": fixFile, "content": fixText})
-		case 2:
-			return fakemodel.ToolCall("", "mcp__gate__create_pull_request", map[string]any{
-				"repo": demo.TargetRepo, "title": "Document the line-ending fix", "body": "Adds " + fixFile + "."})
-		}
-		return fakemodel.Text("Done.")
-	})
-	fake := fakemodel.New(script).Start()
-	t.Cleanup(fake.Close)
-	w, f := runFlow(t, flowCase{engine: demo.EngineClaude, claude: real, pr: true, fork: true,
-		comment:  "@" + demo.BotLogin + " please document the line-ending fix in a pull request",
-		settings: []string{"MR_ALLOWED_TOOLS=Edit,Write"},
-		extraEnv: []string{"ANTHROPIC_BASE_URL=" + fake.URL(), "ANTHROPIC_API_KEY=" + claudetest.DummyAPIKey, "CLAUDE_CODE_MAX_RETRIES=0"}})
-	require.NotNil(t, f.Fetched)
-	assertAgentHasNoToken(t, f)
+	for _, tc := range []struct {
+		name     string
+		fork     bool
+		wantBase string
+	}{
+		{"fork PR goes into main", true, "main"},
+		{"same-repo PR stacks on its branch", false, demo.PRBranch},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
+				switch req.Turn() {
+				case 0:
+					return fakemodel.ToolCall("", "Read", map[string]any{"file_path": demo.PROnlyFile})
+				case 1:
+					return fakemodel.ToolCall("", "Write", map[string]any{"file_path": fixFile, "content": fixText})
+				case 2:
+					return fakemodel.ToolCall("", "mcp__gate__create_pull_request", map[string]any{
+						"repo": demo.TargetRepo, "title": "Document the line-ending fix", "body": "Adds " + fixFile + "."})
+				}
+				return fakemodel.Text("Done.")
+			})
+			fake := fakemodel.New(script).Start()
+			t.Cleanup(fake.Close)
+			w, f := runFlow(t, flowCase{engine: demo.EngineClaude, claude: real, pr: true, fork: tc.fork,
+				comment:  "@" + demo.BotLogin + " please document the line-ending fix in a pull request",
+				settings: []string{"MR_ALLOWED_TOOLS=Edit,Write"},
+				extraEnv: []string{"ANTHROPIC_BASE_URL=" + fake.URL(), "ANTHROPIC_API_KEY=" + claudetest.DummyAPIKey, "CLAUDE_CODE_MAX_RETRIES=0"}})
+			require.NotNil(t, f.Fetched)
+			assertAgentHasNoToken(t, f)
 
-	// the agent read the fork's code
-	read := false
-	for _, r := range fake.Requests() {
-		for _, b := range r.ToolResults() {
-			read = read || (!b.IsError && strings.Contains(b.Content, strings.TrimSpace(demo.PROnlyContent)))
-		}
-	}
-	assert.True(t, read, "the agent read %s from the fork's head", demo.PROnlyFile)
+			// the agent read the PR's code
+			read := false
+			for _, r := range fake.Requests() {
+				for _, b := range r.ToolResults() {
+					read = read || (!b.IsError && strings.Contains(b.Content, strings.TrimSpace(demo.PROnlyContent)))
+				}
+			}
+			assert.True(t, read, "the agent read %s from the PR's head", demo.PROnlyFile)
 
-	var prs []int
-	for _, is := range w.Sim.Issues(demo.TargetRepo) {
-		if is.IsPullRequest() && is.GetUser().GetLogin() == demo.BotLogin {
-			prs = append(prs, is.GetNumber())
-		}
+			var prs []int
+			for _, is := range w.Sim.Issues(demo.TargetRepo) {
+				if is.IsPullRequest() && is.GetUser().GetLogin() == demo.BotLogin {
+					prs = append(prs, is.GetNumber())
+				}
+			}
+			require.Len(t, prs, 1, "the bot opened one pull request")
+			gh := w.Sim.Client(demo.BotToken)
+			ctx := context.Background()
+			owner, name, _ := strings.Cut(demo.TargetRepo, "/")
+			pr, _, err := gh.PullRequests.Get(ctx, owner, name, prs[0])
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantBase, pr.GetBase().GetRef())
+			assert.Equal(t, 1, pr.GetCommits(), "only the agent's commit")
+			assert.Equal(t, 1, pr.GetChangedFiles())
+			diff, _, err := gh.PullRequests.GetRaw(ctx, owner, name, prs[0], github.RawOptions{Type: github.Diff})
+			require.NoError(t, err)
+			assert.Contains(t, diff, "+++ b/"+fixFile)
+			assert.Contains(t, diff, strings.TrimSpace(fixText))
+			assert.NotContains(t, diff, demo.PROnlyFile, "none of the PR's own commits")
+			assert.NotContains(t, diff, demo.MainOnlyFile, "built on the base's tip")
+		})
 	}
-	require.Len(t, prs, 1, "the bot opened one pull request")
-	gh := w.Sim.Client(demo.BotToken)
-	ctx := context.Background()
-	owner, name, _ := strings.Cut(demo.TargetRepo, "/")
-	pr, _, err := gh.PullRequests.Get(ctx, owner, name, prs[0])
-	require.NoError(t, err)
-	assert.Equal(t, "main", pr.GetBase().GetRef(), "a fork's branch is no base in the target")
-	assert.Equal(t, 1, pr.GetCommits(), "only the agent's commit")
-	assert.Equal(t, 1, pr.GetChangedFiles())
-	diff, _, err := gh.PullRequests.GetRaw(ctx, owner, name, prs[0], github.RawOptions{Type: github.Diff})
-	require.NoError(t, err)
-	assert.Contains(t, diff, "+++ b/"+fixFile)
-	assert.Contains(t, diff, strings.TrimSpace(fixText))
-	assert.NotContains(t, diff, demo.PROnlyFile, "none of the fork's commits")
-	assert.NotContains(t, diff, demo.MainOnlyFile, "built on main's tip")
 }
