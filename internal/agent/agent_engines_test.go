@@ -249,13 +249,19 @@ func TestEngineAPIFailure(t *testing.T) {
 
 // TestEngineHostileRepoRunsNothing: with the hostile repository of
 // internal/hostile (which carries the Codex and Gemini project files too)
-// as the checkout, the engine reads none of them as configuration or
-// instructions, starts nothing from them, and talks only to the
-// configured API with the runner's key.
+// as the checkout and the default (read-only) tools, the engine reads
+// GEMINI.md and AGENTS.md as data through the file tools, loads none of
+// the project files as configuration or instructions, starts nothing from
+// them, and talks only to the configured API with the runner's key.
 func TestEngineHostileRepoRunsNothing(t *testing.T) {
 	forEachCLIEngine(t, func(t *testing.T, ce cliEngine) {
 		script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
-			if req.Turn() == 0 {
+			switch req.Turn() {
+			case 0:
+				return toolUse(ce.fileTool(contract.ToolReadFile), map[string]any{"path": "GEMINI.md"})
+			case 1:
+				return toolUse(ce.fileTool(contract.ToolReadFile), map[string]any{"path": "AGENTS.md"})
+			case 2:
 				return toolUse(ce.gateTool("noop"), map[string]any{"reason": "nothing to do"})
 			}
 			return fakemodel.Text("Nothing to do.")
@@ -268,12 +274,22 @@ func TestEngineHostileRepoRunsNothing(t *testing.T) {
 		out, err := f.run(t, eng)
 		require.NoError(t, err)
 		assert.Equal(t, contract.StatusCompleted, out.Status)
-		require.Len(t, fake.AgentRequests(), 2, "the model traffic went to the configured API")
+		agent := fake.AgentRequests()
+		require.Len(t, agent, 4, "the model traffic went to the configured API")
+		for i := 1; i <= 2; i++ {
+			r := lastToolResult(t, agent[i])
+			assert.False(t, r.IsError, "reading the checkout is allowed: %s", r.Content)
+			assert.Contains(t, r.Content, hostile.CLAUDEMDMarker, "the instruction file is readable as data")
+		}
+		for _, tool := range contract.WriteFileTools {
+			assert.NotContains(t, agent[0].ToolNames(), ce.fileTool(tool), "no write tool by default")
+		}
 		for _, r := range fake.Requests() {
-			assert.NotContains(t, string(r.Body), hostile.CLAUDEMDMarker, "request %d carries the repository's instructions", r.Seq)
+			assert.NotContains(t, r.System, hostile.CLAUDEMDMarker, "request %d: the repository's instructions reached the system prompt", r.Seq)
 			assert.NotContains(t, string(r.Body), "stolen")
 			assert.Equal(t, claudetest.DummyAPIKey, apiKey(r), "the key is the runner's, not the repository's .env")
 		}
+		assert.NotContains(t, string(agent[0].Body), hostile.CLAUDEMDMarker, "nothing of the repository is loaded before the model reads it")
 		noCanaries(t, canaryDir, canaries)
 		assert.Eventually(t, func() bool { return len(liveProcessesMentioning(f.runDir())) == 0 }, 10*time.Second, 20*time.Millisecond)
 	})
