@@ -16,6 +16,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/record"
 	"github.com/mention-runner/mention-runner/internal/session"
+	"github.com/mention-runner/mention-runner/internal/testkit/golden"
 )
 
 // streamLog is a short Claude Code stream-json log.
@@ -112,7 +113,7 @@ func TestRenderRealCapture(t *testing.T) {
 	path := filepath.Join("..", "..", "internal", "streamjson", "testdata", "mixed.jsonl")
 	code, out, errOut := runCmd("render", "--from-stream", path)
 	require.Equal(t, 0, code, errOut)
-	goldenFile(t, "render_mixed.golden", out)
+	golden.CheckString(t, filepath.Join("testdata", "render_mixed.golden"), out)
 	for _, want := range []string{
 		`[ToolCall] Bash(command="ls /nonexistent-mention-runner-dir", description="list a missing dir") — failed`,
 		"Exit code 2\nls: cannot access '/nonexistent-mention-runner-dir': No such file or directory",

@@ -14,13 +14,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/mention-runner/mention-runner/internal/blockfile"
 	"github.com/mention-runner/mention-runner/internal/blocklist"
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/record"
 	"github.com/mention-runner/mention-runner/internal/transport"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 func sha(b []byte) string {
@@ -265,7 +266,7 @@ func TestRerunWinnerSameIssue(t *testing.T) {
 	winner := out[2]
 	assertProceeded(t, h, winner, jobID, c)
 
-	h.clock.Add(2 * time.Hour)
+	h.clock.Advance(2 * time.Hour)
 	again := h.run(t, ev[2], rerun(winner))
 	assertProceeded(t, h, again, jobID, c)
 	assert.Equal(t, winner.res.LogIssue, again.res.LogIssue)
@@ -369,10 +370,10 @@ func TestSweepStaleRefs(t *testing.T) {
 	stale := events(t, transport.JobID("IC_stale"), contextFor("IC_stale", 120_000))
 	h.run(t, stale[0])
 	h.run(t, stale[1])
-	h.clock.Add(23 * time.Hour)
+	h.clock.Advance(23 * time.Hour)
 	fresh := events(t, transport.JobID("IC_fresh"), contextFor("IC_fresh", 120_000))
 	h.run(t, fresh[0])
-	h.clock.Add(2 * time.Hour)
+	h.clock.Advance(2 * time.Hour)
 
 	o := h.run(t, events(t, transport.JobID("IC_now"), contextFor("IC_now", 10))[0])
 	require.NoError(t, o.err)

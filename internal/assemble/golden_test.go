@@ -2,31 +2,16 @@ package assemble
 
 import (
 	"errors"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/mention-runner/mention-runner/internal/config"
 	"github.com/mention-runner/mention-runner/internal/job"
+	"github.com/mention-runner/mention-runner/internal/testkit/golden"
 	"github.com/mention-runner/mention-runner/internal/transport"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test -update to create it")
-	assert.Equal(t, string(want), got)
-}
 
 func goldenRun(t *testing.T) *run {
 	cfg, err := config.Load(func(k string) string {
@@ -40,14 +25,14 @@ func TestGoldenLogIssueBody(t *testing.T) {
 	r := goldenRun(t)
 	j, err := job.FromContext(contextFor("IC_golden", 10), bot)
 	require.NoError(t, err)
-	golden(t, "log-issue-running.md", logIssueBody(r.report(j, "running"), j.JobID))
+	golden.CheckString(t, filepath.Join("testdata", "log-issue-running.md"), logIssueBody(r.report(j, "running"), j.JobID))
 }
 
 func TestGoldenFailureBodies(t *testing.T) {
 	r := goldenRun(t)
 	jobID := transport.JobID("IC_golden")
 	invalid := &transport.Error{Kind: transport.KindInvalidBase64, JobID: jobID, Index: 1, Msg: "context_b64 has ``` in it"}
-	golden(t, "log-issue-invalid.md", failureBody(r.report(nil, "failed"), errorSection(invalid), jobID))
+	golden.CheckString(t, filepath.Join("testdata", "log-issue-invalid.md"), failureBody(r.report(nil, "failed"), errorSection(invalid), jobID))
 	other := errors.New("create blob: 403 Resource not accessible by integration (token ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789)")
-	golden(t, "log-issue-unknown-job.md", failureBody(r.report(nil, "failed"), errorSection(other), ""))
+	golden.CheckString(t, filepath.Join("testdata", "log-issue-unknown-job.md"), failureBody(r.report(nil, "failed"), errorSection(other), ""))
 }

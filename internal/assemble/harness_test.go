@@ -14,11 +14,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/mention-runner/mention-runner/internal/actions"
 	"github.com/mention-runner/mention-runner/internal/ghclient"
 	"github.com/mention-runner/mention-runner/internal/githubsim"
 	"github.com/mention-runner/mention-runner/internal/transport"
-	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/testkit/fakeclock"
 )
 
 const (
@@ -26,27 +29,9 @@ const (
 	bot     = "mr-bot"
 )
 
-// clock is a settable clock shared by the simulator and the runs.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 type harness struct {
 	sim   *githubsim.Sim
-	clock *clock
+	clock *fakeclock.Clock
 	base  string
 	dir   string
 	runID atomic.Int64
@@ -54,7 +39,7 @@ type harness struct {
 
 func newHarness(t testing.TB) *harness {
 	t.Helper()
-	clk := &clock{t: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
+	clk := fakeclock.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
 	sim, err := githubsim.New(githubsim.Options{Now: clk.Now})
 	require.NoError(t, err)
 	base, err := sim.Start()

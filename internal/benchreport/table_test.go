@@ -2,16 +2,13 @@ package benchreport
 
 import (
 	"errors"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/mention-runner/mention-runner/internal/testkit/golden"
+)
 
 func TestMarkdownGolden(t *testing.T) {
 	rows := []Row{
@@ -25,13 +22,7 @@ func TestMarkdownGolden(t *testing.T) {
 		WithinLimit("peak", "MiB", "", 17, LowerIsBetter, 32),
 	}
 	got := Markdown(rows)
-	path := filepath.Join("testdata", "table.golden.md")
-	if *update {
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err)
-	assert.Equal(t, string(want), got)
+	golden.CheckString(t, filepath.Join("testdata", "table.golden.md"), got)
 }
 
 func TestNum(t *testing.T) {

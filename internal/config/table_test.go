@@ -1,15 +1,14 @@
 package config
 
 import (
-	"flag"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-)
 
-var update = flag.Bool("update", false, "rewrite the settings table in README.md")
+	"github.com/mention-runner/mention-runner/internal/testkit/golden"
+)
 
 // README.md carries the settings table between two markers; it is generated
 // from Settings so the two never disagree (-update rewrites it).
@@ -21,7 +20,7 @@ func TestREADMESettingsTable(t *testing.T) {
 	i, j := strings.Index(s, begin), strings.Index(s, end)
 	require.True(t, i >= 0 && j > i, "README.md needs the runner-settings markers")
 	want := s[:i+len(begin)] + MarkdownTable() + s[j:]
-	if *update {
+	if golden.Updating() {
 		require.NoError(t, os.WriteFile("../../README.md", []byte(want), 0o644))
 		return
 	}

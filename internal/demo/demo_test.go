@@ -3,7 +3,6 @@ package demo
 import (
 	"bytes"
 	"context"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,20 +12,9 @@ import (
 	"github.com/google/go-github/v62/github"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/testkit/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run with -update to create it")
-	assert.Equal(t, string(want), string(got))
-}
 
 func TestSummaryWrite(t *testing.T) {
 	body := "### mention-runner run\n\nCreated Comments:\n- https://example.test/acme/widgets/issues/1#issuecomment-9\n"
@@ -53,7 +41,7 @@ func TestSummaryWrite(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var b bytes.Buffer
 			c.s.Write(&b)
-			golden(t, c.name, b.Bytes())
+			golden.Check(t, filepath.Join("testdata", c.name), b.Bytes())
 		})
 	}
 }

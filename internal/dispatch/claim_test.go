@@ -12,20 +12,9 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/githubsim"
 	"github.com/mention-runner/mention-runner/internal/transport"
+
+	"github.com/mention-runner/mention-runner/internal/testkit/fakeclock"
 )
-
-// fakeNow is a settable clock for claim ages.
-type fakeNow struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (f *fakeNow) Now() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.t }
-func (f *fakeNow) Add(d time.Duration) {
-	f.mu.Lock()
-	f.t = f.t.Add(d)
-	f.mu.Unlock()
-}
 
 func (e *env) claimState(jobID string) string {
 	st, err := e.dispatcher().states().Read(e.ctx(), DedupeRef(jobID))
@@ -86,7 +75,7 @@ func TestClaimLostAnswers(t *testing.T) {
 // others respect until the lease ends, then exactly one takes it over.
 func TestClaimTakeoverAfterLease(t *testing.T) {
 	e := newEnv(t)
-	clk := &fakeNow{t: time.Now().UTC()}
+	clk := fakeclock.New(time.Now().UTC())
 	withClock := func(c *Config) { c.Now = clk.Now; c.ClaimLease = 5 * time.Minute }
 	n := e.issue("x")
 	c := e.comment(n, "alice", "@mrbot do it")
@@ -104,7 +93,7 @@ func TestClaimTakeoverAfterLease(t *testing.T) {
 	assert.Equal(t, dead.cl.holder, ce.Holder)
 	assert.Empty(t, e.sim.Dispatches(control))
 
-	clk.Add(6 * time.Minute)
+	clk.Advance(6 * time.Minute)
 	var wg sync.WaitGroup
 	var dispatched, claimedElsewhere atomic.Int32
 	for range 4 {
@@ -156,13 +145,13 @@ func TestDispatchNeeds204(t *testing.T) {
 // Claim refs older than the configured age are swept.
 func TestSweepClaims(t *testing.T) {
 	e := newEnv(t)
-	clk := &fakeNow{t: time.Now().UTC()}
+	clk := fakeclock.New(time.Now().UTC())
 	withClock := func(c *Config) { c.Now = clk.Now; c.StateMaxAge = 48 * time.Hour }
 	n := e.issue("x")
 	old := e.comment(n, "alice", "@mrbot old")
 	_, err := e.dispatcher(withClock).Handle(e.ctx(), e.trigger("issue_comment", n, old.GetID()))
 	require.NoError(t, err)
-	clk.Add(72 * time.Hour)
+	clk.Advance(72 * time.Hour)
 	recent := e.comment(n, "alice", "@mrbot recent")
 	dec, err := e.dispatcher(withClock).Handle(e.ctx(), e.trigger("issue_comment", n, recent.GetID()))
 	require.NoError(t, err)

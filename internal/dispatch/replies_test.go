@@ -1,8 +1,6 @@
 package dispatch
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,10 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/policy"
+	"github.com/mention-runner/mention-runner/internal/testkit/golden"
 	"github.com/mention-runner/mention-runner/internal/webhook"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func TestReplyGolden(t *testing.T) {
 	tr := &Trigger{Trigger: webhook.Trigger{Author: "alice", CommentID: 42, NodeID: "IC_42"}}
@@ -30,14 +27,7 @@ func TestReplyGolden(t *testing.T) {
 	}
 	for name, got := range cases {
 		t.Run(name, func(t *testing.T) {
-			path := filepath.Join("testdata", name)
-			if *update {
-				require.NoError(t, os.MkdirAll("testdata", 0o755))
-				require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-			}
-			want, err := os.ReadFile(path)
-			require.NoError(t, err, "run with -update to create")
-			assert.Equal(t, string(want), got)
+			golden.CheckString(t, filepath.Join("testdata", name), got)
 			assert.NotContains(t, strings.ReplaceAll(got, "`@mrbot", ""), "@mrbot", "the bot never mentions itself outside code")
 		})
 	}

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,9 +16,8 @@ import (
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/demo"
 	"github.com/mention-runner/mention-runner/internal/record"
+	"github.com/mention-runner/mention-runner/internal/testkit/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // TestScenarios tells every demo story and keeps its complete record as a
 // golden file: the events (one line each), transcript.md, session.json,
@@ -66,7 +64,7 @@ func TestScenarios(t *testing.T) {
 				require.NoError(t, err)
 				section("session.json", n.json(t, sess))
 			}
-			goldenFile(t, filepath.Join("testdata", "scenario_"+sc.Name+".golden"), g.String())
+			golden.CheckString(t, filepath.Join("testdata", "scenario_"+sc.Name+".golden"), g.String())
 		})
 	}
 }
@@ -166,16 +164,4 @@ func (n normaliser) json(t *testing.T, data []byte) string {
 	b, err := json.MarshalIndent(v, "", "  ")
 	require.NoError(t, err)
 	return n.text(string(b))
-}
-
-// goldenFile compares got with path, or rewrites it with -update.
-func goldenFile(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "missing golden file; run go test ./internal/e2e -run TestScenarios -update")
-	assert.Equal(t, string(want), got)
 }

@@ -13,26 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/clock"
+
+	"github.com/mention-runner/mention-runner/internal/testkit/fakeclock"
 )
-
-// fakeClock advances only when the pacer sleeps.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-	return ctx.Err()
-}
 
 // assertWindows checks that no window of length w holds more than n grants.
 func assertWindows(t *testing.T, grants []time.Time, n int, w time.Duration) {
@@ -61,7 +44,7 @@ func TestPacerBurst(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			clk := &fakeClock{now: epoch}
+			clk := fakeclock.New(epoch)
 			p := NewPacer(c.perMinute, c.perHour, c.gap, clk.Now, clk.Sleep)
 			var grants []time.Time
 			for range c.calls {
@@ -116,7 +99,7 @@ func TestPacerConcurrent(t *testing.T) {
 }
 
 func TestPacerCancelled(t *testing.T) {
-	clk := &fakeClock{now: epoch}
+	clk := fakeclock.New(epoch)
 	p := NewPacer(1, -1, -1, clk.Now, clock.Sleep)
 	require.NoError(t, p.Wait(context.Background()))
 	ctx, cancel := context.WithCancel(context.Background())

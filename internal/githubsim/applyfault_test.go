@@ -103,9 +103,9 @@ func TestContentLimitsPerAccount(t *testing.T) {
 	var ab *github.AbuseRateLimitError
 	require.ErrorAs(t, comment(other), &ab, "the second token shares the account's minute")
 	assert.Equal(t, time.Minute, *ab.RetryAfter)
-	w.now.t = w.now.t.Add(61 * time.Second)
+	w.now.Advance(61 * time.Second)
 	require.NoError(t, comment(w.gh["bot"]))
-	w.now.t = w.now.t.Add(61 * time.Second)
+	w.now.Advance(61 * time.Second)
 	require.ErrorAs(t, comment(w.gh["bot"]), &ab, "3 an hour")
 	assert.Equal(t, time.Hour-122*time.Second, *ab.RetryAfter)
 	require.NoError(t, comment(w.gh["alice"]), "another account is not limited")

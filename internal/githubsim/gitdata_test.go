@@ -58,7 +58,7 @@ func TestGitDataBlobsTreesCommitsRefs(t *testing.T) {
 	gc, _, err := bot.Git.GetCommit(ctx, "acme", "control", commit.GetSHA())
 	require.NoError(t, err)
 	assert.Equal(t, "shard 0", gc.GetMessage())
-	assert.Equal(t, w.now.t, gc.GetAuthor().GetDate().UTC())
+	assert.Equal(t, w.now.Now(), gc.GetAuthor().GetDate().UTC())
 	_, _, err = bot.Git.CreateCommit(ctx, "acme", "control", &github.Commit{Message: github.String("x"), Tree: &github.Tree{SHA: blob.SHA}}, nil)
 	assert.Equal(t, http.StatusUnprocessableEntity, statusOf(err), "tree must be a tree")
 

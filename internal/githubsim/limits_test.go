@@ -28,7 +28,7 @@ func TestRateLimitHeadersAndPrimaryLimit(t *testing.T) {
 		assert.Equal(t, "3", resp.Header.Get("X-RateLimit-Limit"))
 		assert.Equal(t, strconv.Itoa(i), resp.Header.Get("X-RateLimit-Used"))
 		assert.Equal(t, "core", resp.Header.Get("X-RateLimit-Resource"))
-		assert.Equal(t, w.now.t.Add(time.Hour).Unix(), resp.Rate.Reset.Unix())
+		assert.Equal(t, w.now.Now().Add(time.Hour).Unix(), resp.Rate.Reset.Unix())
 	}
 	// A raw request, so go-github's own client-side blocking does not interfere.
 	req, _ := http.NewRequestWithContext(ctx, "GET", w.base+"repos/alice/app", nil)
@@ -48,7 +48,7 @@ func TestRateLimitHeadersAndPrimaryLimit(t *testing.T) {
 	// Other users have their own hour; the hour resets.
 	_, _, err = w.gh["alice"].Repositories.Get(ctx, "alice", "app")
 	require.NoError(t, err)
-	w.now.t = w.now.t.Add(time.Hour)
+	w.now.Advance(time.Hour)
 	_, _, err = w.client("tok-bot").Repositories.Get(ctx, "alice", "app")
 	require.NoError(t, err)
 
@@ -90,7 +90,7 @@ func TestSecondaryLimit(t *testing.T) {
 	}
 	_, _, err = w.gh["bot"].Issues.Get(ctx, "alice", "app", n)
 	require.NoError(t, err, "reads are not content creation")
-	w.now.t = w.now.t.Add(20 * time.Second)
+	w.now.Advance(20 * time.Second)
 	_, _, err = w.gh["bot"].Issues.CreateComment(ctx, "alice", "app", n, &github.IssueComment{Body: github.String("x")})
 	var ab *github.AbuseRateLimitError
 	require.ErrorAs(t, err, &ab)
@@ -100,7 +100,7 @@ func TestSecondaryLimit(t *testing.T) {
 
 	_, _, err = w.gh["alice"].Issues.CreateComment(ctx, "alice", "app", n, &github.IssueComment{Body: github.String("x")})
 	require.NoError(t, err, "limits are per account")
-	w.now.t = w.now.t.Add(41 * time.Second)
+	w.now.Advance(41 * time.Second)
 	_, _, err = w.client("tok-bot").Issues.CreateComment(ctx, "alice", "app", n, &github.IssueComment{Body: github.String("x")})
 	require.NoError(t, err, "the window rolls")
 	w.sim.SetSecondaryLimit(0)

@@ -78,10 +78,10 @@ func TestNotificationsFromMentions(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, statusOf(err), "threads are private to their user")
 
 	// A later mention marks it unread again; since/before filter by update time.
-	w.now.t = w.now.t.Add(time.Hour)
+	w.now.Advance(time.Hour)
 	_, err = w.sim.Comment("alice/app", n, "alice", "@bot again")
 	require.NoError(t, err)
-	since := w.now.t.Add(-time.Minute)
+	since := w.now.Now().Add(-time.Minute)
 	recent, _, err := bot.Activity.ListNotifications(ctx, &github.NotificationListOptions{Since: since})
 	require.NoError(t, err)
 	require.Len(t, recent, 1)

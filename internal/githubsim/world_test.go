@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/go-github/v62/github"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/testkit/fakeclock"
 )
 
 // world is a started simulator with users alice (owner of alice/app, public,
@@ -20,16 +22,12 @@ type world struct {
 	base string
 	gh   map[string]*github.Client
 	anon *github.Client
-	now  *fakeClock
+	now  *fakeclock.Clock
 }
-
-type fakeClock struct{ t time.Time }
-
-func (f *fakeClock) Now() time.Time { return f.t }
 
 func newWorld(t testing.TB) *world {
 	t.Helper()
-	clock := &fakeClock{t: time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)}
+	clock := fakeclock.New(time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC))
 	sim, err := New(Options{Seed: 7, Now: clock.Now, Logf: t.Logf})
 	require.NoError(t, err)
 	base, err := sim.Start()

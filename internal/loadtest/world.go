@@ -11,6 +11,8 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/ghclient"
 	"github.com/mention-runner/mention-runner/internal/githubsim"
+
+	"github.com/mention-runner/mention-runner/internal/testkit/fakeclock"
 )
 
 // Names used by the world.
@@ -39,7 +41,7 @@ type WorldOptions struct {
 type World struct {
 	Sim   *githubsim.Sim
 	Base  string
-	Clock *Clock
+	Clock *fakeclock.Clock
 	Repos []string
 
 	srv     *httptest.Server
@@ -59,7 +61,7 @@ func NewWorld(o WorldOptions) (*World, error) {
 	if start.IsZero() {
 		start = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	}
-	clk := NewClock(start)
+	clk := fakeclock.New(start)
 	sim, err := githubsim.New(githubsim.Options{Seed: o.Seed, Now: clk.Now})
 	if err != nil {
 		return nil, fmt.Errorf("loadtest world: %w", err)

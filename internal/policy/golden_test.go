@@ -1,29 +1,14 @@
 package policy
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/testkit/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/golden")
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", "golden", name+".golden")
-	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test -update to create it")
-	assert.Equal(t, string(want), got)
-}
 
 func TestWordsGolden(t *testing.T) {
 	tests := []struct {
@@ -40,13 +25,13 @@ func TestWordsGolden(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := mustPolicy(t, tt.line, Ceilings{CommentLimit: 3, IssueLimit: 3, PRLimit: 1, MaxWrites: 10}, tt.blocker)
-			golden(t, "words_"+tt.name, p.Words()+"\n")
+			golden.CheckString(t, filepath.Join("testdata", "golden", "words_"+tt.name+".golden"), p.Words()+"\n")
 		})
 	}
 }
 
 func TestValidFlagsHelpGolden(t *testing.T) {
-	golden(t, "help", ValidFlagsHelp())
+	golden.CheckString(t, filepath.Join("testdata", "golden", "help"+".golden"), ValidFlagsHelp())
 }
 
 // The messages the bot replies with, one per bad !cfg line.
@@ -58,5 +43,5 @@ func TestFlagErrorsGolden(t *testing.T) {
 		require.Error(t, err)
 		b.WriteString("!cfg " + line + "\n  " + err.Error() + "\n")
 	}
-	golden(t, "flag_errors", b.String())
+	golden.CheckString(t, filepath.Join("testdata", "golden", "flag_errors"+".golden"), b.String())
 }

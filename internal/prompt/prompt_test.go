@@ -1,8 +1,6 @@
 package prompt
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,9 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/policy"
+	"github.com/mention-runner/mention-runner/internal/testkit/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func words(t *testing.T, flags string, here policy.Thread) string {
 	t.Helper()
@@ -64,13 +61,7 @@ func TestRenderGolden(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Render(tc.in)
-			path := filepath.Join("testdata", tc.name+".md")
-			if *update {
-				require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-			}
-			want, err := os.ReadFile(path)
-			require.NoError(t, err, "run with -update to create")
-			assert.Equal(t, string(want), got)
+			golden.CheckString(t, filepath.Join("testdata", tc.name+".md"), got)
 			assert.Equal(t, got, Render(tc.in), "deterministic")
 		})
 	}

@@ -6,18 +6,20 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-github/v62/github"
+	"github.com/stretchr/testify/require"
+
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/ghclient"
 	"github.com/mention-runner/mention-runner/internal/githubsim"
 	"github.com/mention-runner/mention-runner/internal/outputs"
 	"github.com/mention-runner/mention-runner/internal/policy"
 	"github.com/mention-runner/mention-runner/internal/render"
-	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/testkit/fakeclock"
 )
 
 const (
@@ -28,35 +30,13 @@ const (
 	testOther   = "acme/other"
 )
 
-// fakeClock is a fake clock shared by the simulator and the clients, so rate
-// limit waits pass instantly and deterministically.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-	return ctx.Err()
-}
-
-func (c *fakeClock) Advance(d time.Duration) { _ = c.Sleep(context.Background(), d) }
-
 // fixture is a simulated GitHub with a target thread, a trigger comment, a
 // control repo with a log issue, and an agent run directory.
 type fixture struct {
 	t        *testing.T
 	sim      *githubsim.Sim
 	base     string
-	clock    *fakeClock
+	clock    *fakeclock.Clock
 	bot      *github.Client
 	issue    int // the target thread
 	trigger  *github.IssueComment
@@ -68,7 +48,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, cfg string) *fixture {
 	t.Helper()
-	clk := &fakeClock{t: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
+	clk := fakeclock.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
 	sim, err := githubsim.New(githubsim.Options{Seed: 1, Now: clk.Now})
 	require.NoError(t, err)
 	base, err := sim.Start()

@@ -2,35 +2,21 @@ package publish
 
 import (
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/policy"
 	"github.com/mention-runner/mention-runner/internal/render"
 	"github.com/mention-runner/mention-runner/internal/render/turns"
 	"github.com/mention-runner/mention-runner/internal/session"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
+	"github.com/mention-runner/mention-runner/internal/testkit/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "missing golden file; run go test ./internal/publish -run Golden -update")
-	assert.Equal(t, string(want), got)
-}
 
 const goldenJob = "6f1c1a53-2b1e-5d4f-9a57-0c0a4e0b8d11"
 
@@ -54,7 +40,7 @@ func TestGoldenLogIssueSuccess(t *testing.T) {
 		{Index: 2, Kind: policy.KindPullRequest, Repo: "acme/widgets", Number: 9, HeadRepo: "mrbot/widgets"},
 	}}
 	body := render.LogIssueBody(buildReport(goldenThread, pol, nil, goldenRun(), res, goldenOptions()))
-	golden(t, "log_issue_success.golden", body)
+	golden.CheckString(t, filepath.Join("testdata", "log_issue_success.golden"), body)
 	tr, err := render.ParseTrackingLists(body)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"acme/widgets", "mrbot/widgets"}, tr.Repos)
@@ -74,7 +60,7 @@ func TestGoldenLogIssueFailure(t *testing.T) {
 			{Index: 3, Kind: "comment (#7)", Repo: "acme/widgets", Rule: RuleForgedMarker, Reason: "denied: the text carries a mention-runner idempotency marker, which only publish may write"},
 		}}
 	res.Reason = failureReason(run, res, goldenOptions())
-	golden(t, "log_issue_failure.golden", render.LogIssueBody(buildReport(goldenThread, pol, nil, run, res, goldenOptions())))
+	golden.CheckString(t, filepath.Join("testdata", "log_issue_failure.golden"), render.LogIssueBody(buildReport(goldenThread, pol, nil, run, res, goldenOptions())))
 }
 
 func goldenSession(n int) session.Session {
@@ -103,7 +89,7 @@ func sessionComments(s session.Session, o render.SessionOptions) []string {
 func TestGoldenSession(t *testing.T) {
 	parts := sessionComments(goldenSession(2), render.SessionOptions{})
 	require.Len(t, parts, 1)
-	golden(t, "session.golden", parts[0])
+	golden.CheckString(t, filepath.Join("testdata", "session.golden"), parts[0])
 }
 
 func TestGoldenSessionSplit(t *testing.T) {
@@ -115,7 +101,7 @@ func TestGoldenSessionSplit(t *testing.T) {
 		assert.Equal(t, goldenJob+".session", job)
 		assert.Equal(t, i, idx)
 	}
-	golden(t, "session_split.golden", strings.Join(parts, "\n=== next comment ===\n"))
+	golden.CheckString(t, filepath.Join("testdata", "session_split.golden"), strings.Join(parts, "\n=== next comment ===\n"))
 }
 
 func TestGoldenErrors(t *testing.T) {
@@ -143,7 +129,7 @@ func TestGoldenErrors(t *testing.T) {
 			}
 			got := errorComments(tc.run, &tc.res, o)
 			require.Len(t, got, 1, "one error comment per cause")
-			golden(t, tc.file, got[0].body)
+			golden.CheckString(t, filepath.Join("testdata", tc.file), got[0].body)
 		})
 	}
 	assert.Empty(t, errorComments(AgentRun{Denied: 3}, &Result{}, goldenOptions()), "denials are not errors")
@@ -191,5 +177,5 @@ func TestGoldenStepSummary(t *testing.T) {
 	r := buildReport(goldenThread, pol, nil, goldenRun(), res, goldenOptions())
 	got := render.StepSummary(r, render.SessionMarkdown(goldenSession(1), render.SessionOptions{}))
 	assert.Less(t, len(got), render.MaxStepSummaryBytes)
-	golden(t, "step_summary.golden", got)
+	golden.CheckString(t, filepath.Join("testdata", "step_summary.golden"), got)
 }

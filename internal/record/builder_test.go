@@ -2,7 +2,6 @@ package record
 
 import (
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,9 +13,8 @@ import (
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/render"
 	"github.com/mention-runner/mention-runner/internal/session"
+	"github.com/mention-runner/mention-runner/internal/testkit/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 
@@ -166,13 +164,7 @@ func TestTranscriptGolden(t *testing.T) {
 	run, err := LoadRun(dir)
 	require.NoError(t, err)
 	got := RenderTranscript(run.Transcript())
-	golden := filepath.Join("testdata", "transcript.golden")
-	if *update {
-		require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
-	}
-	want, err := os.ReadFile(golden)
-	require.NoError(t, err)
-	assert.Equal(t, string(want), got)
+	golden.CheckString(t, filepath.Join("testdata", "transcript.golden"), got)
 
 	require.NoError(t, WriteTranscript(dir, run.Transcript()))
 	again, err := LoadRun(dir)

@@ -15,24 +15,13 @@ import (
 	"github.com/mention-runner/mention-runner/internal/ghclient"
 	"github.com/mention-runner/mention-runner/internal/githubsim"
 	"github.com/mention-runner/mention-runner/internal/refstate"
+
+	"github.com/mention-runner/mention-runner/internal/testkit/fakeclock"
 )
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-	return ctx.Err()
-}
-
-func newStore(t *testing.T) (*refstate.Store, *githubsim.Sim, *clock) {
+func newStore(t *testing.T) (*refstate.Store, *githubsim.Sim, *fakeclock.Clock) {
 	t.Helper()
-	clk := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	clk := fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	sim, err := githubsim.New(githubsim.Options{Seed: 3, Now: clk.Now})
 	require.NoError(t, err)
 	base, err := sim.Start()

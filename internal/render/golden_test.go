@@ -2,8 +2,6 @@ package render
 
 import (
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,22 +13,8 @@ import (
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/render/turns"
 	"github.com/mention-runner/mention-runner/internal/session"
+	"github.com/mention-runner/mention-runner/internal/testkit/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "missing golden file; run go test ./internal/render -update")
-	assert.Equal(t, string(want), got)
-}
 
 var t0 = time.Date(2026, 4, 26, 10, 0, 0, 0, time.UTC)
 
@@ -70,8 +54,8 @@ func TestGoldenNote(t *testing.T) {
 	note := NoteBlock("acme/control", 42, "WhiteElephantIsNotARobot")
 	assert.Contains(t, note, "acme/control#42  \n", "the second line ends with two spaces")
 	body := WithNote("Here is the fix.\n\n```\nunclosed fence", "acme/control", 42, "WhiteElephantIsNotARobot", "6f1c1a53-2b1e-5d4f-9a57-0c0a4e0b8d11", 3)
-	golden(t, "note.golden", note+"\n")
-	golden(t, "with_note.golden", body+"\n")
+	golden.CheckString(t, filepath.Join("testdata", "note.golden"), note+"\n")
+	golden.CheckString(t, filepath.Join("testdata", "with_note.golden"), body+"\n")
 	job, idx, ok := contract.ParseOutputMarker(body)
 	require.True(t, ok)
 	assert.Equal(t, "6f1c1a53-2b1e-5d4f-9a57-0c0a4e0b8d11", job)
@@ -81,7 +65,7 @@ func TestGoldenNote(t *testing.T) {
 func TestGoldenSession(t *testing.T) {
 	parts := SessionMarkdown(assemble(scripted()), SessionOptions{})
 	require.Len(t, parts, 1)
-	golden(t, "session.golden", parts[0])
+	golden.CheckString(t, filepath.Join("testdata", "session.golden"), parts[0])
 }
 
 // bigSession has n assistant turns, each with a text and one tool call.
@@ -106,7 +90,7 @@ func TestGoldenSplitSession(t *testing.T) {
 		assert.LessOrEqual(t, len(p), 1500)
 		assert.True(t, strings.HasSuffix(p, "---\n"), "parts end at a turn boundary")
 	}
-	golden(t, "session_split.golden", strings.Join(parts, "\n=== next part ===\n"))
+	golden.CheckString(t, filepath.Join("testdata", "session_split.golden"), strings.Join(parts, "\n=== next part ===\n"))
 }
 
 func TestGoldenLongResult(t *testing.T) {
@@ -120,12 +104,12 @@ func TestGoldenLongResult(t *testing.T) {
 	parts := SessionMarkdown(assemble(evs), SessionOptions{MaxResultChars: 120})
 	require.Len(t, parts, 1)
 	assert.Contains(t, parts[0], CutNote(181))
-	golden(t, "session_long_result.golden", parts[0])
+	golden.CheckString(t, filepath.Join("testdata", "session_long_result.golden"), parts[0])
 }
 
 func TestGoldenErrors(t *testing.T) {
-	golden(t, "error_runtime.golden", ErrorRuntimeFor("claude", "API Error: 529 overloaded\n```\n@someone ## not a heading"))
-	golden(t, "error_loop.golden", ErrorLoop([]LoopCall{
+	golden.CheckString(t, filepath.Join("testdata", "error_runtime.golden"), ErrorRuntimeFor("claude", "API Error: 529 overloaded\n```\n@someone ## not a heading"))
+	golden.CheckString(t, filepath.Join("testdata", "error_loop.golden"), ErrorLoop([]LoopCall{
 		{Tool: "Bash", Args: `{"command":"npm test"}`, Count: 6},
 		{Tool: "Read`x", Args: `not json`, Count: 2},
 	}))
@@ -150,6 +134,6 @@ func sampleReport() Report {
 }
 
 func TestGoldenLogIssue(t *testing.T) {
-	golden(t, "log_issue.golden", LogIssueBody(sampleReport()))
-	golden(t, "log_issue_empty.golden", LogIssueBody(Report{Target: "acme/app#12", Status: "running"}))
+	golden.CheckString(t, filepath.Join("testdata", "log_issue.golden"), LogIssueBody(sampleReport()))
+	golden.CheckString(t, filepath.Join("testdata", "log_issue_empty.golden"), LogIssueBody(Report{Target: "acme/app#12", Status: "running"}))
 }

@@ -3,26 +3,15 @@ package sanitize
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/testkit/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test -update to create %s", path)
-	assert.Equal(t, string(want), string(got))
-}
 
 func TestContextGolden(t *testing.T) {
 	in, err := os.ReadFile(filepath.Join("testdata", "context", "thread.json"))
@@ -34,7 +23,7 @@ func TestContextGolden(t *testing.T) {
 	var indented bytes.Buffer
 	require.NoError(t, json.Indent(&indented, out, "", "  "))
 	indented.WriteByte('\n')
-	golden(t, filepath.Join("testdata", "context", "thread.golden.json"), indented.Bytes())
+	golden.Check(t, filepath.Join("testdata", "context", "thread.golden.json"), indented.Bytes())
 
 	// comments: 103 (same second, later id), 104 (later), 105 (undated);
 	// reviews: 10 (pending), 11 (later)

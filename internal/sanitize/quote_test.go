@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/mention-runner/mention-runner/internal/testkit/golden"
 )
 
 func TestQuoteUntrustedGolden(t *testing.T) {
@@ -24,7 +26,7 @@ func TestQuoteUntrustedGolden(t *testing.T) {
 	}
 	for name, in := range cases {
 		t.Run(name, func(t *testing.T) {
-			golden(t, filepath.Join("testdata", "quote", strings.ReplaceAll(name, " ", "-")+".golden.md"), []byte(QuoteUntrusted(in)))
+			golden.Check(t, filepath.Join("testdata", "quote", strings.ReplaceAll(name, " ", "-")+".golden.md"), []byte(QuoteUntrusted(in)))
 		})
 	}
 }

@@ -7,10 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mention-runner/mention-runner/internal/contract"
-	"github.com/mention-runner/mention-runner/internal/transport"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/transport"
 )
 
 const (
@@ -55,7 +56,7 @@ func TestPutAcrossDispatches(t *testing.T) {
 			ctx := context.Background()
 			first, err := f.store.Put(ctx, tt.first)
 			require.NoError(t, err)
-			f.clock.Add(time.Minute)
+			f.clock.Advance(time.Minute)
 			st, err := f.store.Put(ctx, tt.second)
 			if tt.want == "conflict" {
 				require.Error(t, err)

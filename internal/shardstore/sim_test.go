@@ -1,46 +1,30 @@
 package shardstore
 
 import (
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-github/v62/github"
+	"github.com/stretchr/testify/require"
+
 	"github.com/mention-runner/mention-runner/internal/ghclient"
 	"github.com/mention-runner/mention-runner/internal/githubsim"
-	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/testkit/fakeclock"
 )
 
 const control = "acme/control"
 
-// clock is a settable clock shared by the simulator and the store.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 type fixture struct {
 	sim   *githubsim.Sim
-	clock *clock
+	clock *fakeclock.Clock
 	gh    *github.Client
 	store *Store
 }
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	clk := &clock{t: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
+	clk := fakeclock.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
 	sim, err := githubsim.New(githubsim.Options{Now: clk.Now})
 	require.NoError(t, err)
 	base, err := sim.Start()

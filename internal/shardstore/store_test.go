@@ -12,10 +12,11 @@ import (
 	"time"
 
 	"github.com/google/go-github/v62/github"
-	"github.com/mention-runner/mention-runner/internal/contract"
-	"github.com/mention-runner/mention-runner/internal/transport"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/transport"
 )
 
 const job = "0b6f4a53-8a63-5c2e-9b8e-3f6a3d1c2b10"
@@ -92,7 +93,7 @@ func TestPutDuplicate(t *testing.T) {
 	p := pieces(t, job, 2)[0]
 	first, err := f.store.Put(ctx, p)
 	require.NoError(t, err)
-	f.clock.Add(time.Minute) // a later run makes a different commit for the same piece
+	f.clock.Advance(time.Minute) // a later run makes a different commit for the same piece
 	again, err := f.store.Put(ctx, p)
 	require.NoError(t, err)
 	assert.True(t, again.Duplicate)
@@ -197,17 +198,17 @@ func TestSweep(t *testing.T) {
 		_, err := f.store.Put(ctx, p)
 		require.NoError(t, err)
 	}
-	f.clock.Add(25 * time.Hour)
+	f.clock.Advance(25 * time.Hour)
 	fresh := "3b6f4a53-8a63-5c2e-9b8e-3f6a3d1c2b10"
 	for _, p := range pieces(t, fresh, 2) {
 		_, err := f.store.Put(ctx, p)
 		require.NoError(t, err)
 	}
 	// our own job's refs are skipped even when stale
-	f.clock.Add(-25 * time.Hour)
+	f.clock.Advance(-25 * time.Hour)
 	_, err := f.store.Put(ctx, pieces(t, job, 1)[0])
 	require.NoError(t, err)
-	f.clock.Add(25 * time.Hour)
+	f.clock.Advance(25 * time.Hour)
 
 	res, err := f.store.Sweep(ctx, SweepOptions{Skip: job, MaxChecks: 2, Rand: rand.New(rand.NewPCG(1, 2))})
 	require.NoError(t, err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"io"
 	"os"
 	"path/filepath"
@@ -16,9 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/session"
+	"github.com/mention-runner/mention-runner/internal/testkit/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 var fixedTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
@@ -58,13 +56,7 @@ func TestRealLogsGolden(t *testing.T) {
 			defer f.Close()
 			got, err := json.MarshalIndent(decodeAll(t, NewDecoder(f)), "", "  ")
 			require.NoError(t, err)
-			golden := strings.TrimSuffix(file, ".jsonl") + ".events.json"
-			if *update {
-				require.NoError(t, os.WriteFile(golden, append(got, '\n'), 0o644))
-			}
-			want, err := os.ReadFile(golden)
-			require.NoError(t, err, "run with -update to create")
-			assert.JSONEq(t, string(want), string(got))
+			golden.CheckJSON(t, strings.TrimSuffix(file, ".jsonl")+".events.json", append(got, '\n'))
 		})
 	}
 }
