@@ -166,6 +166,6 @@ func TestRenderNotAStream(t *testing.T) {
 func TestRenderEdgeGolden(t *testing.T) {
 	code, out, errOut := runCmd("render", "--from-stream", filepath.Join("testdata", "render_edge.jsonl"))
 	require.Equal(t, 0, code, errOut)
-	goldenFile(t, "render_edge.golden", out)
+	golden.CheckString(t, filepath.Join("testdata", "render_edge.golden"), out)
 	assert.NotContains(t, out, "a1B2a1B2a1B2a1B2a1B2", "no token survives")
 }
