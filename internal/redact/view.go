@@ -14,27 +14,51 @@ type view struct {
 	from, to []int
 }
 
-// splits reports the characters that can make the source differ from what
-// a reader sees: markdown escapes, entities, tags, emphasis and code
-// markers, invisible characters.
-func splits(r rune) bool {
-	switch r {
-	case '\\', '&', '<', '*', '~', '`':
-		return true
-	}
-	return r >= 0x80 && invisible(r)
-}
 
 // maxEntity bounds an HTML entity ("&CounterClockwiseContourIntegral;" is
 // the longest named one).
 const maxEntity = 40
 
-func newView(s string) *view {
-	v := &view{from: make([]int, 0, len(s)), to: make([]int, 0, len(s))}
+// hasSplits reports whether s holds a character that can make the source
+// differ from what a reader sees: markdown escapes, entities, tags,
+// emphasis and code markers, invisible characters.
+func hasSplits(s string) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch c {
+			case '\\', '&', '<', '*', '~', '`':
+				return true
+			}
+			i++
+			continue
+		}
+		r, w := utf8.DecodeRuneInString(s[i:])
+		if invisible(r) {
+			return true
+		}
+		i += w
+	}
+	return false
+}
+
+// viewText is newView(s, false).text: the text a reader sees, unmapped.
+func viewText(s string) string { return newView(s, false).text }
+
+// newView builds the view of s; withMap also records where each byte of
+// the view came from (16 bytes per byte: only when a match needs mapping).
+func newView(s string, withMap bool) *view {
+	v := &view{}
+	if withMap {
+		v.from, v.to = make([]int, 0, len(s)), make([]int, 0, len(s))
+	}
 	var b strings.Builder
 	b.Grow(len(s))
 	emit := func(text string, from, to int) {
 		b.WriteString(text)
+		if !withMap {
+			return
+		}
 		for range len(text) {
 			v.from = append(v.from, from)
 			v.to = append(v.to, to)

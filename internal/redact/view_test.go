@@ -64,3 +64,36 @@ func TestStringRedactsRegisteredValues(t *testing.T) {
 	// split by markup, as a reader would still see it
 	assert.Equal(t, "x [REDACTED:secret] y", String("x hunter2-<i>correct</i>/horse+battery staple y"))
 }
+
+// splitsRef is hasSplits's definition, a rune at a time.
+func splitsRef(r rune) bool {
+	switch r {
+	case '\\', '&', '<', '*', '~', '`':
+		return true
+	}
+	return r >= 0x80 && invisible(r)
+}
+
+// referenceString is String without its shortcuts: the view (mapped) is
+// built for any text that has a character that can hide a secret.
+func referenceString(s string) string {
+	if !strings.ContainsFunc(s, splitsRef) {
+		return replace(s, matches(s, nil, registered()))
+	}
+	v := newView(s, true)
+	return replace(s, matches(v.text, v, registered()))
+}
+
+// FuzzShortcuts: String's shortcuts (byte-wise split test, unmapped view
+// first) never change what is redacted.
+func FuzzShortcuts(f *testing.F) {
+	tok := "ghp_" + strings.Repeat("a1B2", 9)
+	for _, s := range []string{"plain", "ghp\\_" + tok[4:], "gh<b>p_</b>" + tok[4:], "ghp&#95;" + tok[4:],
+		"x\u200b" + tok, "a\xffb*c", "*emph* `code` " + tok, "&amp;&lt;"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		assert.Equal(t, strings.ContainsFunc(s, splitsRef), hasSplits(s))
+		assert.Equal(t, referenceString(s), String(s))
+	})
+}

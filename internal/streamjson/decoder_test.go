@@ -421,6 +421,19 @@ func FuzzOneParse(f *testing.F) {
 	f.Add([]byte(`{"type":"user","message":{"content":[{"type":"tool_result","content":null},null,{"type":"text","text":5}]}}`), true)
 	f.Add([]byte(`{"type":"assistant","message":{"content":[{"type":"text","text":"a"},{"type":"redacted_thinking"}]}} `), true)
 	f.Add([]byte(`{"type":"assistant","type":null,"message":{"content":[]}}`), true)
+	for _, l := range []string{
+		`{"type":"assistant","model":5,"message":{"id":"m","content":[{"type":"text","text":"a"}]}}`,
+		`{"Type":"assistant","message":{"id":"m","content":[{"type":"text","text":"a"}]}}`,
+		`{"type":"assistant","message":{"ID":"m","Usage":{"Input_tokens":1},"content":[{"type":"text","text":"a"}]}}`,
+		`{"type":"assistant","message":{"id":"m","usage":{"input_tokens":1.5},"content":[{"type":"text","text":"a"}]}}`,
+		`{"type":"assistant","message":{"id":"mA","content":[{"type":"text","text":"a"}]},"message":null}`,
+		`{"type":"user","session_id":7,"message":{"content":"hi"}}`,
+		`{"type":"user","error":"x","message":{"content":null}}`,
+		` {"type" : "user" , "message" : { "content" : [ {"type":"tool_result","content":"a"b\"} ] } } `,
+	} {
+		f.Add([]byte(l), true)
+		f.Add([]byte(l), false)
+	}
 	f.Fuzz(func(t *testing.T, line []byte, strict bool) {
 		decode := func(general bool) string {
 			generalOnly = general

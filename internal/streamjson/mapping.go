@@ -29,12 +29,10 @@ type line struct {
 	} `json:"mcp_servers"`
 
 	// assistant, user
-	Message *struct {
-		ID      string          `json:"id"`
-		Model   string          `json:"model"`
-		Usage   *usage          `json:"usage"`
-		Content json.RawMessage `json:"content"`
-	} `json:"message"`
+	Message *message `json:"message"`
+	// walked: filled by messageLine from a line checked valid, so its
+	// content can be walked the same way
+	walked bool
 
 	// assistant: set on messages the engine made up for an API error
 	Error string `json:"error"`
@@ -53,6 +51,13 @@ type line struct {
 	ModelUsage map[string]struct {
 		ContextWindow int `json:"contextWindow"`
 	} `json:"modelUsage"`
+}
+
+type message struct {
+	ID      string          `json:"id"`
+	Model   string          `json:"model"`
+	Usage   *usage          `json:"usage"`
+	Content json.RawMessage `json:"content"`
 }
 
 type usage struct {
@@ -86,8 +91,15 @@ func (d *Decoder) decodeLine(raw []byte, out []session.Event, strict bool) ([]se
 		return append(out, session.Event{Kind: session.EventUnknown, Time: now, Raw: rawJSON(raw), Text: note})
 	}
 	var l line
-	rest, err := fastjson.Parse(raw, &l, fastjson.DontCopyRawMessage)
-	if err != nil || len(rest) != 0 {
+	var err error
+	if generalOnly || !fastjson.Valid(raw) || !messageLine(raw, &l) {
+		l = line{}
+		var rest []byte
+		if rest, err = fastjson.Parse(raw, &l, fastjson.DontCopyRawMessage); len(rest) != 0 && err == nil {
+			err = errors.New("trailing data")
+		}
+	}
+	if err != nil {
 		// the rare bad line: worded exactly as Unmarshal words it
 		if err = fastjson.Unmarshal(raw, new(line)); err == nil {
 			err = errors.New("trailing data")
@@ -160,7 +172,7 @@ func (d *Decoder) assistant(l line, raw []byte, now time.Time, out []session.Eve
 	// raw) or a content that does not fit sends the line down the general
 	// path, block by block.
 	var fast []block
-	if !generalOnly && fastjson.Unmarshal(m.Content, &fast) == nil && len(fast) > 0 && knownTypes(fast, "text", "thinking", "tool_use") {
+	if !generalOnly && contentBlocks(l, &fast, false) && len(fast) > 0 && knownTypes(fast, "text", "thinking", "tool_use") {
 		if l.Error != "" {
 			out = append(out, session.Event{Kind: session.EventNotice, Time: now, Text: "engine error: " + l.Error})
 		}
@@ -230,7 +242,7 @@ func (d *Decoder) user(l line, raw []byte, now time.Time, out []session.Event) [
 	}
 	// as in assistant: one parse, the general path for anything else
 	var fast []block
-	if !generalOnly && parseExact(content, &fast, fastjson.DontCopyRawMessage) && len(fast) > 0 && knownTypes(fast, "tool_result", "text") {
+	if !generalOnly && contentBlocks(l, &fast, true) && len(fast) > 0 && knownTypes(fast, "tool_result", "text") {
 		for _, b := range fast {
 			out = append(out, userEvent(now, b))
 		}
@@ -264,6 +276,23 @@ func userEvent(now time.Time, b block) session.Event {
 	}
 	return session.Event{Kind: session.EventToolResult, Time: now,
 		ToolCallID: b.ToolUseID, Output: contentText(b.Content), IsError: b.IsError}
+}
+
+// contentBlocks decodes the message content into blocks in one parse:
+// walked when the line was (aliasing the line when alias is set), else by
+// the struct decoder (alias: DontCopyRawMessage).
+func contentBlocks(l line, out *[]block, alias bool) bool {
+	if l.walked {
+		c := cursor{b: l.Message.Content}
+		if bs, ok := c.blocks(!alias); ok && c.peek() == 0 {
+			*out = bs
+			return true
+		}
+	}
+	if alias {
+		return parseExact(l.Message.Content, out, fastjson.DontCopyRawMessage)
+	}
+	return fastjson.Unmarshal(l.Message.Content, out) == nil
 }
 
 // parseExact is fastjson.Unmarshal with flags: false on any error or
