@@ -14,7 +14,6 @@ type view struct {
 	from, to []int
 }
 
-
 // maxEntity bounds an HTML entity ("&CounterClockwiseContourIntegral;" is
 // the longest named one).
 const maxEntity = 40

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	fastjson "github.com/segmentio/encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/mention-runner/mention-runner/internal/contract"
@@ -148,12 +149,18 @@ func label(t session.TurnProjection) string {
 }
 
 func (r turnRenderer) unit(t session.TurnProjection) unit {
-	var content []string
-	isText := []bool{}
-	seen := map[string]bool{}
-	calls := map[string]int{}
-	for i, c := range t.ToolCalls {
-		calls[c.ID] = i
+	n := len(t.Blocks) + len(t.ToolCalls)
+	content, isText := make([]string, 0, n), make([]bool, 0, n)
+	// calls by id (the last of a repeated id, as a map would keep) and the
+	// ids already shown: a turn holds a few calls, so slices beat maps
+	var seen []string
+	call := func(id string) (int, bool) {
+		for i := len(t.ToolCalls) - 1; i >= 0; i-- {
+			if t.ToolCalls[i].ID == id {
+				return i, true
+			}
+		}
+		return 0, false
 	}
 	for _, b := range t.Blocks {
 		switch b.Type {
@@ -173,18 +180,18 @@ func (r turnRenderer) unit(t session.TurnProjection) unit {
 			content = append(content, r.thinking(s))
 			isText = append(isText, false)
 		case "tool_use":
-			if b.ToolCallID == nil || seen[*b.ToolCallID] {
+			if b.ToolCallID == nil || slices.Contains(seen, *b.ToolCallID) {
 				continue
 			}
-			if i, ok := calls[*b.ToolCallID]; ok {
-				seen[*b.ToolCallID] = true
+			if i, ok := call(*b.ToolCallID); ok {
+				seen = append(seen, *b.ToolCallID)
 				content = append(content, r.toolCall(t.ToolCalls[i]))
 				isText = append(isText, false)
 			}
 		}
 	}
 	for _, c := range t.ToolCalls {
-		if !seen[c.ID] {
+		if !slices.Contains(seen, c.ID) {
 			content = append(content, r.toolCall(c))
 			isText = append(isText, false)
 		}
@@ -243,6 +250,8 @@ func (r turnRenderer) toolCall(c session.ToolCallProjection) string {
 		name = c.DisplayName
 	}
 	var b strings.Builder
+	res, _ := c.Result.(string)
+	b.Grow(2*len(c.Arguments) + min(len(res), 2*r.o.MaxResultChars) + 512) // one allocation, mostly
 	b.WriteString("<details>\n<summary>[ToolCall] ")
 	b.WriteString(escapeHTML(oneLine(redact.String(name))))
 	b.WriteByte('(')

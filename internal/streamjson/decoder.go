@@ -56,6 +56,7 @@ type Decoder struct {
 	buf     []byte
 	line    int
 	pending []session.Event
+	head    int   // pending[head:] are still to hand out
 	err     error // sticky read error, returned once pending is drained
 }
 
@@ -77,7 +78,8 @@ func NewDecoder(r io.Reader) *Decoder {
 // Next returns the next event, or io.EOF after the last one. Other errors
 // come only from the underlying reader; bad input never is an error.
 func (d *Decoder) Next() (session.Event, error) {
-	for len(d.pending) == 0 {
+	for d.head >= len(d.pending) {
+		d.pending, d.head = d.pending[:0], 0 // all handed out: reuse the array
 		if d.err != nil {
 			return session.Event{}, d.err
 		}
@@ -111,9 +113,9 @@ func (d *Decoder) Next() (session.Event, error) {
 			d.err = err
 		}
 	}
-	ev := d.pending[0]
-	d.pending[0] = session.Event{}
-	d.pending = d.pending[1:]
+	ev := d.pending[d.head]
+	d.pending[d.head] = session.Event{}
+	d.head++
 	return ev, nil
 }
 

@@ -227,12 +227,12 @@ func (a *Assembler) start(role string, ev session.Event, turnID string) *session
 	a.next++
 	switch {
 	case turnID == "":
-		turnID = fmt.Sprintf("turn_%d", seq)
+		turnID = "turn_" + strconv.Itoa(seq)
 	case !strings.HasPrefix(turnID, "turn_"):
 		turnID = "turn_" + turnID // core-types ids carry their kind
 	}
 	t := &session.TurnProjection{
-		ID: fmt.Sprintf("entry_%d", seq), Sequence: seq, TurnID: turnID, LoopID: "root",
+		ID: "entry_" + strconv.Itoa(seq), Sequence: seq, TurnID: turnID, LoopID: "root",
 		Kind: "message", Role: role, Status: "streaming",
 		Blocks: []session.ContentBlock{}, ToolCalls: []session.ToolCallProjection{},
 	}
