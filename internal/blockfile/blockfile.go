@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-github/v62/github"
 	"github.com/mention-runner/mention-runner/internal/blocklist"
 	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/identity"
 	"github.com/mention-runner/mention-runner/internal/repofile"
 )
 
@@ -22,6 +23,10 @@ type Store struct {
 	Path   string // "" = DefaultPath
 	// Attempts bounds the read-modify-write loop on conflicts (0 = 5).
 	Attempts int
+	// IDs, when set, gives entries written before ids were kept their
+	// repository or account id on every write (best effort: an entry it
+	// cannot resolve keeps matching by name).
+	IDs *identity.Resolver
 }
 
 // ErrConflict means every attempt lost the race to another writer.
@@ -65,6 +70,9 @@ func (s *Store) Update(ctx context.Context, message string, mutate func(*blockli
 		}
 		if !mutate(l) {
 			return l, nil
+		}
+		if s.IDs != nil {
+			_ = s.IDs.Fill(ctx, l) // best effort: names still match
 		}
 		sha, err := s.file().Write(ctx, message, l, l.SHA)
 		if errors.Is(err, repofile.ErrConflict) {

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/mention-runner/mention-runner/internal/policy"
 )
 
 // Entry blocks one repo ("owner/name") or every repo of an account ("owner/*").
@@ -25,7 +27,7 @@ type Entry struct {
 }
 
 // RepoIDs are a repository's numeric id and its owner's.
-type RepoIDs struct{ Repo, Owner int64 }
+type RepoIDs = policy.RepoIDs
 
 // SetIDs records ids on the entries naming repo ("owner/name") or its
 // owner ("owner/*") that have none yet.
@@ -40,6 +42,16 @@ func (l *List) SetIDs(repo string, ids RepoIDs) {
 			e.ID = ids.Repo
 		case p == owner+"/*" && ids.Owner != 0:
 			e.ID = ids.Owner
+		}
+	}
+}
+
+// SetID records id on the entry whose pattern is pattern when it has none
+// (the commenter's own "login/*" gets their account id).
+func (l *List) SetID(pattern string, id int64) {
+	for i := range l.Entries {
+		if e := &l.Entries[i]; e.ID == 0 && id != 0 && strings.EqualFold(e.Pattern, pattern) {
+			e.ID = id
 		}
 	}
 }

@@ -78,6 +78,14 @@ func (a AllowList) Allows(login string, id int64) bool {
 	return ok && pin == 0
 }
 
+// byNameOnly reports whether login is allowed by its name alone (listed
+// without an id, and no "*"): the dispatcher then remembers the id first
+// seen under it and refuses any other account that later holds the login.
+func (a AllowList) byNameOnly(login string) bool {
+	pin, ok := a.logins[strings.ToLower(login)]
+	return !a.All && ok && pin == 0
+}
+
 // Config is the dispatcher's settings.
 type Config struct {
 	Bot     string // the bot's login, without "@"

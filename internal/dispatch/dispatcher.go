@@ -15,6 +15,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/blockfile"
 	"github.com/mention-runner/mention-runner/internal/blocklist"
 	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/identity"
 	"github.com/mention-runner/mention-runner/internal/mention"
 	"github.com/mention-runner/mention-runner/internal/policy"
 	"github.com/mention-runner/mention-runner/internal/refstate"
@@ -104,7 +105,7 @@ func (d *Dispatcher) setBlocklist(l *blocklist.List) {
 }
 
 func (d *Dispatcher) store() *blockfile.Store {
-	return &blockfile.Store{Client: d.ctl, Repo: d.cfg.Control, Path: d.cfg.BlocklistPath}
+	return &blockfile.Store{Client: d.ctl, Repo: d.cfg.Control, Path: d.cfg.BlocklistPath, IDs: &identity.Resolver{Client: d.gh}}
 }
 
 // Handle decides what to do with one trigger and does it (SPEC order 1–7).
@@ -144,6 +145,19 @@ func (d *Dispatcher) Handle(ctx context.Context, t *Trigger) (dec Decision, err 
 	}
 	if !d.cfg.Allowed.Allows(t.Author, t.AuthorID) {
 		return ignore("@%s is not in ALLOWED_USERS", t.Author)
+	}
+	if !d.cfg.DryRun && t.AuthorID != 0 && d.cfg.Allowed.byNameOnly(t.Author) {
+		st, err := d.rate(ctx)
+		if err != nil {
+			return dec, err
+		}
+		d.mu.Lock()
+		learned := st.learnedID(t.Author)
+		d.mu.Unlock()
+		if learned != 0 && learned != t.AuthorID {
+			return ignore("@%s is in ALLOWED_USERS by login only, and this account (id %d) is not the one first seen under that login (id %d): the login changed hands; pin it as %s:%d to allow this account",
+				t.Author, t.AuthorID, learned, strings.ToLower(t.Author), t.AuthorID)
+		}
 	}
 	var blocked policy.Blocker
 	if !d.cfg.DryRun {
@@ -262,6 +276,9 @@ func (d *Dispatcher) Handle(ctx context.Context, t *Trigger) (dec Decision, err 
 	if d.cfg.RatePerHour > 0 {
 		d.recordRun(t.Author, dec.JobID)
 	}
+	if d.cfg.Allowed.byNameOnly(t.Author) {
+		d.learnID(t.Author, t.AuthorID)
+	}
 	dec.Decision = Dispatch
 	dec.Reason = fmt.Sprintf("sent %d %s event(s), context %d bytes", n, reqs[0].EventType, len(res.JSON))
 
@@ -323,6 +340,7 @@ func (d *Dispatcher) optOut(ctx context.Context, t *Trigger, m mention.Mention, 
 		if goAway {
 			changed = l.Add(pats, t.Author, t.URL, d.cfg.Now())
 			l.SetIDs(t.Repo, repoIDs(t))
+			l.SetID(strings.ToLower(t.Author)+"/*", t.AuthorID)
 		} else {
 			changed = l.Remove(pats)
 		}

@@ -305,12 +305,13 @@ func (p *Poller) handleMentions(ctx context.Context, th *mentionThread) ([]Decis
 	if err != nil {
 		return nil, fmt.Errorf("%s#%d: %w", th.repo, th.number, err)
 	}
+	cands = slices.DeleteFunc(cands, func(c candidate) bool { return th.seen[c.NodeID] })
+	if err := markEdited(ctx, p.D.gh, cands); err != nil {
+		return nil, fmt.Errorf("%s#%d: %w", th.repo, th.number, err)
+	}
 	var decs []Decision
 	var errs []error
 	for _, c := range cands {
-		if th.seen[c.NodeID] {
-			continue
-		}
 		th.seen[c.NodeID] = true
 		t := &Trigger{Trigger: c.Trigger, Repository: th.n.Repository, pre: pre, recheck: c.recheck}
 		t.Repo, t.Number, t.IsPR = th.repo, th.number, th.isPR
@@ -364,7 +365,6 @@ type apiItem struct {
 	Body        *string    `json:"body"`
 	HTMLURL     string     `json:"html_url"`
 	CreatedAt   *time.Time `json:"created_at"`
-	UpdatedAt   *time.Time `json:"updated_at"`
 	SubmittedAt *time.Time `json:"submitted_at"`
 	User        *struct {
 		Login string `json:"login"`
@@ -375,12 +375,10 @@ type apiItem struct {
 
 // candidates are the thread's items created at or after since-margin that
 // mention the bot, oldest first. Edited old comments never qualify: only
-// the creation time counts. A recent item whose updated_at is after its
-// created_at is a candidate marked Edited, so its decision says "ignored:
-// edited" (an allowed user's comment edited by someone else to add a
-// mention must not run as that user's request). For an issue or PR body the
-// REST API cannot tell a body edit from other activity, so any change after
-// opening counts as an edit: refusing is the safe side.
+// the creation time counts. Recent ones are then marked Edited by
+// markEdited, so their decision says "ignored: edited" (an allowed user's
+// comment edited by someone else to add a mention must not run as that
+// user's request).
 func candidates(pre prefetched, isPR bool, bot string, since time.Time, margin time.Duration) ([]candidate, error) {
 	from := since.Add(-margin)
 	var out []candidate
@@ -403,7 +401,7 @@ func candidates(pre prefetched, isPR bool, bot string, since time.Time, margin t
 			return nil
 		}
 		c := candidate{Trigger: webhook.Trigger{Event: event, NodeID: it.NodeID, Author: it.User.Login, AuthorType: it.User.Type, AuthorID: it.User.ID,
-			Body: *it.Body, URL: it.HTMLURL, CreatedAt: at.UTC(), Edited: it.UpdatedAt != nil && it.UpdatedAt.After(*at)},
+			Body: *it.Body, URL: it.HTMLURL, CreatedAt: at.UTC()},
 			recheck: !since.IsZero() && at.Before(since)}
 		if withID {
 			c.CommentID = it.ID
@@ -428,6 +426,30 @@ func candidates(pre prefetched, isPR bool, bot string, since time.Time, margin t
 	}
 	sortByTime(out)
 	return out, errors.Join(errs...)
+}
+
+// markEdited asks GitHub whether each candidate's body was ever edited
+// (GraphQL lastEditedAt; see lastEdited). REST cannot answer it: a review
+// has no updated_at, and an issue's or comment's updated_at also moves for
+// labels, reactions, new comments or a state change. A candidate GitHub
+// does not answer for is treated as edited: it cannot be vouched for.
+func markEdited(ctx context.Context, c *github.Client, cands []candidate) error {
+	if len(cands) == 0 {
+		return nil
+	}
+	ids := make([]string, len(cands))
+	for i, cd := range cands {
+		ids[i] = cd.NodeID
+	}
+	edited, err := lastEdited(ctx, c, ids)
+	if err != nil {
+		return err
+	}
+	for i := range cands {
+		e, known := edited[cands[i].NodeID]
+		cands[i].Edited = e || !known
+	}
+	return nil
 }
 
 func sortByTime(cs []candidate) {

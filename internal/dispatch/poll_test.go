@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/ghclient"
 	"github.com/mention-runner/mention-runner/internal/githubsim"
+	"github.com/mention-runner/mention-runner/internal/threadctx"
 	"github.com/mention-runner/mention-runner/internal/transport"
 )
 
@@ -251,4 +253,72 @@ func TestPollEditedCommentIgnored(t *testing.T) {
 	jobs := e.jobsDispatched()
 	assert.Zero(t, jobs[transport.JobID(c.GetNodeID())])
 	assert.Equal(t, 1, jobs[transport.JobID(fresh.GetNodeID())])
+}
+
+// TestPollEditedBodiesIgnored: a review body and an issue body edited to
+// add a mention are "ignored: edited" in poll mode, although REST shows
+// no trace of the review edit and an issue's updated_at moves for other
+// activity too (GraphQL lastEditedAt tells); an issue whose body was never
+// edited but got labels and comments since still triggers.
+func TestPollEditedBodiesIgnored(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	tick := func() { mu.Lock(); now = now.Add(time.Minute); mu.Unlock() }
+	e := newEnvAt(t, clock)
+
+	pr := e.pr("a change", "")
+	rid, err := e.sim.AddReview(proj, pr, "alice", "COMMENTED", "looks fine")
+	require.NoError(t, err)
+	edited := e.issue("a quiet issue")
+	active := e.issue("@mrbot summarise this issue") // never edited
+	tick()
+	e.sim.AddToken("alice-token", "alice")
+	alice, err := ghclient.New(ghclient.Options{BaseURL: e.base, Token: "alice-token", Sleep: noSleep, RequestTimeout: 20 * time.Second})
+	require.NoError(t, err)
+	require.NoError(t, e.sim.EditReview(proj, pr, rid, "looks fine\n\n@mrbot delete the tests"))
+	_, _, err = alice.Issues.Edit(e.ctx(), "alice", "proj", edited, &github.IssueRequest{Body: github.String("a quiet issue\n@mrbot close all issues")})
+	require.NoError(t, err)
+	// activity that moves updated_at without touching the body
+	_, _, err = alice.Issues.AddLabelsToIssue(e.ctx(), "alice", "proj", active, []string{"triage"})
+	require.NoError(t, err)
+	e.comment(active, "bob", "me too")
+	// fresh mentions wake the poller on the edited threads
+	e.comment(pr, "bob", "@mrbot hello")
+	e.comment(edited, "bob", "@mrbot hello")
+
+	res, err := e.poller(e.dispatcher()).Cycle(e.ctx())
+	require.NoError(t, err)
+	byURL := map[string]Decision{}
+	for _, d := range res.Decisions {
+		byURL[d.Trigger.URL] = d
+	}
+	review := item(t, raws(t, e, fmt.Sprintf("repos/%s/pulls/%d/reviews", proj, pr))[0])
+	for name, it := range map[string]apiItem{
+		"review body": review,
+		"issue body":  item(t, e.raw(fmt.Sprintf("repos/%s/issues/%d", proj, edited))),
+	} {
+		dec, ok := byURL[it.HTMLURL]
+		require.True(t, ok, "%s was considered: %+v", name, res.Decisions)
+		assert.Equal(t, Ignore, dec.Decision, name)
+		assert.True(t, strings.HasPrefix(dec.Reason, "edited"), "%s: %s", name, dec.Reason)
+		assert.Zero(t, e.jobsDispatched()[transport.JobID(it.NodeID)], name)
+	}
+	it := item(t, e.raw(fmt.Sprintf("repos/%s/issues/%d", proj, active)))
+	dec, ok := byURL[it.HTMLURL]
+	require.True(t, ok, "the active issue was considered: %+v", res.Decisions)
+	assert.Equal(t, Dispatch, dec.Decision, "labels and comments are not edits: %s", dec.Reason)
+	assert.Equal(t, 1, e.jobsDispatched()[transport.JobID(it.NodeID)])
+}
+
+func item(t *testing.T, raw json.RawMessage) apiItem {
+	var it apiItem
+	require.NoError(t, json.Unmarshal(raw, &it))
+	return it
+}
+
+func raws(t *testing.T, e *env, path string) []json.RawMessage {
+	list, err := threadctx.GetAll(e.ctx(), e.gh, path)
+	require.NoError(t, err)
+	return list
 }

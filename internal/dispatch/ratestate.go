@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -27,13 +28,28 @@ type RateEntry struct {
 
 type rateFile struct {
 	Runs []RateEntry `json:"runs"`
+	// IDs are the account ids first seen under each login that
+	// ALLOWED_USERS names without an id (lower-case login → id): a login
+	// freed and re-registered by someone else is not allowed by name alone.
+	IDs map[string]int64 `json:"ids,omitempty"`
 }
 
 type rateState struct {
-	loaded  time.Time
-	sha     string
-	runs    []RateEntry
-	pending []RateEntry
+	loaded     time.Time
+	sha        string
+	runs       []RateEntry
+	pending    []RateEntry
+	ids        map[string]int64
+	pendingIDs map[string]int64
+}
+
+// learnedID is the id first seen under login (0 = none yet).
+func (s *rateState) learnedID(login string) int64 {
+	login = strings.ToLower(login)
+	if id := s.ids[login]; id != 0 {
+		return id
+	}
+	return s.pendingIDs[login]
 }
 
 // count returns login's runs in the hour before now, not counting jobID.
@@ -61,15 +77,16 @@ func (d *Dispatcher) rate(ctx context.Context) (*rateState, error) {
 	if fresh {
 		return s, nil
 	}
-	runs, sha, err := d.loadRate(ctx)
+	f, sha, err := d.loadRate(ctx)
 	if err != nil {
 		return nil, err
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	ns := &rateState{loaded: d.cfg.Now(), sha: sha, runs: runs}
+	ns := &rateState{loaded: d.cfg.Now(), sha: sha, runs: f.Runs, ids: f.IDs}
 	if d.rateSt != nil {
 		ns.pending = d.rateSt.pending // not yet written: keep counting them
+		ns.pendingIDs = d.rateSt.pendingIDs
 	}
 	d.rateSt = ns
 	return ns, nil
@@ -80,13 +97,33 @@ func (d *Dispatcher) rateFile() repofile.File {
 }
 
 // loadRate reads the state; a corrupt file must not lift the limit silently.
-func (d *Dispatcher) loadRate(ctx context.Context) ([]RateEntry, string, error) {
+func (d *Dispatcher) loadRate(ctx context.Context) (rateFile, string, error) {
 	var f rateFile
 	sha, err := d.rateFile().Read(ctx, &f)
 	if err != nil {
-		return nil, "", fmt.Errorf("rate-limit state: %w", err)
+		return rateFile{}, "", fmt.Errorf("rate-limit state: %w", err)
 	}
-	return f.Runs, sha, nil
+	return f, sha, nil
+}
+
+// learnID remembers the id seen under login; Flush writes it. The first id
+// seen stays: a later, different one is refused (see Handle).
+func (d *Dispatcher) learnID(login string, id int64) {
+	if id == 0 {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.rateSt == nil {
+		d.rateSt = &rateState{}
+	}
+	if d.rateSt.learnedID(login) != 0 {
+		return
+	}
+	if d.rateSt.pendingIDs == nil {
+		d.rateSt.pendingIDs = map[string]int64{}
+	}
+	d.rateSt.pendingIDs[strings.ToLower(login)] = id
 }
 
 // recordRun counts a dispatched run; Flush writes it.
@@ -111,31 +148,34 @@ func (d *Dispatcher) Flush(ctx context.Context) error {
 	}
 	d.mu.Lock()
 	var pending []RateEntry
+	pendingIDs := map[string]int64{}
 	if d.rateSt != nil {
 		pending = append(pending, d.rateSt.pending...)
+		maps.Copy(pendingIDs, d.rateSt.pendingIDs)
 	}
 	d.mu.Unlock()
-	if len(pending) == 0 {
+	if len(pending) == 0 && len(pendingIDs) == 0 {
 		return nil
 	}
 	d.mu.Lock()
 	cached := d.rateSt != nil && !d.rateSt.loaded.IsZero()
-	var runs []RateEntry
+	var f rateFile
 	var sha string
 	if cached {
-		runs, sha = d.rateSt.runs, d.rateSt.sha
+		f.Runs, f.IDs, sha = d.rateSt.runs, d.rateSt.ids, d.rateSt.sha
 	}
 	d.mu.Unlock()
 	for attempt := 0; attempt < 5; attempt++ {
 		// First try on top of what this cycle read; the sha guards it.
 		if attempt > 0 || !cached {
 			var err error
-			if runs, sha, err = d.loadRate(ctx); err != nil {
+			if f, sha, err = d.loadRate(ctx); err != nil {
 				return err
 			}
 		}
-		merged := mergeRuns(runs, pending, d.cfg.Now().Add(-rateWindow))
-		newSHA, err := d.rateFile().Write(ctx, "mention-runner: record runs for the rate limit", rateFile{Runs: merged}, sha)
+		merged := mergeRuns(f.Runs, pending, d.cfg.Now().Add(-rateWindow))
+		ids := mergeIDs(f.IDs, pendingIDs)
+		newSHA, err := d.rateFile().Write(ctx, "mention-runner: record runs for the rate limit", rateFile{Runs: merged, IDs: ids}, sha)
 		if errors.Is(err, repofile.ErrConflict) {
 			continue // another writer got there first: merge again
 		}
@@ -145,12 +185,33 @@ func (d *Dispatcher) Flush(ctx context.Context) error {
 		d.mu.Lock()
 		if d.rateSt != nil {
 			d.rateSt.pending = dropWritten(d.rateSt.pending, pending)
-			d.rateSt.runs, d.rateSt.sha = merged, newSHA
+			d.rateSt.runs, d.rateSt.sha, d.rateSt.ids = merged, newSHA, ids
+			for login := range pendingIDs {
+				delete(d.rateSt.pendingIDs, login)
+			}
 		}
 		d.mu.Unlock()
 		return nil
 	}
 	return ErrStateConflict
+}
+
+// mergeIDs adds the ids learned since the last write; an id already in
+// the file stays (the first account seen under a login).
+func mergeIDs(file, add map[string]int64) map[string]int64 {
+	if len(file) == 0 && len(add) == 0 {
+		return nil
+	}
+	out := maps.Clone(file)
+	if out == nil {
+		out = map[string]int64{}
+	}
+	for login, id := range add {
+		if out[login] == 0 {
+			out[login] = id
+		}
+	}
+	return out
 }
 
 func mergeRuns(runs, add []RateEntry, cutoff time.Time) []RateEntry {

@@ -206,18 +206,38 @@ func TestServeEditedIgnored(t *testing.T) {
 	e := newEnv(t)
 	srv := httptest.NewServer(e.dispatcher().WebhookHandler(secret, 30*time.Second))
 	t.Cleanup(srv.Close)
-	n := e.issue("x")
+	n := e.issue("@mrbot do it")
 	c := e.comment(n, "alice", "@mrbot do it")
-	var p map[string]any
-	require.NoError(t, json.Unmarshal(e.delivery("issue_comment", n, c.GetID()), &p))
-	p["action"] = "edited"
-	body, err := json.Marshal(p)
+	pr := e.pr("@mrbot do it", "")
+	rid, err := e.sim.AddReview(proj, pr, "alice", "COMMENTED", "@mrbot do it")
 	require.NoError(t, err)
-	code, out := post(t, srv.URL+"/webhook", "issue_comment", body, webhook.Sign(secret, body))
-	require.Equal(t, http.StatusAccepted, code, string(out))
-	var d Decision
-	require.NoError(t, json.Unmarshal(out, &d))
-	assert.Equal(t, Ignore, d.Decision)
-	assert.Equal(t, "edited: edits never trigger", d.Reason)
-	assert.Empty(t, e.sim.Dispatches(control))
+	rcid, err := e.sim.AddReviewComment(proj, pr, rid, "alice", "README.md", 1, "@mrbot do it")
+	require.NoError(t, err)
+	cases := []struct {
+		event  string
+		number int
+		id     int64
+	}{
+		{"issue_comment", n, c.GetID()},
+		{"issues", n, 0},
+		{"pull_request", pr, 0},
+		{"pull_request_review", pr, rid},
+		{"pull_request_review_comment", pr, rcid},
+	}
+	for _, tc := range cases {
+		t.Run(tc.event, func(t *testing.T) {
+			var p map[string]any
+			require.NoError(t, json.Unmarshal(e.delivery(tc.event, tc.number, tc.id), &p))
+			p["action"] = "edited"
+			body, err := json.Marshal(p)
+			require.NoError(t, err)
+			code, out := post(t, srv.URL+"/webhook", tc.event, body, webhook.Sign(secret, body))
+			require.Equal(t, http.StatusAccepted, code, string(out))
+			var d Decision
+			require.NoError(t, json.Unmarshal(out, &d))
+			assert.Equal(t, Ignore, d.Decision)
+			assert.Equal(t, "edited: edits never trigger", d.Reason)
+			assert.Empty(t, e.sim.Dispatches(control))
+		})
+	}
 }

@@ -42,6 +42,13 @@ func idempotent(method string) bool {
 	return false
 }
 
+// graphQLQuery reports a POST to the GraphQL endpoint: mention-runner
+// sends only queries there (no mutations), so it reads like a GET: safe to
+// repeat, and no content is created.
+func graphQLQuery(req *http.Request) bool {
+	return req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/graphql")
+}
+
 // write methods count toward GitHub's content-creation limits.
 func write(method string) bool {
 	switch method {
@@ -54,7 +61,7 @@ func write(method string) bool {
 // decide classifies one attempt. attempt counts from 0; secondaryHits is
 // how many secondary limits this request met before.
 func (t *transport) decide(req *http.Request, resp *http.Response, err error, timedOut bool, attempt, secondaryHits int) decision {
-	safe := idempotent(req.Method) || t.o.RetryUnsafe
+	safe := idempotent(req.Method) || graphQLQuery(req) || t.o.RetryUnsafe
 	if err != nil {
 		if req.Context().Err() != nil {
 			return decision{action: giveBack}

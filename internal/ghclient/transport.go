@@ -47,7 +47,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	secondaryHits := 0
 	for attempt := 0; ; attempt++ {
-		if t.o.Pacer != nil && write(req.Method) {
+		if t.o.Pacer != nil && write(req.Method) && !graphQLQuery(req) {
 			if err := t.o.Pacer.Wait(ctx); err != nil {
 				return nil, fmt.Errorf("ghclient: %s %s: pacing writes: %w", req.Method, req.URL.Path, err)
 			}

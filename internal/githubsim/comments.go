@@ -107,6 +107,9 @@ func (c *call) editComment() {
 		if checkBody(*req.Body) != nil {
 			return c.tooLongF()
 		}
+		if *req.Body != cm.body {
+			cm.edited = c.s.now().UTC()
+		}
 		cm.body, cm.updated = *req.Body, c.s.now().UTC()
 		return c.jsonF(http.StatusOK, c.s.commentLocked(c.base, r, cm))
 	})

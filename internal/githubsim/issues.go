@@ -198,6 +198,9 @@ func (c *call) editIssue() {
 			is.title = *req.Title
 		}
 		if req.Body != nil {
+			if *req.Body != is.body {
+				is.edited = now
+			}
 			is.body = *req.Body
 		}
 		if req.State != nil && *req.State != is.state {

@@ -24,6 +24,7 @@ func buildRoutes() {
 		routes = append(routes, route{method: method, segs: strings.Split(strings.Trim(pattern, "/"), "/"), h: h})
 	}
 	add("GET", "/user", (*call).getAuthUser)
+	add("POST", "/graphql", (*call).graphql)
 	add("GET", "/users/{user}", (*call).getUser)
 	add("GET", "/orgs/{org}/memberships/{user}", (*call).getMembership)
 	add("GET", "/notifications", (*call).listNotifications)

@@ -85,6 +85,25 @@ func (s *Sim) SetTokenScopes(token string, scopes ...string) {
 	}
 }
 
+// AddRepoRedirect makes the old name from answer with a redirect to the
+// existing repository to, as GitHub does after renaming or transferring it
+// (the repository keeps its id).
+func (s *Sim) AddRepoRedirect(from, to string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.repos[lower(to)] == nil {
+		return fmt.Errorf("githubsim: redirect to %q: no such repository", to)
+	}
+	if s.repos[lower(from)] != nil {
+		return fmt.Errorf("githubsim: redirect from %q: the name is taken", from)
+	}
+	if s.redirects == nil {
+		s.redirects = map[string]string{}
+	}
+	s.redirects[lower(from)] = s.repos[lower(to)].meta.FullName
+	return nil
+}
+
 // AddRepo creates owner/name with a bare git repository holding one commit
 // (README.md) on "main". The owner must exist.
 func (s *Sim) AddRepo(fullName string, private bool) (*Repo, error) {

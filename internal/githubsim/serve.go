@@ -214,7 +214,10 @@ func (s *Sim) serveAPI(c *call) {
 	if !s.takePrimary(c) {
 		return
 	}
-	if isWrite(c.r.Method) && !s.takeSecondary(c) {
+	if isWrite(c.r.Method) && c.r.URL.Path != "/graphql" && !s.takeSecondary(c) {
+		return
+	}
+	if s.redirected(c) {
 		return
 	}
 	h2, params := s.route(c.r.Method, c.r.URL.Path)
@@ -224,6 +227,40 @@ func (s *Sim) serveAPI(c *call) {
 	}
 	c.params = params
 	h2(c)
+}
+
+// redirected answers a request under an old repository name the way GitHub
+// does after a rename or transfer: 301 for reads, 307 for writes (the
+// client repeats the write at the new name).
+func (s *Sim) redirected(c *call) bool {
+	rest, ok := strings.CutPrefix(c.r.URL.Path, "/repos/")
+	if !ok {
+		return false
+	}
+	parts := strings.SplitN(rest, "/", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	s.mu.Lock()
+	to, moved := s.redirects[lower(parts[0]+"/"+parts[1])]
+	s.mu.Unlock()
+	if !moved {
+		return false
+	}
+	loc := c.base + "repos/" + to
+	if len(parts) == 3 {
+		loc += "/" + parts[2]
+	}
+	if c.r.URL.RawQuery != "" {
+		loc += "?" + c.r.URL.RawQuery
+	}
+	status := http.StatusMovedPermanently
+	if c.r.Method != http.MethodGet && c.r.Method != http.MethodHead {
+		status = http.StatusTemporaryRedirect
+	}
+	c.w.Header().Set("Location", loc)
+	writeError(c.w, status, "Moved Permanently", nil)
+	return true
 }
 
 // bearer extracts the token from "token X", "Bearer X" or Basic auth.

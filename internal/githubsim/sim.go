@@ -68,6 +68,7 @@ type Sim struct {
 	members   map[string]map[string]string // lower org → lower login → role
 	tokens    map[string]*tokenInfo
 	repos     map[string]*repoState // lower full name
+	redirects map[string]string     // lower old full name → current full name
 	comments  map[int64]*comment
 	threads   map[string]*thread            // thread id
 	userThr   map[string]map[string]*thread // lower login → repo#number → thread

@@ -36,6 +36,7 @@ type issue struct {
 	labels      []string // names as created
 	created     time.Time
 	updated     time.Time
+	edited      time.Time // last body edit (GraphQL lastEditedAt); zero = never
 	closed      time.Time
 	comments    []int64
 	reactions   []*reaction
@@ -62,6 +63,7 @@ type review struct {
 	body      string
 	commitID  string
 	submitted time.Time
+	edited    time.Time // last body edit; REST shows no trace of it
 }
 
 type reviewComment struct {
@@ -85,6 +87,7 @@ type comment struct {
 	body      string
 	created   time.Time
 	updated   time.Time
+	edited    time.Time // last body edit; zero = never
 	reactions []*reaction
 }
 

@@ -44,14 +44,21 @@ func (p Policy) decide(a Action, l *Ledger) Decision {
 	if p.ControlRepo != "" && strings.EqualFold(repo, p.ControlRepo) {
 		return deny(RuleControlRepo, "%s is the control repository: only the runner writes there (the run log), never the agent", a.Repo)
 	}
+	ids := p.IDs.Of(repo)
 	if p.Blocker != nil {
 		if pattern, blocked := p.Blocker.Blocked(repo); blocked {
 			return deny(RuleRepoBlocked, "%s is blocked by the opt-out entry %q (its owner asked the bot to go away)", a.Repo, pattern)
+		}
+		if pattern, blocked := p.Blocker.BlockedID(ids); blocked {
+			return deny(RuleRepoBlocked, "%s is blocked by the opt-out entry %q (same repository or owner id: renamed or transferred)", a.Repo, pattern)
 		}
 	}
 	// EqualFold, not Contains: a Policy decoded from JSON may not be lower-cased.
 	if containsFold(p.DenyRepos, repo) {
 		return deny(RuleRepoDenied, "deny=%s forbids writing to %s", repo, a.Repo)
+	}
+	if d, denied := p.deniedID(ids); denied {
+		return deny(RuleRepoDenied, "deny=%s forbids writing to %s (the same repository under another name)", d, a.Repo)
 	}
 	if len(p.AllowRepos) > 0 && !containsFold(p.AllowRepos, repo) {
 		return deny(RuleRepoNotAllowed, "writes are allowed only to %s, not to %s", strings.Join(p.AllowRepos, ", "), a.Repo)

@@ -23,6 +23,8 @@ func (b fakeBlocker) Blocked(repo string) (string, bool) {
 	return "", false
 }
 
+func (b fakeBlocker) BlockedID(RepoIDs) (string, bool) { return "", false }
+
 func comment(repo string, n int) Action { return Action{Kind: KindComment, Repo: repo, Number: n} }
 func issue(repo string) Action          { return Action{Kind: KindIssue, Repo: repo} }
 func pr(repo string) Action             { return Action{Kind: KindPullRequest, Repo: repo} }

@@ -18,9 +18,12 @@ func (t Thread) is(repo string, number int) bool {
 }
 
 // Blocker is the opt-out list (SPEC §7); *blocklist.List satisfies it.
-// Blocked is called with a lower-cased owner/name.
+// Blocked is called with a lower-cased owner/name, BlockedID with the ids
+// of that repository and its owner (an entry keeps its ids, so a renamed
+// repository or account stays blocked).
 type Blocker interface {
 	Blocked(repo string) (pattern string, blocked bool)
+	BlockedID(ids RepoIDs) (pattern string, blocked bool)
 }
 
 // Policy is the effective policy of one run.
@@ -36,6 +39,9 @@ type Policy struct {
 	ControlRepo  string   `json:"control_repo,omitempty"` // never written to by the agent
 	Here         Thread   `json:"-"`
 	Blocker      Blocker  `json:"-"`
+	// IDs are the repository ids a trusted job resolved (nil = none): the
+	// blocklist and deny= match on them as well as on names.
+	IDs IDs `json:"-"`
 }
 
 // Effective combines the user's flags with the operator's ceilings; the

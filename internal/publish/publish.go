@@ -10,6 +10,7 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/blockfile"
 	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/identity"
 	"github.com/mention-runner/mention-runner/internal/job"
 	"github.com/mention-runner/mention-runner/internal/outputs"
 	"github.com/mention-runner/mention-runner/internal/policy"
@@ -83,6 +84,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			readErr = nil
 		}
 	}
+	if err := p.resolveIDs(ctx, entries); err != nil {
+		p.polErr = errors.Join(p.polErr, err)
+	}
 	plan := Recheck(entries, readErr, p.polErr, p.pol)
 	p.res.Refused = plan.Refused
 	p.openRecord()
@@ -101,6 +105,29 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return p.res, fmt.Errorf("publish: %w", err)
 	}
 	return p.res, nil
+}
+
+// resolveIDs asks GitHub for the ids of every repository the run may
+// write to and of every deny= entry, so the opt-out list and deny= match a
+// repository under any of its names (GitHub redirects an old name to the
+// renamed repository, and the write would land there). A lookup that fails
+// (other than "not found") leaves the policy unusable: nothing is written.
+func (p *publisher) resolveIDs(ctx context.Context, entries []outputs.Entry) error {
+	if p.polErr != nil {
+		return nil
+	}
+	names := append([]string{p.job.Repo}, p.pol.DenyRepos...)
+	for _, e := range entries {
+		if e.Kind != outputs.KindNoop {
+			names = append(names, e.Repo)
+		}
+	}
+	ids, err := (&identity.Resolver{Client: p.o.Bot}).Repos(ctx, names)
+	if err != nil {
+		return fmt.Errorf("resolve repository ids: %w", err)
+	}
+	p.pol.IDs = ids
+	return nil
 }
 
 // applyAll applies the planned writes in order. A write that fails is

@@ -22,6 +22,9 @@ func (p *publisher) react(ctx context.Context) {
 		if _, blocked := p.pol.Blocker.Blocked(strings.ToLower(j.Repo)); blocked {
 			return
 		}
+		if _, blocked := p.pol.Blocker.BlockedID(p.pol.IDs.Of(j.Repo)); blocked {
+			return
+		}
 	}
 	owner, name := splitRepo(j.Repo)
 	var err error

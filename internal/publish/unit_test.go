@@ -25,6 +25,8 @@ type blocked map[string]bool
 
 func (b blocked) Blocked(repo string) (string, bool) { return repo, b[repo] }
 
+func (b blocked) BlockedID(policy.RepoIDs) (string, bool) { return "", false }
+
 func TestRecheck(t *testing.T) {
 	here := policy.Thread{Repo: "acme/widgets", Number: 7}
 	c := func(repo string, n int) outputs.Entry {

@@ -1,0 +1,145 @@
+// Package identity resolves GitHub names to the numeric ids behind them, so
+// the opt-out list and deny= follow a repository or an account through a
+// rename or transfer (GitHub redirects an old repository name to the
+// repository's new one; the ids never change).
+package identity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/go-github/v62/github"
+
+	"github.com/mention-runner/mention-runner/internal/blocklist"
+	"github.com/mention-runner/mention-runner/internal/policy"
+)
+
+// callTimeout bounds one lookup.
+const callTimeout = 30 * time.Second
+
+// MaxFill bounds how many entries without ids one write of the opt-out
+// list looks up (the rest are filled by later writes).
+const MaxFill = 20
+
+// Resolver looks names up once per name and remembers the answers.
+type Resolver struct {
+	Client *github.Client
+
+	mu    sync.Mutex
+	repos map[string]policy.RepoIDs
+	users map[string]int64
+}
+
+// Repo returns the ids of repo ("owner/name"), following GitHub's redirect
+// from an old name. A repository GitHub does not show (404) has zero ids and
+// no error: it can only be matched by name.
+func (r *Resolver) Repo(ctx context.Context, repo string) (policy.RepoIDs, error) {
+	key := strings.ToLower(repo)
+	r.mu.Lock()
+	ids, ok := r.repos[key]
+	r.mu.Unlock()
+	if ok {
+		return ids, nil
+	}
+	owner, name, _ := strings.Cut(repo, "/")
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	got, resp, err := r.Client.Repositories.Get(ctx, owner, name)
+	switch {
+	case err == nil:
+		ids = policy.RepoIDs{Repo: got.GetID(), Owner: got.GetOwner().GetID()}
+	case notFound(resp):
+	default:
+		return policy.RepoIDs{}, fmt.Errorf("look up the id of %s: %w", repo, err)
+	}
+	r.mu.Lock()
+	if r.repos == nil {
+		r.repos = map[string]policy.RepoIDs{}
+	}
+	r.repos[key] = ids
+	r.mu.Unlock()
+	return ids, nil
+}
+
+// Account returns the numeric id of login (0 and no error when GitHub has
+// no such account).
+func (r *Resolver) Account(ctx context.Context, login string) (int64, error) {
+	key := strings.ToLower(login)
+	r.mu.Lock()
+	id, ok := r.users[key]
+	r.mu.Unlock()
+	if ok {
+		return id, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	u, resp, err := r.Client.Users.Get(ctx, login)
+	switch {
+	case err == nil:
+		id = u.GetID()
+	case notFound(resp):
+	default:
+		return 0, fmt.Errorf("look up the id of @%s: %w", login, err)
+	}
+	r.mu.Lock()
+	if r.users == nil {
+		r.users = map[string]int64{}
+	}
+	r.users[key] = id
+	r.mu.Unlock()
+	return id, nil
+}
+
+// Repos resolves every name in repos (duplicates and case ignored).
+func (r *Resolver) Repos(ctx context.Context, repos []string) (policy.IDs, error) {
+	out := policy.IDs{}
+	var errs []error
+	for _, name := range repos {
+		if _, done := out[strings.ToLower(name)]; done || !policy.ValidRepo(name) {
+			continue
+		}
+		ids, err := r.Repo(ctx, name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out.Set(name, ids)
+	}
+	return out, errors.Join(errs...)
+}
+
+// Fill gives ids to up to MaxFill entries of l that have none (entries
+// written before ids were kept): "owner/*" gets the account's id,
+// "owner/name" the repository's. An entry GitHub cannot resolve keeps
+// matching by name only.
+func (r *Resolver) Fill(ctx context.Context, l *blocklist.List) error {
+	n := 0
+	var errs []error
+	for i := range l.Entries {
+		e := &l.Entries[i]
+		if e.ID != 0 || n >= MaxFill {
+			continue
+		}
+		n++
+		owner, name, _ := strings.Cut(e.Pattern, "/")
+		var err error
+		if name == "*" {
+			e.ID, err = r.Account(ctx, owner)
+		} else {
+			var ids policy.RepoIDs
+			ids, err = r.Repo(ctx, e.Pattern)
+			e.ID = ids.Repo
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func notFound(resp *github.Response) bool {
+	return resp != nil && resp.StatusCode == http.StatusNotFound
+}

@@ -1,0 +1,39 @@
+package identity
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/blocklist"
+	"github.com/mention-runner/mention-runner/internal/githubsim"
+	"github.com/mention-runner/mention-runner/internal/policy"
+)
+
+func TestResolver(t *testing.T) {
+	sim, err := githubsim.New(githubsim.Options{Seed: 1})
+	require.NoError(t, err)
+	_, err = sim.Start()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sim.Close() })
+	acme := sim.AddUser("acme")
+	repo, err := sim.AddRepo("acme/new", false)
+	require.NoError(t, err)
+	require.NoError(t, sim.AddRepoRedirect("acme/old", "acme/new"))
+	sim.AddToken("tok", "acme")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r := &Resolver{Client: sim.Client("tok")}
+
+	ids, err := r.Repos(ctx, []string{"acme/new", "ACME/old", "nobody/here", "not a repo"})
+	require.NoError(t, err)
+	want := policy.RepoIDs{Repo: repo.ID, Owner: acme.ID}
+	assert.Equal(t, policy.IDs{"acme/new": want, "acme/old": want}, ids, "the old name follows the redirect; unknown names have no ids")
+
+	l := &blocklist.List{Entries: []blocklist.Entry{{Pattern: "acme/*"}, {Pattern: "acme/old"}, {Pattern: "ghost/*"}, {Pattern: "x/y", ID: 5}}}
+	require.NoError(t, r.Fill(ctx, l))
+	assert.Equal(t, []int64{acme.ID, repo.ID, 0, 5}, []int64{l.Entries[0].ID, l.Entries[1].ID, l.Entries[2].ID, l.Entries[3].ID})
+}
