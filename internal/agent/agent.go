@@ -231,6 +231,10 @@ func (r *run) prepare(ctx context.Context, raw []byte, env []string) (engine.Spe
 	if err != nil {
 		return engine.Spec{}, err
 	}
+	repoIDs, err := LoadRepoIDs(filepath.Join(filepath.Dir(r.cfg.ContextFile), contract.RepoIDsFile), raw)
+	if err != nil {
+		return engine.Spec{}, err
+	}
 	var blocker policy.Blocker
 	patterns := 0
 	if list != nil {
@@ -309,7 +313,7 @@ func (r *run) prepare(ctx context.Context, raw []byte, env []string) (engine.Spe
 		RunDir: runDirAbs, Bot: r.cfg.BotLogin, Here: gate.Thread{Repo: j.Repo, Number: j.Number},
 		// the raw inputs publish decides from, not pol: the gate builds the
 		// same policy with the same function
-		Flags: j.Flags.String(), Ceilings: &ceilings, Blocklist: list,
+		Flags: j.Flags.String(), Ceilings: &ceilings, Blocklist: list, RepoIDs: repoIDs,
 		AllowWorkflowChanges: r.cfg.AllowWorkflowChanges, MaxBundleBytes: int64(r.cfg.MaxBundleBytes), JobID: j.JobID,
 	}
 	// Only a checkout the runner made from the fetched code can become a

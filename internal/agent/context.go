@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mention-runner/mention-runner/internal/blocklist"
+	"github.com/mention-runner/mention-runner/internal/policy"
 )
 
 // ErrContextMismatch means the context file is not the one assemble wrote.
@@ -77,4 +78,40 @@ func LoadBlocklistSnapshot(path string) (*blocklist.List, error) {
 		return nil, fmt.Errorf("blocklist snapshot %s: %w", path, err)
 	}
 	return &l, nil
+}
+
+// LoadRepoIDs reads the repository ids assemble resolved (contract.RepoIDsFile)
+// and adds the thread's repository's ids from the context; a missing file
+// is no ids (names still match, and publish resolves ids itself). A file
+// that is there but cannot be read exactly is an error.
+func LoadRepoIDs(path string, context []byte) (policy.IDs, error) {
+	ids := policy.IDs{}
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("repository ids: %w", err)
+	default:
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&ids); err != nil {
+			return nil, fmt.Errorf("repository ids %s: %w", path, err)
+		}
+		if ids == nil {
+			ids = policy.IDs{}
+		}
+	}
+	var c struct {
+		Repository struct {
+			FullName string `json:"full_name"`
+			ID       int64  `json:"id"`
+			Owner    struct {
+				ID int64 `json:"id"`
+			} `json:"owner"`
+		} `json:"repository"`
+	}
+	if json.Unmarshal(context, &c) == nil && policy.ValidRepo(c.Repository.FullName) {
+		ids.Set(c.Repository.FullName, policy.RepoIDs{Repo: c.Repository.ID, Owner: c.Repository.Owner.ID})
+	}
+	return ids, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mention-runner/mention-runner/internal/contract"
+	ghid "github.com/mention-runner/mention-runner/internal/identity"
 	"github.com/mention-runner/mention-runner/internal/job"
 	"github.com/mention-runner/mention-runner/internal/record"
 	"github.com/mention-runner/mention-runner/internal/render"
@@ -59,6 +60,7 @@ func (r *run) proceed(ctx context.Context, res *Result, context []byte) error {
 	if err := r.snapshotBlocklist(ctx); err != nil {
 		return err
 	}
+	r.resolveIDs(ctx, j)
 
 	is, err := r.issues.find(ctx, res.JobID, r.since())
 	if err != nil {
@@ -178,6 +180,22 @@ func failureBody(rep render.Report, section, jobID string) string {
 		body += "\n" + contract.LogIssueMarker(jobID) + "\n"
 	}
 	return body
+}
+
+// resolveIDs writes the ids of the thread's repository and of every deny=
+// entry for the agent's gate, so a deny= naming a repository's old name
+// (GitHub redirects it) still denies it. A lookup that fails only weakens
+// the gate's early answer: publish resolves every id again before writing
+// and refuses everything when it cannot.
+func (r *run) resolveIDs(ctx context.Context, j *job.Job) {
+	ids, err := (&ghid.Resolver{Client: r.blocks.Client}).Repos(ctx, append([]string{j.Repo}, j.Flags.DenyRepos...))
+	if err != nil {
+		r.log.Warningf("repository ids (the gate matches deny= and opt-outs by name where they are missing): %v", err)
+	}
+	path := filepath.Join(filepath.Dir(r.cfg.ContextFile), contract.RepoIDsFile)
+	if err := record.WriteJSON(path, ids); err != nil {
+		r.log.Warningf("repository ids: %v", err)
+	}
 }
 
 func (r *run) snapshotBlocklist(ctx context.Context) error {

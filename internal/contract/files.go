@@ -23,6 +23,10 @@ const (
 	// BlocklistSnapshotFile is the opt-out list as it stood when the job
 	// was assembled; the agent's gate reads it.
 	BlocklistSnapshotFile = "blocklist.json"
+	// RepoIDsFile holds the numeric ids (policy.IDs) of the thread's
+	// repository and of every deny= entry, as resolved by assemble; the
+	// gate matches the opt-out list and deny= on them.
+	RepoIDsFile = "repo-ids.json"
 )
 
 // Files the fetch job hands the agent job (the target artifact): the

@@ -30,11 +30,16 @@ type Config struct {
 	Ceilings *policy.Ceilings `json:"ceilings"`
 	// Blocklist is the opt-out snapshot as read when the run started (nil =
 	// none was available; publish checks a fresh copy anyway).
-	Blocklist            *blocklist.List `json:"blocklist,omitempty"`
-	WorkDir              string          `json:"workdir"` // the target checkout; "" = no pull requests
-	AllowWorkflowChanges bool            `json:"allow_workflow_changes"`
-	MaxBundleBytes       int64           `json:"max_bundle_bytes"` // 0 = prbundle.DefaultMaxBytes
-	JobID                string          `json:"jobid"`
+	Blocklist *blocklist.List `json:"blocklist,omitempty"`
+	// RepoIDs are the numeric ids of repositories, resolved from trusted
+	// data (the thread's repository from the context; deny= entries by
+	// assemble): the opt-out list and deny= match on them as well as on
+	// names, as publish does with the ids it resolves itself.
+	RepoIDs              policy.IDs `json:"repo_ids,omitempty"`
+	WorkDir              string     `json:"workdir"` // the target checkout; "" = no pull requests
+	AllowWorkflowChanges bool       `json:"allow_workflow_changes"`
+	MaxBundleBytes       int64      `json:"max_bundle_bytes"` // 0 = prbundle.DefaultMaxBytes
+	JobID                string     `json:"jobid"`
 	// StartCommit is HEAD of WorkDir before the agent ran; it is the PR base
 	// when origin/<base> does not exist in the checkout.
 	StartCommit string `json:"start_commit,omitempty"`

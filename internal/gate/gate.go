@@ -76,6 +76,7 @@ func New(cfg Config) (*Gate, error) {
 		b = cfg.Blocklist // never a typed nil in the interface
 	}
 	pol := policy.Effective(f, *cfg.Ceilings, policy.Thread{Repo: cfg.Here.Repo, Number: cfg.Here.Number}, b)
+	pol.IDs = cfg.RepoIDs
 	return &Gate{cfg: cfg, pol: pol, now: time.Now, ledger: policy.Replay(done), queue: q, next: len(entries)}, nil
 }
 
