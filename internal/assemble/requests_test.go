@@ -65,7 +65,7 @@ func TestRequestCounts(t *testing.T) {
 	o, n, detail := requestsOf(t, newHarness(t), small[0])
 	require.NoError(t, o.err)
 	t.Logf("agent_small run: %d requests (%s)", n, detail)
-	assert.Equal(t, 8, n) // job state commit and ref, GET /user, opt-out list, list issues, create issue, sweep listings of shards and job states
+	assert.Equal(t, 9, n) // job state commit and ref, GET /user, opt-out list, the repository's ids, list issues, create issue, sweep listings of shards and job states
 
 	for _, total := range []int{3, 20} {
 		h := newHarness(t) // no other job's refs for the sweep to inspect
@@ -85,7 +85,7 @@ func TestRequestCounts(t *testing.T) {
 		require.NoError(t, o.err)
 		require.True(t, o.res.Ready)
 		t.Logf("%d shards, the proceeding run: %d requests (%s)", total, n, detail)
-		assert.Equal(t, 6+2+2*(total-1)+2+1+3+1, n) // + lock commit and ref, 2 reads a shard, job state commit and ref, the opt-out list, 3 for the log issue, job states sweep
+		assert.Equal(t, 6+2+2*(total-1)+2+1+1+3+1, n) // + lock commit and ref, 2 reads a shard, job state commit and ref, the opt-out list, the repository's ids, 3 for the log issue, job states sweep
 
 		o, n, detail = requestsOf(t, h, ev[0])
 		require.NoError(t, o.err)
