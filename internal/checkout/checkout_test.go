@@ -267,3 +267,37 @@ func FuzzFromContext(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseManifest: whatever the artifact holds, an accepted manifest has
+// well-formed commit ids, is for the wanted repository and commit, and
+// names only valid branches.
+func FuzzParseManifest(f *testing.F) {
+	sha := func(c string) string { return strings.Repeat(c, 40) }
+	f.Add([]byte(`{"repo":"o/r","default_branch":"main","commit":"`+sha("a")+`","pack_bytes":1}`), false)
+	f.Add([]byte(`{"repo":"o/r","default_branch":"main","pull_number":3,"head_sha":"`+sha("c")+`","head_ref":"main","head_repo":"f/r","commit":"`+sha("c")+`","pack_bytes":1,"base_commit":"`+sha("b")+`","shallow":["`+sha("c")+`","`+sha("b")+`"]}`), true)
+	f.Add([]byte(`{"repo":"o/r","commit":"`+sha("a")+`"} {"x":1}`), false)
+	f.Fuzz(func(t *testing.T, b []byte, pr bool) {
+		want := Target{Repo: "o/r", DefaultBranch: "main"}
+		if pr {
+			want = Target{Repo: "o/r", DefaultBranch: "main", PullNumber: 3, HeadSHA: sha("c"), HeadRef: "main", HeadRepo: "f/r"}
+		}
+		m, err := ParseManifest(b, want)
+		if err != nil {
+			return
+		}
+		if !shaRe.MatchString(m.Commit) || (pr && m.Commit != want.HeadSHA) || m.Repo != want.Repo {
+			t.Fatalf("accepted a manifest for other code: %+v", m)
+		}
+		if pr != shaRe.MatchString(m.BaseCommit) {
+			t.Fatalf("base commit %q on a fork PR=%v", m.BaseCommit, pr)
+		}
+		for _, s := range m.Shallow {
+			if !shaRe.MatchString(s) {
+				t.Fatalf("accepted shallow %q", s)
+			}
+		}
+		if !ValidBranch(m.Branch()) || !ValidBranch(m.DefaultBranch) {
+			t.Fatalf("accepted an invalid branch: %+v", m)
+		}
+	})
+}

@@ -1,9 +1,11 @@
 package checkout
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,44 +44,15 @@ func Unpack(ctx context.Context, artifactDir, workTree, gitDir string, want Targ
 	if err != nil {
 		return Manifest{}, fmt.Errorf("checkout: read the fetched code's manifest: %w", err)
 	}
-	var m Manifest
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&m); err != nil {
-		return Manifest{}, fmt.Errorf("checkout: manifest %s: %w", ManifestFile, err)
-	}
-	switch {
-	case !strings.EqualFold(m.Repo, want.Repo):
-		return Manifest{}, fmt.Errorf("checkout: the fetched code is %s, the thread is in %s", m.Repo, want.Repo)
-	case !shaRe.MatchString(m.Commit):
-		return Manifest{}, fmt.Errorf("checkout: manifest commit %q is not a commit id", m.Commit)
-	case want.IsPR() && m.Commit != want.HeadSHA:
-		return Manifest{}, fmt.Errorf("checkout: the fetched code is commit %s, the pull request's recorded head is %s", short(m.Commit), short(want.HeadSHA))
-	case want.FromFork() && !shaRe.MatchString(m.BaseCommit):
-		return Manifest{}, fmt.Errorf("checkout: the pull request comes from a fork, but the fetched code lacks the default branch's tip (base_commit %q) its follow-up pull requests build on", m.BaseCommit)
-	case !want.FromFork() && m.BaseCommit != "":
-		return Manifest{}, fmt.Errorf("checkout: the manifest names a base commit, but the thread is not a pull request from a fork")
-	}
-	shallow := m.Shallow
-	if len(shallow) == 0 {
-		shallow = []string{m.Commit}
-	}
-	for _, s := range shallow {
-		if !shaRe.MatchString(s) {
-			return Manifest{}, fmt.Errorf("checkout: manifest shallow commit %q is not a commit id", s)
-		}
-	}
-	// The branch names come from the trusted context; the default branch
-	// from the (trusted) fetch job when the context did not record it.
-	def := m.DefaultBranch
-	m.Target = want
-	if m.DefaultBranch == "" && ValidBranch(def) {
-		m.DefaultBranch = def
+	m, err := ParseManifest(b, want)
+	if err != nil {
+		return Manifest{}, err
 	}
 	want = m.Target
 	branch := want.Branch()
-	if !ValidBranch(branch) {
-		return Manifest{}, fmt.Errorf("checkout: branch %q is not a branch name", branch)
+	shallow := m.Shallow
+	if len(shallow) == 0 {
+		shallow = []string{m.Commit}
 	}
 	if err := emptyDir(workTree); err != nil {
 		return Manifest{}, err
@@ -112,9 +85,6 @@ func Unpack(ctx context.Context, artifactDir, workTree, gitDir string, want Targ
 		{"symbolic-ref", "HEAD", "refs/heads/" + branch},
 	}
 	if want.FromFork() {
-		if !ValidBranch(want.DefaultBranch) {
-			return Manifest{}, fmt.Errorf("checkout: default branch %q is not a branch name", want.DefaultBranch)
-		}
 		steps = append(steps, []string{"update-ref", "refs/remotes/origin/" + want.DefaultBranch, m.BaseCommit})
 	} else {
 		steps = append(steps, []string{"update-ref", "refs/remotes/origin/" + branch, m.Commit})
@@ -143,4 +113,53 @@ func emptyDir(dir string) error {
 		return fmt.Errorf("checkout: the workspace %s is not empty; the fetched code is checked out only into an empty directory", dir)
 	}
 	return nil
+}
+
+// ParseManifest reads the manifest Fetch wrote (strictly: an unknown field
+// is an error) and checks it against want, the target read from the
+// trusted context: same repository, well-formed commit ids, the pull
+// request's recorded head, a default-branch tip exactly when the pull
+// request comes from a fork. The result carries want's branch names (the
+// default branch from the manifest only when want lacks it).
+func ParseManifest(b []byte, want Target) (Manifest, error) {
+	var m Manifest
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return Manifest{}, fmt.Errorf("checkout: manifest %s: %w", ManifestFile, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Manifest{}, fmt.Errorf("checkout: manifest %s: more than one JSON value", ManifestFile)
+	}
+	switch {
+	case !strings.EqualFold(m.Repo, want.Repo):
+		return Manifest{}, fmt.Errorf("checkout: the fetched code is %s, the thread is in %s", m.Repo, want.Repo)
+	case !shaRe.MatchString(m.Commit):
+		return Manifest{}, fmt.Errorf("checkout: manifest commit %q is not a commit id", m.Commit)
+	case want.IsPR() && m.Commit != want.HeadSHA:
+		return Manifest{}, fmt.Errorf("checkout: the fetched code is commit %s, the pull request's recorded head is %s", short(m.Commit), short(want.HeadSHA))
+	case want.FromFork() && !shaRe.MatchString(m.BaseCommit):
+		return Manifest{}, fmt.Errorf("checkout: the pull request comes from a fork, but the fetched code lacks the default branch's tip (base_commit %q) its follow-up pull requests build on", m.BaseCommit)
+	case !want.FromFork() && m.BaseCommit != "":
+		return Manifest{}, fmt.Errorf("checkout: the manifest names a base commit, but the thread is not a pull request from a fork")
+	}
+	for _, s := range m.Shallow {
+		if !shaRe.MatchString(s) {
+			return Manifest{}, fmt.Errorf("checkout: manifest shallow commit %q is not a commit id", s)
+		}
+	}
+	// The branch names come from the trusted context; the default branch
+	// from the (trusted) fetch job when the context did not record it.
+	def := m.DefaultBranch
+	m.Target = want
+	if m.DefaultBranch == "" && ValidBranch(def) {
+		m.DefaultBranch = def
+	}
+	if branch := m.Branch(); !ValidBranch(branch) {
+		return Manifest{}, fmt.Errorf("checkout: branch %q is not a branch name", branch)
+	}
+	if m.FromFork() && !ValidBranch(m.DefaultBranch) {
+		return Manifest{}, fmt.Errorf("checkout: default branch %q is not a branch name", m.DefaultBranch)
+	}
+	return m, nil
 }
