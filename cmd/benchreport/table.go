@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,7 +42,11 @@ type tableRun struct {
 func runTable(ctx context.Context, env *cli.Env, args []string) error {
 	fs := cli.FlagSet(env, "benchreport", "table", "[--only a,b] [--render-mb N] [--launch-runs N]")
 	only := fs.String("only", "", "comma-separated sections to measure: "+strings.Join(sections, ","))
-	renderMB := fs.Int("render-mb", 200, "size of the generated stream-json log, in MB")
+	defMB, err := envInt(env, "BENCH_RENDER_MB", 200)
+	if err != nil {
+		return err
+	}
+	renderMB := fs.Int("render-mb", defMB, "size of the stream-json log the render is timed on, in MB (default $BENCH_RENDER_MB, else 200)")
 	launches := fs.Int("launch-runs", 7, "runner start-ups timed (the median is reported)")
 	if err := cli.ParseFlags(fs, args, false); err != nil {
 		return err
@@ -93,6 +98,20 @@ func runTable(ctx context.Context, env *cli.Env, args []string) error {
 		}
 	}
 	return nil
+}
+
+// envInt is the integer in the environment variable name, def when it is
+// unset; anything else there is a usage error, not a silent default.
+func envInt(env *cli.Env, name string, def int) (int, error) {
+	v := env.Env(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, cli.Usagef("%s=%q is not a whole number of MB", name, v)
+	}
+	return n, nil
 }
 
 func pick(only string) (map[string]bool, error) {
@@ -219,36 +238,88 @@ func (t *tableRun) assemble() []benchreport.Row {
 	return []benchreport.Row{{Name: name, Figure: benchreport.Num(b.Metrics["ns/op"] / 1e6), Unit: "ms", Command: command}}
 }
 
+// peakSizes are the log sizes (MB) whose peak memory make bench shows:
+// the peak must stay under peakGoalMiB and flat in the log's size.
+var peakSizes = []int{20, 100, 200}
+
+const (
+	peakGoalMiB = 32
+	// flatGoal bounds peak(largest log) / peak(smallest log).
+	flatGoal = 1.25
+)
+
+// render times `runner render --from-stream` against the floor on the
+// same log, alternating, and measures its peak memory at every size in
+// peakSizes. Each log is written once.
 func (t *tableRun) render() []benchreport.Row {
 	command := fmt.Sprintf("go run ./cmd/benchreport table --only render --render-mb %d", t.renderMB)
 	name := fmt.Sprintf("transcript: runner render --from-stream, %d MB stream-json, wall time", t.renderMB)
+	fail := func(err error) []benchreport.Row { return []benchreport.Row{benchreport.Failed(name, command, err)} }
 	seed, err := loadSeed()
 	if err != nil {
-		return []benchreport.Row{benchreport.Failed(name, command, err)}
+		return fail(err)
 	}
-	var rows []benchreport.Row
-	var ours, floor []float64
-	var mbps float64
-	for range rounds {
-		r, f, err := benchreport.RenderVersusFloor(t.ctx, t.runnerBin, t.selfBin, seed, int64(t.renderMB)*1e6)
-		if err != nil {
-			return []benchreport.Row{benchreport.Failed(name, command, err)}
-		}
-		ours, floor = append(ours, r.Wall.Seconds()), append(floor, f.Wall.Seconds())
-		mbps = max(mbps, r.MBps())
+	dir, err := os.MkdirTemp("", "benchreport-logs-")
+	if err != nil {
+		return fail(err)
 	}
-	rows = append(rows,
-		benchreport.VersusFloor(name, "s", command+" (floor: encoding/json.Valid on every line, alternated)", median(ours), median(floor), benchreport.LowerIsBetter, 1.5),
-		benchreport.Row{Name: "transcript: render throughput (best round)", Figure: benchreport.Num(mbps), Unit: "MB/s", Command: command})
-	// Peak memory must stay flat in the log's size.
-	for _, mb := range []int{20, 100, 200} {
-		r, err := benchreport.RenderStream(t.ctx, t.runnerBin, seed, int64(mb)*1e6)
-		pname := fmt.Sprintf("transcript: peak RSS rendering %d MB", mb)
-		if err != nil {
-			rows = append(rows, benchreport.Failed(pname, command, err))
+	defer os.RemoveAll(dir)
+	type log struct {
+		path string
+		size int64
+	}
+	logs := map[int]log{}
+	for _, mb := range append([]int{t.renderMB}, peakSizes...) {
+		if _, ok := logs[mb]; ok {
 			continue
 		}
-		rows = append(rows, benchreport.WithinLimit(pname, "MiB", command, r.MaxRSSMiB(), benchreport.LowerIsBetter, 32))
+		path, n, err := benchreport.WriteStreamFile(dir, seed, int64(mb)*1e6)
+		if err != nil {
+			return fail(err)
+		}
+		logs[mb] = log{path, n}
+	}
+	main := logs[t.renderMB]
+	var ours, floor, oursCPU, floorCPU []float64
+	var mbps float64
+	peak := map[int]float64{}
+	for range rounds {
+		r, err := benchreport.RenderFile(t.ctx, t.runnerBin, main.path, main.size)
+		if err != nil {
+			return fail(err)
+		}
+		f, err := benchreport.FloorFile(t.ctx, t.selfBin, main.path, main.size)
+		if err != nil {
+			return fail(err)
+		}
+		ours, floor = append(ours, r.Wall.Seconds()), append(floor, f.Wall.Seconds())
+		oursCPU, floorCPU = append(oursCPU, r.CPU.Seconds()), append(floorCPU, f.CPU.Seconds())
+		mbps = max(mbps, r.MBps())
+		peak[t.renderMB] = max(peak[t.renderMB], r.MaxRSSMiB())
+	}
+	floorNote := " (floor: encoding/json.Valid on every line, alternated)"
+	rows := []benchreport.Row{
+		benchreport.VersusFloor(name, "s", command+floorNote, median(ours), median(floor), benchreport.LowerIsBetter, 1.5),
+		benchreport.VersusFloor("transcript: the same, CPU time (user + system; steadier on a busy machine)",
+			"s", command+floorNote, median(oursCPU), median(floorCPU), benchreport.LowerIsBetter, 1.5),
+		{Name: "transcript: render throughput (best round)", Figure: benchreport.Num(mbps), Unit: "MB/s", Command: command},
+	}
+	for _, mb := range peakSizes {
+		if _, ok := peak[mb]; !ok {
+			r, err := benchreport.RenderFile(t.ctx, t.runnerBin, logs[mb].path, logs[mb].size)
+			if err != nil {
+				rows = append(rows, benchreport.Failed(fmt.Sprintf("transcript: peak RSS rendering %d MB", mb), command, err))
+				continue
+			}
+			peak[mb] = r.MaxRSSMiB()
+		}
+		rows = append(rows, benchreport.WithinLimit(fmt.Sprintf("transcript: peak RSS rendering %d MB", mb),
+			"MiB", command, peak[mb], benchreport.LowerIsBetter, peakGoalMiB))
+	}
+	small, large := peakSizes[0], peakSizes[len(peakSizes)-1]
+	if peak[small] > 0 && peak[large] > 0 {
+		rows = append(rows, benchreport.WithinLimit(fmt.Sprintf("transcript: peak RSS flat in log size (%d MB ÷ %d MB)", large, small),
+			"×", command, peak[large]/peak[small], benchreport.LowerIsBetter, flatGoal))
 	}
 	return rows
 }

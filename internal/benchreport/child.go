@@ -12,7 +12,8 @@ import (
 // Usage is what a finished child process cost.
 type Usage struct {
 	Wall      time.Duration
-	MaxRSSKiB int64 // peak resident set size of the child (Linux ru_maxrss)
+	CPU       time.Duration // user + system time of the child
+	MaxRSSKiB int64         // peak resident set size of the child (Linux ru_maxrss)
 }
 
 // MaxRSSMiB is the peak RSS in MiB.
@@ -36,6 +37,7 @@ func RunChild(ctx context.Context, cmd *exec.Cmd) (Usage, error) {
 	if cmd.ProcessState != nil {
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			u.MaxRSSKiB = int64(ru.Maxrss) // KiB on Linux
+			u.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 		}
 	}
 	if err != nil {
