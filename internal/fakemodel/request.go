@@ -45,6 +45,10 @@ type Tool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	// Freeform marks a tool that takes raw text instead of JSON (the
+	// Responses API's custom tools, e.g. Codex's apply_patch); a script
+	// calls it with the input {"input": "<text>"}.
+	Freeform bool `json:"freeform,omitempty"`
 }
 
 // ToolNames lists the names of the tools offered, in order.

@@ -85,7 +85,13 @@ func (s *Server) responses(w http.ResponseWriter, req *fakemodel.Request) {
 	if model == "" {
 		model = req.Model
 	}
-	resp := response(n, model, reply)
+	freeform := map[string]bool{}
+	for _, t := range req.Tools {
+		if t.Freeform {
+			freeform[t.Name] = true
+		}
+	}
+	resp := response(n, model, reply, freeform)
 	if !req.Stream {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(resp)

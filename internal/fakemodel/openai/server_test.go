@@ -71,6 +71,28 @@ func TestServeSSE(t *testing.T) {
 	assert.Empty(t, s.Problems())
 }
 
+// TestServeCustomToolCall: a call of a tool the request offered as a
+// custom (freeform) tool, like Codex's apply_patch, goes out as a
+// custom_tool_call carrying the raw input text.
+func TestServeCustomToolCall(t *testing.T) {
+	s := New(fakemodel.Sequence(fakemodel.ToolCall("", "apply_patch", map[string]string{"input": "*** Begin Patch\n*** End Patch"}))).Start()
+	defer s.Close()
+	body := `{"model":"m","stream":false,"input":"hi","tools":[{"type":"custom","name":"apply_patch"},{"type":"function","name":"f"}]}`
+	resp, err := http.Post(s.URL()+"/v1/responses", "application/json", strings.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out struct{ Output []map[string]any }
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	require.Len(t, out.Output, 1)
+	assert.Equal(t, "custom_tool_call", out.Output[0]["type"])
+	assert.Equal(t, "apply_patch", out.Output[0]["name"])
+	assert.Equal(t, "*** Begin Patch\n*** End Patch", out.Output[0]["input"])
+	req := s.AgentRequests()[0]
+	require.Len(t, req.Tools, 2)
+	assert.True(t, req.Tools[0].Freeform)
+	assert.False(t, req.Tools[1].Freeform)
+}
+
 func TestServeError(t *testing.T) {
 	s := New(fakemodel.Sequence(fakemodel.Fail(401, "invalid_api_key", "bad key"))).Start()
 	defer s.Close()

@@ -11,10 +11,10 @@ import (
 
 // response is a Reply as a Responses API response object: one output item
 // per block (message with output_text, function_call, reasoning).
-func response(n int, model string, r fakemodel.Reply) map[string]any {
+func response(n int, model string, r fakemodel.Reply, freeform map[string]bool) map[string]any {
 	var items []any
 	for i, b := range r.Content {
-		items = append(items, outputItem(n, i, b))
+		items = append(items, outputItem(n, i, b, freeform[b.Name]))
 	}
 	if items == nil {
 		items = []any{}
@@ -35,12 +35,21 @@ func response(n int, model string, r fakemodel.Reply) map[string]any {
 	}
 }
 
-func outputItem(n, i int, b fakemodel.Block) map[string]any {
+func outputItem(n, i int, b fakemodel.Block, freeform bool) map[string]any {
 	switch b.Type {
 	case "tool_use":
 		id := b.ID
 		if id == "" {
 			id = toolCallID(n, i)
+		}
+		if freeform {
+			// a custom tool takes its input as raw text
+			var in struct {
+				Input string `json:"input"`
+			}
+			_ = json.Unmarshal(b.Input, &in)
+			return map[string]any{"type": "custom_tool_call", "id": fmt.Sprintf("ctc_fake_%03d_%d", n, i),
+				"call_id": id, "name": b.Name, "input": in.Input, "status": "completed"}
 		}
 		args := string(b.Input)
 		if args == "" {
@@ -235,7 +244,8 @@ func flattenTools(ns string, tools []wireTool) []fakemodel.Tool {
 		if name == "" {
 			name = t.Type // web_search, image_generation…
 		}
-		out = append(out, fakemodel.Tool{Name: joinNamespace(ns, name), Description: t.Description, InputSchema: t.Parameters})
+		out = append(out, fakemodel.Tool{Name: joinNamespace(ns, name), Description: t.Description, InputSchema: t.Parameters,
+			Freeform: t.Type == "custom"})
 	}
 	return out
 }
