@@ -127,14 +127,38 @@ func (l *List) Add(patterns []string, by, source string, at time.Time) int {
 }
 
 // Remove drops entries whose pattern is in patterns and reports how many.
-func (l *List) Remove(patterns []string) int {
+// An entry that keeps an id is dropped only when idOf (pattern → the id
+// the remover holds that name under; nil = none known) gives the same id:
+// a login or repository name that changed hands cannot lift the block of
+// the account or repository that held it before.
+func (l *List) Remove(patterns []string, idOf map[string]int64) int {
 	drop := map[string]bool{}
 	for _, p := range patterns {
 		drop[strings.ToLower(p)] = true
 	}
 	kept := l.Entries[:0]
 	for _, e := range l.Entries {
-		if !drop[strings.ToLower(e.Pattern)] {
+		p := strings.ToLower(e.Pattern)
+		if !drop[p] || e.ID != 0 && idOf[p] != e.ID {
+			kept = append(kept, e)
+		}
+	}
+	n := len(l.Entries) - len(kept)
+	l.Entries = kept
+	return n
+}
+
+// RemoveIDs drops account entries ("owner/*") whose id is in accounts and
+// repository entries whose id is in repos, whatever names they were written
+// under (the account or repository was renamed since), and reports how many.
+func (l *List) RemoveIDs(accounts, repos []int64) int {
+	kept := l.Entries[:0]
+	for _, e := range l.Entries {
+		list := repos
+		if strings.HasSuffix(e.Pattern, "/*") {
+			list = accounts
+		}
+		if e.ID == 0 || !slices.Contains(list, e.ID) {
 			kept = append(kept, e)
 		}
 	}

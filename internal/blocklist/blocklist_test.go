@@ -53,6 +53,19 @@ func TestAddRemove(t *testing.T) {
 	assert.Equal(t, 2, l.Add([]string{"Bob/*", "acme/widgets"}, "bob", "https://x", at))
 	assert.Equal(t, 0, l.Add([]string{"bob/*"}, "bob", "https://y", at), "no duplicates")
 	assert.Equal(t, "acme/widgets", l.Entries[0].Pattern)
-	assert.Equal(t, 1, l.Remove([]string{"ACME/widgets", "nobody/*"}))
+	assert.Equal(t, 1, l.Remove([]string{"ACME/widgets", "nobody/*"}, nil))
 	assert.Len(t, l.Entries, 1)
+}
+
+// TestRemoveKeepsOtherIDs: a name that changed hands cannot lift the block
+// of the account or repository that held it; RemoveIDs lifts by id
+// whatever the name is now.
+func TestRemoveKeepsOtherIDs(t *testing.T) {
+	l := &List{Entries: []Entry{{Pattern: "bob/*", ID: 7}, {Pattern: "acme/app", ID: 70}, {Pattern: "old/*"}}}
+	assert.Equal(t, 0, l.Remove([]string{"bob/*", "acme/app"}, map[string]int64{"bob/*": 8, "acme/app": 71}))
+	assert.Equal(t, 0, l.Remove([]string{"bob/*"}, nil), "an unknown id does not lift an entry that has one")
+	assert.Equal(t, 1, l.Remove([]string{"old/*"}, nil), "entries without ids lift by name")
+	assert.Equal(t, 1, l.Remove([]string{"bob/*"}, map[string]int64{"bob/*": 7}))
+	assert.Equal(t, 1, l.RemoveIDs(nil, []int64{70}))
+	assert.Empty(t, l.Entries)
 }

@@ -342,7 +342,8 @@ func (d *Dispatcher) optOut(ctx context.Context, t *Trigger, m mention.Mention, 
 			l.SetIDs(t.Repo, repoIDs(t))
 			l.SetID(strings.ToLower(t.Author)+"/*", t.AuthorID)
 		} else {
-			changed = l.Remove(pats)
+			idOf, accounts, repos := liftIDs(a, t)
+			changed = l.Remove(pats, idOf) + l.RemoveIDs(accounts, repos)
 		}
 		return changed > 0
 	})
@@ -367,6 +368,33 @@ func (d *Dispatcher) optOut(ctx context.Context, t *Trigger, m mention.Mention, 
 		return fail(err)
 	}
 	return dec, d.settle(ctx, dec.JobID, StatusDispatched)
+}
+
+// liftIDs are the ids "come back" lifts by, matching LiftPatterns: idOf
+// gives the id behind each name the commenter speaks for (their login, the
+// thread's owner and repository), so an entry keeping another id (the name
+// changed hands) stays; accounts and repos lift entries written under a
+// name since changed: the commenter's own account always, the thread's
+// owner when they administer that organisation, the thread's repository
+// when they may write to it or own it.
+func liftIDs(a blocklist.Authority, t *Trigger) (idOf map[string]int64, accounts, repos []int64) {
+	ids := repoIDs(t)
+	login := strings.ToLower(t.Author)
+	owner, _, _ := strings.Cut(strings.ToLower(t.Repo), "/")
+	idOf = map[string]int64{login + "/*": t.AuthorID, strings.ToLower(t.Repo): ids.Repo}
+	if owner != login {
+		idOf[owner+"/*"] = ids.Owner
+	}
+	if t.AuthorID != 0 {
+		accounts = append(accounts, t.AuthorID)
+	}
+	if a.OrgAdmin && ids.Owner != 0 {
+		accounts = append(accounts, ids.Owner)
+	}
+	if ids.Repo != 0 && (a.CanWrite || owner == login) {
+		repos = append(repos, ids.Repo)
+	}
+	return idOf, accounts, repos
 }
 
 // repoIDs reads the numeric ids of the trigger's repository and owner from

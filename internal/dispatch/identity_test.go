@@ -117,3 +117,35 @@ func TestFreedLoginDoesNotInheritAllowList(t *testing.T) {
 	assert.Equal(t, Dispatch, dec.Decision, dec.Reason)
 	assert.False(t, strings.Contains(dec.Reason, "changed hands"))
 }
+
+// TestComeBackAfterRename: "come back" lifts the blocks its authority put
+// up even when they were written under a login or repository name that has
+// changed since: the entries are matched by id.
+func TestComeBackAfterRename(t *testing.T) {
+	e := newEnv(t)
+	n := e.issue("x")
+	c := e.comment(n, "bob", "@mrbot go away")
+	_, err := e.dispatcher().Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
+	require.NoError(t, err)
+	require.Contains(t, e.entries(), "bob/*")
+
+	// bob renamed his account to "bobby": same id, new login
+	c = e.comment(n, "bob", "@mrbot come back")
+	trig := e.trigger("issue_comment", n, c.GetID())
+	trig.Author = "bobby"
+	dec, err := e.dispatcher().Handle(e.ctx(), trig)
+	require.NoError(t, err)
+	assert.Equal(t, Unblock, dec.Decision, dec.Reason)
+	assert.Empty(t, e.entries(), "bob/* (bob's id) lifted by bobby")
+
+	// someone who registers the freed login "bob" (another id) cannot lift
+	// the old bob's block by name
+	_, err = e.dispatcher().Handle(e.ctx(), e.trigger("issue_comment", n, e.comment(n, "bob", "@mrbot go away").GetID()))
+	require.NoError(t, err)
+	trig = e.trigger("issue_comment", n, e.comment(n, "bob", "@mrbot come back").GetID())
+	trig.AuthorID += 1000
+	dec, err = e.dispatcher().Handle(e.ctx(), trig)
+	require.NoError(t, err)
+	assert.Contains(t, dec.Reason, "(0 changed)")
+	assert.Contains(t, e.entries(), "bob/*")
+}
