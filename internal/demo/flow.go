@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mention-runner/mention-runner/internal/actionwiring"
 	"github.com/mention-runner/mention-runner/internal/githubsim"
 )
 
@@ -45,6 +46,10 @@ type Options struct {
 	// Settings are extra runner settings for every runner job (MR_*=…).
 	Settings []string
 
+	// Root is the repository whose agent-run.yml and action.yml say which
+	// token each job gets ("" = the module root above the working directory).
+	Root string
+
 	// ParallelShards runs the assemble jobs of a sharded dispatch at the
 	// same time, as GitHub does; otherwise one after another.
 	ParallelShards bool
@@ -56,8 +61,9 @@ type Options struct {
 // each a separate process with its own environment and directory; files
 // pass between jobs only through copied "artifacts".
 type Flow struct {
-	o Options
-	w *World
+	o      Options
+	w      *World
+	tokens map[string][]string // job → its token variables, as the workflow wires them
 
 	mu         sync.Mutex
 	dispatches []githubsim.Dispatch // as the simulator accepted them
@@ -132,7 +138,11 @@ func New(o Options) (*Flow, error) {
 			return nil, fmt.Errorf("demo: %s already holds a flow's %s; use a fresh directory", out, sub)
 		}
 	}
-	f := &Flow{o: o, w: o.World}
+	tokens, err := stageTokens(o.Root)
+	if err != nil {
+		return nil, err
+	}
+	f := &Flow{o: o, w: o.World, tokens: tokens}
 	o.World.Sim.OnDispatch(func(repo string, d githubsim.Dispatch) {
 		if repo != ControlRepo {
 			return
@@ -187,6 +197,37 @@ func (f *Flow) Run(ctx context.Context) error {
 		return errors.Join(agentErr, err)
 	}
 	return agentErr
+}
+
+// stageTokens reads which token each runner job gets from agent-run.yml and
+// action.yml: the workflow's own token (github.token) is ControlToken, the
+// BOT_TOKEN secret is BotToken. So the flow runs with the tokens the real
+// workflow hands out, not with a copy of them.
+func stageTokens(root string) (map[string][]string, error) {
+	if root == "" {
+		var err error
+		if root, err = ModuleRoot("."); err != nil {
+			return nil, fmt.Errorf("demo: %w", err)
+		}
+	}
+	w, err := actionwiring.Load(root)
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	call := actionwiring.Call{
+		With:    map[string]string{"bot-login": BotLogin, "runner-ref": "demo"},
+		Secrets: map[string]string{"BOT_TOKEN": BotToken},
+		GitHub:  map[string]string{"token": ControlToken, "repository": ControlRepo},
+	}
+	out := map[string][]string{}
+	for _, job := range []string{"assemble", "fetch", "agent", "publish"} {
+		env, err := w.StageEnv(job, call)
+		if err != nil {
+			return nil, fmt.Errorf("demo: %w", err)
+		}
+		out[job] = actionwiring.Tokens(env)
+	}
+	return out, nil
 }
 
 // jobDir makes a fresh working directory for one job.

@@ -132,8 +132,7 @@ func (f *Flow) assemble(ctx context.Context, i, n int) (*Stage, error) {
 		return nil, fmt.Errorf("assemble: %w", err)
 	}
 	outPath := filepath.Join(dir, "github_output")
-	env := append(f.baseEnv(dir, "assemble", runID, attempt),
-		"GITHUB_TOKEN="+ControlToken,
+	env := append(append(f.baseEnv(dir, "assemble", runID, attempt), f.tokens["assemble"]...),
 		"GITHUB_EVENT_PATH="+evPath,
 		"GITHUB_OUTPUT="+outPath,
 		"GITHUB_STEP_SUMMARY="+filepath.Join(dir, "step_summary.md"),
@@ -166,8 +165,7 @@ func (f *Flow) Fetch(ctx context.Context) error {
 	if err := copyFiles(f.ContextDir, filepath.Join(dir, "context")); err != nil {
 		return fmt.Errorf("fetch: download the context artifact: %w", err)
 	}
-	env := append(f.baseEnv(dir, "fetch", f.RunID, 1),
-		"BOT_TOKEN="+BotToken,
+	env := append(append(f.baseEnv(dir, "fetch", f.RunID, 1), f.tokens["fetch"]...),
 		"MR_CONTEXT_FILE=context/context.json",
 		"MR_CONTEXT_SHA256="+f.ContextSHA,
 		"MR_TARGET_DIR=target-code",
@@ -219,7 +217,7 @@ func (f *Flow) RunAgent(ctx context.Context) error {
 	if err := copyFiles(f.TargetDir, filepath.Join(dir, "target-code")); err != nil {
 		return fmt.Errorf("agent: download the target artifact: %w", err)
 	}
-	env := append(f.baseEnv(dir, "agent", f.RunID, 1),
+	env := append(append(f.baseEnv(dir, "agent", f.RunID, 1), f.tokens["agent"]...),
 		"MR_TARGET_DIR=target-code",
 		"MR_CONTEXT_FILE=context/context.json",
 		"MR_CONTEXT_SHA256="+f.ContextSHA,
@@ -260,7 +258,8 @@ func (f *Flow) RunAgent(ctx context.Context) error {
 	return nil
 }
 
-// Publish runs `runner publish` with the bot's token on the downloaded
+// Publish runs `runner publish` with the tokens the workflow gives it (the bot's
+// for the targets, the workflow's own for the control repo) on the downloaded
 // artifacts. Calling it again is a re-run of the publish job.
 func (f *Flow) Publish(ctx context.Context) (*Stage, error) {
 	if f.Ready == nil {
@@ -284,8 +283,7 @@ func (f *Flow) Publish(ctx context.Context) (*Stage, error) {
 			return nil, fmt.Errorf("publish: download the run record: %w", err)
 		}
 	}
-	env := append(f.baseEnv(dir, "publish", f.RunID, attempt),
-		"BOT_TOKEN="+BotToken,
+	env := append(append(f.baseEnv(dir, "publish", f.RunID, attempt), f.tokens["publish"]...),
 		"MR_CONTEXT_FILE=context/context.json",
 		"MR_CONTEXT_SHA256="+f.ContextSHA,
 		"MR_LOG_ISSUE="+strconv.Itoa(f.LogIssue),

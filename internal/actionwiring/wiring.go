@@ -1,0 +1,229 @@
+// Package actionwiring computes what the reusable workflow
+// (.github/workflows/agent-run.yml) and the composite action (action.yml)
+// hand the runner process of one job: the job's permissions and the
+// environment of the action's run step, from the job's `with:` through the
+// action's inputs and defaults. The demo and the end-to-end tests run each
+// stage with the tokens this gives, so they test the wiring the workflow
+// really has, not a copy of it.
+package actionwiring
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Files of the repository the wiring is read from, relative to its root.
+const (
+	WorkflowFile = ".github/workflows/agent-run.yml"
+	ActionFile   = "action.yml"
+	// ActionDir is where each job checks the action out (uses: ./.mention-runner).
+	ActionDir = "./.mention-runner"
+	// RunStepID is the action step that runs the runner.
+	RunStepID = "run"
+)
+
+// TokenEnv are the environment variables through which the runner gets a
+// GitHub token.
+var TokenEnv = []string{"GITHUB_TOKEN", "BOT_TOKEN"}
+
+type step struct {
+	ID   string            `yaml:"id"`
+	Uses string            `yaml:"uses"`
+	With map[string]string `yaml:"with"`
+	Env  map[string]string `yaml:"env"`
+	Run  string            `yaml:"run"`
+}
+
+type input struct {
+	Default  *string `yaml:"default"`
+	Required bool    `yaml:"required"`
+}
+
+type job struct {
+	Permissions yaml.Node `yaml:"permissions"`
+	Steps       []step    `yaml:"steps"`
+}
+
+// Wiring is the reusable workflow and the action, parsed.
+type Wiring struct {
+	wfInputs  map[string]input
+	jobs      map[string]job
+	actInputs map[string]input
+	runStep   step
+}
+
+// Load reads the workflow and the action from the repository at root.
+func Load(root string) (*Wiring, error) {
+	var wf struct {
+		On struct {
+			WorkflowCall struct {
+				Inputs map[string]input `yaml:"inputs"`
+			} `yaml:"workflow_call"`
+		} `yaml:"on"`
+		Jobs map[string]job `yaml:"jobs"`
+	}
+	if err := readYAML(filepath.Join(root, WorkflowFile), &wf); err != nil {
+		return nil, err
+	}
+	var act struct {
+		Inputs map[string]input `yaml:"inputs"`
+		Runs   struct {
+			Steps []step `yaml:"steps"`
+		} `yaml:"runs"`
+	}
+	if err := readYAML(filepath.Join(root, ActionFile), &act); err != nil {
+		return nil, err
+	}
+	w := &Wiring{wfInputs: wf.On.WorkflowCall.Inputs, jobs: wf.Jobs, actInputs: act.Inputs}
+	for _, s := range act.Runs.Steps {
+		if s.ID == RunStepID {
+			w.runStep = s
+		}
+	}
+	if w.runStep.Env == nil {
+		return nil, fmt.Errorf("%s: no step with id %q and an env", ActionFile, RunStepID)
+	}
+	return w, nil
+}
+
+func readYAML(path string, v any) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("actionwiring: %w", err)
+	}
+	if err := yaml.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("actionwiring: %s: %w", path, err)
+	}
+	return nil
+}
+
+// Call is what one workflow run gives the reusable workflow's jobs.
+type Call struct {
+	With    map[string]string            // the caller's with: (defaults fill the rest)
+	Secrets map[string]string            // secrets passed to the workflow
+	GitHub  map[string]string            // the github context: token, repository, action_ref…
+	Needs   map[string]map[string]string // job → its outputs
+}
+
+// Permissions returns a job's permissions for GITHUB_TOKEN: scope → level
+// ({} is an empty map). A job without a permissions key is an error: it
+// would get the repository's default, which no job here may rely on.
+func (w *Wiring) Permissions(jobName string) (map[string]string, error) {
+	j, ok := w.jobs[jobName]
+	if !ok {
+		return nil, fmt.Errorf("actionwiring: %s has no job %q", WorkflowFile, jobName)
+	}
+	if j.Permissions.Kind == 0 {
+		return nil, fmt.Errorf("actionwiring: job %s declares no permissions (it would get the repository default)", jobName)
+	}
+	perms := map[string]string{}
+	if err := j.Permissions.Decode(&perms); err != nil {
+		return nil, fmt.Errorf("actionwiring: job %s permissions must be scope: level: %w", jobName, err)
+	}
+	return perms, nil
+}
+
+// StageEnv returns the environment the action's run step gives the runner
+// in job jobName: its with: evaluated, the action's defaults added, and the
+// run step's env evaluated with those inputs.
+func (w *Wiring) StageEnv(jobName string, c Call) (map[string]string, error) {
+	j, ok := w.jobs[jobName]
+	if !ok {
+		return nil, fmt.Errorf("actionwiring: %s has no job %q", WorkflowFile, jobName)
+	}
+	inputs := map[string]string{}
+	for name, in := range w.wfInputs {
+		if v, ok := c.With[name]; ok {
+			inputs[name] = v
+		} else if in.Default != nil {
+			inputs[name] = *in.Default
+		} else if in.Required {
+			return nil, fmt.Errorf("actionwiring: the call lacks required input %s", name)
+		}
+	}
+	needs := map[string]any{}
+	for name, outs := range c.Needs {
+		needs[name] = map[string]any{"outputs": outs}
+	}
+	wfCtx := Context{"inputs": inputs, "secrets": orEmpty(c.Secrets), "github": orEmpty(c.GitHub), "needs": needs}
+
+	var uses []step
+	for _, s := range j.Steps {
+		if s.Uses == ActionDir {
+			uses = append(uses, s)
+		}
+	}
+	if len(uses) != 1 {
+		return nil, fmt.Errorf("actionwiring: job %s runs %s %d times, want once", jobName, ActionDir, len(uses))
+	}
+	with := map[string]string{}
+	var errs []error
+	for name, raw := range uses[0].With {
+		if _, ok := w.actInputs[name]; !ok {
+			errs = append(errs, fmt.Errorf("job %s passes %s, which %s does not take", jobName, name, ActionFile))
+			continue
+		}
+		v, err := Interpolate(raw, wfCtx)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("job %s with %s: %w", jobName, name, err))
+			continue
+		}
+		with[name] = v
+	}
+	for name, in := range w.actInputs {
+		if _, ok := with[name]; ok {
+			continue
+		}
+		switch {
+		case in.Default != nil:
+			with[name] = *in.Default
+		case in.Required:
+			errs = append(errs, fmt.Errorf("job %s does not pass required action input %s", jobName, name))
+		default:
+			with[name] = ""
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("actionwiring: %w", errors.Join(errs...))
+	}
+	actCtx := Context{"inputs": with, "github": orEmpty(c.GitHub)}
+	env := map[string]string{}
+	for name, raw := range w.runStep.Env {
+		v, err := Interpolate(raw, actCtx)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s step %s env %s: %w", ActionFile, RunStepID, name, err))
+			continue
+		}
+		env[name] = v
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("actionwiring: %w", errors.Join(errs...))
+	}
+	return env, nil
+}
+
+// Tokens returns the non-empty token variables of env as KEY=value lines,
+// sorted: what a stage's process gets besides its settings.
+func Tokens(env map[string]string) []string {
+	var out []string
+	for _, k := range TokenEnv {
+		if v := strings.TrimSpace(env[k]); v != "" {
+			out = append(out, k+"="+v)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func orEmpty(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
