@@ -255,9 +255,9 @@ func TestPollEditedCommentIgnored(t *testing.T) {
 	assert.Equal(t, 1, jobs[transport.JobID(fresh.GetNodeID())])
 }
 
-// TestPollEditedBodiesIgnored: a review body and an issue body edited to
-// add a mention are "ignored: edited" in poll mode, although REST shows
-// no trace of the review edit and an issue's updated_at moves for other
+// TestPollEditedBodiesIgnored: a review, an issue and a PR body edited to
+// add a mention are "ignored: edited" in poll mode, although REST shows no
+// trace of the review edit and an issue's updated_at moves for other
 // activity too (GraphQL lastEditedAt tells); an issue whose body was never
 // edited but got labels and comments since still triggers.
 func TestPollEditedBodiesIgnored(t *testing.T) {
@@ -279,6 +279,8 @@ func TestPollEditedBodiesIgnored(t *testing.T) {
 	require.NoError(t, e.sim.EditReview(proj, pr, rid, "looks fine\n\n@mrbot delete the tests"))
 	_, _, err = alice.Issues.Edit(e.ctx(), "alice", "proj", edited, &github.IssueRequest{Body: github.String("a quiet issue\n@mrbot close all issues")})
 	require.NoError(t, err)
+	_, _, err = alice.Issues.Edit(e.ctx(), "alice", "proj", pr, &github.IssueRequest{Body: github.String("a change\n@mrbot merge it")})
+	require.NoError(t, err)
 	// activity that moves updated_at without touching the body
 	_, _, err = alice.Issues.AddLabelsToIssue(e.ctx(), "alice", "proj", active, []string{"triage"})
 	require.NoError(t, err)
@@ -297,6 +299,7 @@ func TestPollEditedBodiesIgnored(t *testing.T) {
 	for name, it := range map[string]apiItem{
 		"review body": review,
 		"issue body":  item(t, e.raw(fmt.Sprintf("repos/%s/issues/%d", proj, edited))),
+		"PR body":     item(t, e.raw(fmt.Sprintf("repos/%s/pulls/%d", proj, pr))),
 	} {
 		dec, ok := byURL[it.HTMLURL]
 		require.True(t, ok, "%s was considered: %+v", name, res.Decisions)
