@@ -9,6 +9,7 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/blockfile"
 	"github.com/mention-runner/mention-runner/internal/blocklist"
+	"github.com/mention-runner/mention-runner/internal/githubsim"
 	"github.com/mention-runner/mention-runner/internal/policy"
 )
 
@@ -63,4 +64,21 @@ func TestRecheckMatchesIDs(t *testing.T) {
 	assert.Empty(t, f.botComments(testOther, other))
 	assert.Empty(t, f.botComments("acme/moved", mv))
 	assert.Empty(t, f.botComments("carol/app", ca))
+}
+
+// TestRecheckIDLookupFails: when GitHub cannot say which repository a
+// write goes to (the id lookup fails, not "not found"), publish cannot
+// tell a renamed, opted-out repository from another: it writes nothing.
+func TestRecheckIDLookupFails(t *testing.T) {
+	f := newFixture(t, "")
+	f.add(f.comment(testTarget, f.issue, "fine"))
+	f.add(f.comment(testOther, 1, "elsewhere"))
+	f.sim.AddFault(githubsim.Fault{Method: "GET", Path: "/repos/" + testOther, Kind: githubsim.FaultStatus500, Rate: 1})
+	res := f.run(f.options())
+	assert.Empty(t, res.Written)
+	require.Len(t, res.Refused, 2)
+	for _, r := range res.Refused {
+		assert.Equal(t, RulePolicyUnavailable, r.Rule)
+		assert.Contains(t, r.Reason, "look up the id of "+testOther)
+	}
 }
