@@ -205,6 +205,54 @@ func TestEngineRefusesUnkeepableSettings(t *testing.T) {
 	}
 }
 
+// TestGeminiOwnReadToolsStayInTheirWorkspace: the Gemini CLI's own read
+// tools, offered for the copy of the thread's data, reach nothing outside
+// that workspace either: not /etc, not the checkout (only the runner's
+// file tools do), not the CLI's own settings under HOME.
+func TestGeminiOwnReadToolsStayInTheirWorkspace(t *testing.T) {
+	forEachCLIEngine(t, func(t *testing.T, ce cliEngine) {
+		if ce.name != gemini.Name {
+			t.Skip("the Gemini CLI's own tools")
+		}
+		var f *fixture
+		tries := []struct {
+			tool string
+			args func() map[string]any
+		}{
+			{"read_file", func() map[string]any { return map[string]any{"file_path": "/etc/passwd"} }},
+			{"read_file", func() map[string]any {
+				return map[string]any{"file_path": filepath.Join(f.env["MR_WORKSPACE"], "README.md")}
+			}},
+			{"read_file", func() map[string]any { return map[string]any{"file_path": filepath.Join(f.runDir(), GateConfigFile)} }},
+			{"list_directory", func() map[string]any { return map[string]any{"dir_path": "/etc"} }},
+		}
+		script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
+			if n := req.Turn(); n < len(tries) {
+				return toolUse(tries[n].tool, tries[n].args())
+			} else if n == len(tries) {
+				return toolUse(ce.gateTool("noop"), map[string]any{"reason": "probing"})
+			}
+			return fakemodel.Text("done")
+		})
+		f = newFixture(t, "@helperbot look outside")
+		eng, fake := ce.start(t, f, script)
+		f.env["MR_MAX_TURNS"] = "30"
+
+		out, err := f.run(t, eng)
+		require.NoError(t, err)
+		assert.Equal(t, contract.StatusCompleted, out.Status)
+		agent := fake.AgentRequests()
+		require.Len(t, agent, len(tries)+2)
+		for i, tr := range tries {
+			res := lastToolResult(t, agent[i+1])
+			assert.Contains(t, res.Content, "outside", "%s %v must be refused: %.300s", tr.tool, tr.args(), res.Content)
+			assert.NotContains(t, res.Content, "root:x:0:0")
+			assert.NotContains(t, res.Content, "# hello")
+			assert.NotContains(t, res.Content, `"workdir"`, "no gate config content")
+		}
+	})
+}
+
 // TestCodexOwnApplyPatchChangesNothing: Codex offers its own apply_patch
 // to models like gpt-5.5 whatever the configuration says; with it the
 // model can change nothing — not the checkout (its edits go through the
