@@ -98,7 +98,7 @@ func (s *Sim) OnDispatch(fn func(repo string, d Dispatch)) {
 	s.hooks = append(s.hooks, fn)
 }
 
-// Requests returns the request log in arrival order of completion.
+// Requests returns the request log in arrival order.
 func (s *Sim) Requests() []LoggedRequest {
 	s.mu.Lock()
 	defer s.mu.Unlock()

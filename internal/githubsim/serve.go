@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -116,8 +117,16 @@ func (s *Sim) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		entry.Status = lw.status
 		entry.RespBody = append([]byte(nil), lw.body.Bytes()...)
+		entry.seq = reqID
 		s.mu.Lock()
-		s.requests = append(s.requests, *entry)
+		// Keep the log in arrival order: a reset request's handler can end
+		// after the client has already sent (and been answered on) its next
+		// request, so completion order would show them swapped.
+		i := len(s.requests)
+		for i > 0 && s.requests[i-1].seq > reqID {
+			i--
+		}
+		s.requests = slices.Insert(s.requests, i, *entry)
 		// Trim in batches so a full log costs amortised O(1) per request.
 		if s.logLimit > 0 && len(s.requests) > s.logLimit+s.logLimit/4 {
 			s.requests = append([]LoggedRequest(nil), s.requests[len(s.requests)-s.logLimit:]...)

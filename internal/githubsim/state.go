@@ -136,6 +136,7 @@ type LoggedRequest struct {
 	// apply-then-fail fault replaced the answer (0 = not applied).
 	AppliedStatus int
 	At            time.Time
+	seq           int64 // arrival order
 }
 
 // maxLoggedBody caps bodies kept in the request log.
