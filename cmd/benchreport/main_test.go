@@ -3,11 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/benchreport"
 	"github.com/mention-runner/mention-runner/internal/cli"
 )
 
@@ -49,4 +53,25 @@ func TestPick(t *testing.T) {
 	some, err := pick("render, launch")
 	assert.NoError(t, err)
 	assert.Equal(t, map[string]bool{"render": true, "launch": true}, some)
+}
+
+// TestMeasure: the helper runs a command and reports what it cost as the
+// JSON benchreport.Measure reads; a failing command is an error.
+func TestMeasure(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	var out, errb bytes.Buffer
+	code := app.Main(context.Background(), &cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb},
+		[]string{"measure", "--", self, "-test.run=^$"})
+	require.Equal(t, 0, code, errb.String())
+	var u benchreport.Usage
+	require.NoError(t, json.Unmarshal(out.Bytes(), &u))
+	assert.Positive(t, u.Wall)
+	assert.Positive(t, u.MaxRSSKiB)
+
+	out.Reset()
+	code = app.Main(context.Background(), &cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb},
+		[]string{"measure", "--", self, "-test.run=^$", "-test.badflag"})
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out.String())
 }

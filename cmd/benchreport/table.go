@@ -284,11 +284,11 @@ func (t *tableRun) render() []benchreport.Row {
 	var mbps float64
 	peak := map[int]float64{}
 	for range rounds {
-		r, err := benchreport.RenderFile(t.ctx, t.runnerBin, main.path, main.size)
+		r, err := benchreport.RenderFile(t.ctx, t.selfBin, t.runnerBin, main.path, main.size)
 		if err != nil {
 			return fail(err)
 		}
-		f, err := benchreport.FloorFile(t.ctx, t.selfBin, main.path, main.size)
+		f, err := benchreport.FloorFile(t.ctx, t.selfBin, t.selfBin, main.path, main.size)
 		if err != nil {
 			return fail(err)
 		}
@@ -306,7 +306,7 @@ func (t *tableRun) render() []benchreport.Row {
 	}
 	for _, mb := range peakSizes {
 		if _, ok := peak[mb]; !ok {
-			r, err := benchreport.RenderFile(t.ctx, t.runnerBin, logs[mb].path, logs[mb].size)
+			r, err := benchreport.RenderFile(t.ctx, t.selfBin, t.runnerBin, logs[mb].path, logs[mb].size)
 			if err != nil {
 				rows = append(rows, benchreport.Failed(fmt.Sprintf("transcript: peak RSS rendering %d MB", mb), command, err))
 				continue

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 )
@@ -39,23 +38,21 @@ func WriteStreamFile(dir string, seed StreamSeed, size int64) (string, int64, er
 }
 
 // RenderFile renders the log at path with `runnerBin render --from-stream`
-// in a child process (output discarded) and reports what the child cost.
-func RenderFile(ctx context.Context, runnerBin, path string, size int64) (RenderResult, error) {
-	return runOnLog(ctx, path, size, runnerBin, "render", "--from-stream", path)
+// (output discarded), measured through helperBin (see Measure).
+func RenderFile(ctx context.Context, helperBin, runnerBin, path string, size int64) (RenderResult, error) {
+	return runOnLog(ctx, helperBin, path, size, runnerBin, "render", "--from-stream", path)
 }
 
 // FloorFile runs the render floor (`floorBin floor render LOG`,
-// encoding/json.Valid on every line) on the same log.
-func FloorFile(ctx context.Context, floorBin, path string, size int64) (RenderResult, error) {
-	return runOnLog(ctx, path, size, floorBin, "floor", "render", path)
+// encoding/json.Valid on every line) on the same log, measured the same way.
+func FloorFile(ctx context.Context, helperBin, floorBin, path string, size int64) (RenderResult, error) {
+	return runOnLog(ctx, helperBin, path, size, floorBin, "floor", "render", path)
 }
 
-func runOnLog(ctx context.Context, path string, size int64, bin string, args ...string) (RenderResult, error) {
+func runOnLog(ctx context.Context, helperBin, path string, size int64, args ...string) (RenderResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir = filepath.Dir(path)
-	u, err := RunChild(ctx, cmd)
+	u, err := Measure(ctx, helperBin, filepath.Dir(path), args...)
 	if err != nil {
 		return RenderResult{}, fmt.Errorf("render bench: %w", err)
 	}
