@@ -11,12 +11,14 @@ import (
 	"time"
 
 	"github.com/google/go-github/v62/github"
+	"github.com/google/uuid"
 
 	"github.com/mention-runner/mention-runner/internal/cli"
 	"github.com/mention-runner/mention-runner/internal/dispatch"
 	"github.com/mention-runner/mention-runner/internal/ghclient"
 	"github.com/mention-runner/mention-runner/internal/policy"
 	"github.com/mention-runner/mention-runner/internal/threadctx"
+	"github.com/mention-runner/mention-runner/internal/writebudget"
 )
 
 // setting is one configuration value, from a flag or else the environment.
@@ -209,20 +211,35 @@ func (c *conf) clients(log *slog.Logger) (gh, ctl, dsp *github.Client, err error
 	// dispatcher's tokens are normally all the bot's: every client shares
 	// one pacer.
 	p := ghclient.NewPacer(0, 0, 0, nil, nil)
-	mk := func(token string, unsafe bool) (*github.Client, error) {
+	mk := func(token string, unsafe bool, p *ghclient.Pacer) (*github.Client, error) {
 		return ghclient.New(ghclient.Options{BaseURL: c.apiURL, Token: token, UserAgent: "mention-runner-dispatcher/" + cli.Version,
 			RetryUnsafe: unsafe, Logger: log, Pacer: p})
 	}
-	if gh, err = mk(c.token, false); err != nil {
+	// The account's other writers (publish jobs) run elsewhere: every write
+	// also takes a slot of the account's ledger in the control repo. The
+	// ledger's own client is not paced by it; its writes are counted as
+	// the bot's (SelfCost), CONTROL_TOKEN being normally the bot's.
+	lc, err := mk(c.controlToken, true, nil)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ledger, err := writebudget.New(writebudget.Options{Client: lc, Repo: c.control, Account: c.bot,
+		Holder: "dispatcher-" + uuid.NewString(), SelfCost: 2,
+		Warn: func(err error) { log.Warn("account write budget unavailable", "err", err) }})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	p.Share(ledger)
+	if gh, err = mk(c.token, false, p); err != nil {
 		return nil, nil, nil, err
 	}
 	// The control client's writes are claim refs and sha-guarded files:
 	// each is recognised when repeated, so 5xx and resets are retried.
-	if ctl, err = mk(c.controlToken, true); err != nil {
+	if ctl, err = mk(c.controlToken, true, p); err != nil {
 		return nil, nil, nil, err
 	}
 	// Dispatches may be retried on 5xx: an identical shard is harmless.
-	if dsp, err = mk(c.controlToken, true); err != nil {
+	if dsp, err = mk(c.controlToken, true, p); err != nil {
 		return nil, nil, nil, err
 	}
 	return gh, ctl, dsp, nil

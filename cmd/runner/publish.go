@@ -12,6 +12,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/ghclient"
 	"github.com/mention-runner/mention-runner/internal/publish"
+	"github.com/mention-runner/mention-runner/internal/writebudget"
 )
 
 // actionsBotLogin is who GITHUB_TOKEN writes as.
@@ -55,6 +56,10 @@ func runPublish(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	pacer := ghclient.NewPacer(0, 0, gap, nil, nil)
 	ua := "mention-runner/" + cli.Version
+	ct := strings.TrimSpace(env.Env("GITHUB_TOKEN"))
+	if err := shareBudget(env, cfg, pacer, token, ct, ua); err != nil {
+		return &cli.ExitError{Code: 2, Err: err}
+	}
 	bot, err := ghclient.New(ghclient.Options{BaseURL: cfg.APIURL, Token: token, UserAgent: ua, Pacer: pacer, MaxWait: ghclient.AccountLimitWait})
 	if err != nil {
 		return &cli.ExitError{Code: 2, Err: err}
@@ -76,7 +81,7 @@ func runPublish(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	// The control repo's own token, when the workflow passes it, keeps the
 	// log issue and job refs out of the bot's hands.
-	if ct := strings.TrimSpace(env.Env("GITHUB_TOKEN")); ct != "" && ct != token {
+	if ct != "" && ct != token {
 		if o.Control, err = ghclient.New(ghclient.Options{BaseURL: cfg.APIURL, Token: ct, UserAgent: ua, Pacer: pacer, MaxWait: ghclient.AccountLimitWait}); err != nil {
 			return &cli.ExitError{Code: 2, Err: err}
 		}
@@ -97,6 +102,30 @@ func runPublish(ctx context.Context, env *cli.Env, args []string) error {
 	if res.Status != "completed" {
 		return &cli.ExitError{Code: 1, Err: fmt.Errorf("the run failed (%s); see %s", res.Cause, link)}
 	}
+	return nil
+}
+
+// shareBudget makes the publish job's writes take slots of the bot
+// account's ledger in the control repo, shared with the dispatcher and the
+// other publish jobs running at the same time. The ledger is written with
+// the workflow's token when there is one (not the bot's account, so it
+// costs the bot nothing), else with the bot's.
+func shareBudget(env *cli.Env, cfg *config.Config, pacer *ghclient.Pacer, botToken, controlToken, ua string) error {
+	tok, self := controlToken, 0
+	if tok == "" || tok == botToken {
+		tok, self = botToken, 2
+	}
+	lc, err := ghclient.New(ghclient.Options{BaseURL: cfg.APIURL, Token: tok, UserAgent: ua, RetryUnsafe: true})
+	if err != nil {
+		return err
+	}
+	ledger, err := writebudget.New(writebudget.Options{Client: lc, Repo: cfg.ControlRepo, Account: cfg.BotLogin,
+		Holder: "publish-" + env.Env("GITHUB_RUN_ID") + "-" + env.Env("GITHUB_RUN_ATTEMPT"), SelfCost: self,
+		Warn: func(err error) { fmt.Fprintf(env.Stderr, "publish: account write budget unavailable: %v\n", err) }})
+	if err != nil {
+		return err
+	}
+	pacer.Share(ledger)
 	return nil
 }
 

@@ -29,3 +29,10 @@ const (
 	AgentLabelChars  = 50   // characters of one label
 	AgentReasonChars = 2000 // characters of a noop's reason
 )
+
+// GitHub's secondary limits on content-creating requests, counted per
+// account whatever token or process sends them.
+const (
+	ContentWritesPerMinute = 80
+	ContentWritesPerHour   = 500
+)

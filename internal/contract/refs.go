@@ -1,6 +1,9 @@
 package contract
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // Refs in the control repo (SPEC §4).
 const (
@@ -16,6 +19,10 @@ const (
 	// DoctorRefPrefix holds the short-lived refs `dispatcher doctor`
 	// creates to prove it may write refs.
 	DoctorRefPrefix = RefNamespace + "doctor/"
+	// PaceRefPrefix holds one write budget per bot account: the ledger of
+	// content-creating writes every process of that account (dispatcher,
+	// publish jobs) reserves its writes from.
+	PaceRefPrefix = RefNamespace + "pace/"
 )
 
 // JobRefs is the ref prefix of one job ("refs/mention-runner/jobs/<id>/").
@@ -34,3 +41,6 @@ func DispatchedRef(jobID string) string { return DispatchedRefPrefix + jobID }
 
 // RunStateRef is the ref recording whether a job's agent started or ended.
 func RunStateRef(jobID string) string { return RunStateRefPrefix + jobID }
+
+// PaceRef is the write budget ledger of the account login (lower case).
+func PaceRef(login string) string { return PaceRefPrefix + strings.ToLower(login) }

@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"github.com/mention-runner/mention-runner/internal/clock"
+	"github.com/mention-runner/mention-runner/internal/contract"
 )
 
 // GitHub's documented secondary limits for content-creating requests, and
 // its advice to leave a second between writes.
 const (
-	DefaultWritesPerMinute = 80
-	DefaultWritesPerHour   = 500
+	DefaultWritesPerMinute = contract.ContentWritesPerMinute
+	DefaultWritesPerHour   = contract.ContentWritesPerHour
 	DefaultWriteGap        = time.Second
 )
 
@@ -32,6 +33,42 @@ type Pacer struct {
 	slots     []time.Time // ring of the latest granted send times, ascending
 	next      int         // where the next slot goes
 	n         int         // slots filled
+	paused    time.Time   // GitHub said slow down until then
+	budget    AccountBudget
+}
+
+// AccountBudget is the account's write budget shared with the account's
+// other processes (the dispatcher, publish jobs in other Actions jobs):
+// Take blocks until one more content-creating request fits the account's
+// limits; SlowDown tells every process that GitHub asked the account to
+// wait until then.
+type AccountBudget interface {
+	Take(ctx context.Context) error
+	SlowDown(ctx context.Context, until time.Time) error
+}
+
+// Share makes every write this pacer grants also take a slot from b, the
+// budget all of the account's processes share. It returns p.
+func (p *Pacer) Share(b AccountBudget) *Pacer {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.budget = b
+	return p
+}
+
+// SlowDown holds every later write of this pacer until until (GitHub's
+// Retry-After of a secondary limit) and passes it on to the shared budget,
+// so the account's other processes back off too. A budget that cannot
+// record it does not stop this process from backing off.
+func (p *Pacer) SlowDown(ctx context.Context, until time.Time) error {
+	p.mu.Lock()
+	p.paused = later(p.paused, until)
+	b := p.budget
+	p.mu.Unlock()
+	if b == nil {
+		return nil
+	}
+	return b.SlowDown(ctx, until)
 }
 
 // NewPacer builds a Pacer. Zero values take the defaults (80/min, 500/h,
@@ -66,16 +103,27 @@ func NewPacer(perMinute, perHour int, minGap time.Duration, now func() time.Time
 func (p *Pacer) Wait(ctx context.Context) error {
 	at, now := p.reserve()
 	if d := at.Sub(now); d > 0 {
-		return p.sleep(ctx, d)
+		if err := p.sleep(ctx, d); err != nil {
+			return err
+		}
 	}
-	return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	b := p.budget
+	p.mu.Unlock()
+	if b != nil {
+		return b.Take(ctx)
+	}
+	return nil
 }
 
 func (p *Pacer) reserve() (at, now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now = p.now()
-	at = now
+	at = later(now, p.paused)
 	if p.n > 0 {
 		at = later(at, p.recent(1).Add(p.minGap))
 	}

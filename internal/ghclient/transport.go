@@ -72,6 +72,12 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		drain(resp)
 		if d.reason == "secondary rate limit" {
 			secondaryHits++
+			if t.o.Pacer != nil {
+				// every writer of the account waits, not only this request
+				if err := t.o.Pacer.SlowDown(ctx, t.o.Now().Add(d.wait)); err != nil {
+					t.o.Logger.WarnContext(ctx, "ghclient: could not share the slow-down with the account's other writers", "err", err)
+				}
+			}
 		}
 		t.log(ctx, req, d, attempt)
 		if err := t.o.Sleep(ctx, d.wait); err != nil {

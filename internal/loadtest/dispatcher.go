@@ -15,7 +15,10 @@ import (
 // client per token, and one pacer shared by all of them, since GitHub
 // counts content creation per account and both tokens are the bot's.
 func (w *World) NewDispatcher() (*dispatch.Dispatcher, error) {
-	botPacer := w.Pacer()
+	botPacer, _, err := w.ProcessPacer(ControlToken)
+	if err != nil {
+		return nil, err
+	}
 	ctlPacer := botPacer
 	gh, err := w.Client(BotToken, false, botPacer)
 	if err != nil {

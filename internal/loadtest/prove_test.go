@@ -57,24 +57,29 @@ func (p *proveRun) deliver(t *testing.T, ctx context.Context, ds []githubsim.Dis
 			for _, d := range ds {
 				r, err := p.w.Assemble(ctx, d, p.nextRun(), 5)
 				require.NoError(t, err)
-				p.mu.Lock()
-				if r.Err != nil {
-					p.m.ManualReruns++
-					t.Logf("assemble run %s still failing after %d attempts: %v", r.RunID, r.Attempt, r.Err)
-				} else if r.Res != nil && r.Res.Ready {
-					if p.ready[r.Res.JobID] == nil {
-						p.ready[r.Res.JobID] = map[string]bool{}
-					}
-					p.ready[r.Res.JobID][r.RunID] = true
-					if _, ok := p.readyRun[r.Res.JobID]; !ok {
-						p.readyRun[r.Res.JobID] = r
-					}
-				}
-				p.mu.Unlock()
+				p.note(t, r)
 			}
 		}()
 	}
 	wg.Wait()
+}
+
+// note records how one workflow run's assemble ended.
+func (p *proveRun) note(t *testing.T, r AssembleRun) {
+	p.mu.Lock()
+	if r.Err != nil {
+		p.m.ManualReruns++
+		t.Logf("assemble run %s still failing after %d attempts: %v", r.RunID, r.Attempt, r.Err)
+	} else if r.Res != nil && r.Res.Ready {
+		if p.ready[r.Res.JobID] == nil {
+			p.ready[r.Res.JobID] = map[string]bool{}
+		}
+		p.ready[r.Res.JobID][r.RunID] = true
+		if _, ok := p.readyRun[r.Res.JobID]; !ok {
+			p.readyRun[r.Res.JobID] = r
+		}
+	}
+	p.mu.Unlock()
 }
 
 // publish runs publish once for every job that proceeded.
@@ -214,6 +219,7 @@ func TestProveBurst(t *testing.T) {
 		n = 500
 	}
 	w := newWorldN(t, 10, 16)
+	w.SharedBudget = true // as the real dispatcher and publish do
 	start := w.Clock.Now()
 	ms, err := w.SeedMentions(n, 0)
 	require.NoError(t, err)

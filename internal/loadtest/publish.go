@@ -70,7 +70,11 @@ func (w *World) PublishJobTo(ctx context.Context, contextJSON []byte, runDir str
 		if a > 0 {
 			st.Reruns++
 		}
-		bot, err := ghclient.New(ghclient.Options{BaseURL: w.Base, Token: BotToken, Pacer: w.Pacer(), MaxWait: ghclient.AccountLimitWait,
+		pacer, _, err := w.ProcessPacer(RunnerToken)
+		if err != nil {
+			return nil, err
+		}
+		bot, err := ghclient.New(ghclient.Options{BaseURL: w.Base, Token: BotToken, Pacer: pacer, MaxWait: ghclient.AccountLimitWait,
 			Sleep: w.Clock.Sleep, Now: w.Clock.Now, RequestTimeout: 20 * time.Second})
 		if err != nil {
 			return nil, err

@@ -11,8 +11,8 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/ghclient"
 	"github.com/mention-runner/mention-runner/internal/githubsim"
-
 	"github.com/mention-runner/mention-runner/internal/testkit/fakeclock"
+	"github.com/mention-runner/mention-runner/internal/writebudget"
 )
 
 // Names used by the world.
@@ -34,6 +34,9 @@ type WorldOptions struct {
 	// Worlds that real processes (on the real clock) write to start now,
 	// so state they date (claims, job state) is not taken for stale.
 	Start time.Time
+	// Virtual runs the world on a virtual clock: concurrent participants
+	// (Clock.Go) wait as separate processes would.
+	Virtual bool
 }
 
 // World is a started simulator with target repos, the control repo and
@@ -50,6 +53,12 @@ type World struct {
 	seeded  int    // mentions seeded so far, for unique names
 	tmp     string // run directories of Assemble
 	tmpOnce sync.Once
+	// SharedBudget makes every process of the bot account (each
+	// dispatcher, each publish run) reserve its writes from the account's
+	// ledger in CONTROL (writebudget), as the real binaries do.
+	SharedBudget bool
+	procs        int // processes that took a ledger handle, for holder names
+	procsMu      sync.Mutex
 	// PadEvery, when set, gives every PadEvery-th seeded thread a comment
 	// big enough that its context is sent as agent_shard events.
 	PadEvery int
@@ -62,6 +71,9 @@ func NewWorld(o WorldOptions) (*World, error) {
 		start = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	}
 	clk := fakeclock.New(start)
+	if o.Virtual {
+		clk = fakeclock.NewVirtual(start)
+	}
 	sim, err := githubsim.New(githubsim.Options{Seed: o.Seed, Now: clk.Now})
 	if err != nil {
 		return nil, fmt.Errorf("loadtest world: %w", err)
@@ -136,4 +148,33 @@ func (w *World) Client(token string, retryUnsafe bool, pacer *ghclient.Pacer) (*
 // Pacer is a default pacer (GitHub's content-creation limits) on the fake clock.
 func (w *World) Pacer() *ghclient.Pacer {
 	return ghclient.NewPacer(0, 0, 0, w.Clock.Now, w.Clock.Sleep)
+}
+
+// Pacer is the pacer of one process of the bot account: GitHub's limits
+// on the fake clock and, with SharedBudget, the account's ledger reached
+// with controlToken (ControlToken for the dispatcher, whose ledger writes
+// are the bot's own; RunnerToken for publish jobs, whose are not).
+func (w *World) ProcessPacer(controlToken string) (*ghclient.Pacer, *writebudget.Ledger, error) {
+	p := w.Pacer()
+	if !w.SharedBudget {
+		return p, nil, nil
+	}
+	ctl, err := w.Client(controlToken, true, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	w.procsMu.Lock()
+	w.procs++
+	holder := fmt.Sprintf("process-%d", w.procs)
+	w.procsMu.Unlock()
+	self := 0
+	if controlToken != RunnerToken {
+		self = 2 // a commit and a ref update, written as the bot
+	}
+	l, err := writebudget.New(writebudget.Options{Client: ctl, Repo: Control, Account: Bot, Holder: holder, SelfCost: self,
+		Now: w.Clock.Now, Sleep: w.Clock.Sleep})
+	if err != nil {
+		return nil, nil, err
+	}
+	return p.Share(l), l, nil
 }

@@ -2,10 +2,16 @@
 // pacers and clients: Now reads it, and every wait (Sleep: pacing,
 // Retry-After, backoff) moves it forward at once, so hours of rate-limited
 // traffic run in milliseconds and deterministically. Safe for concurrent use.
+//
+// A virtual clock (NewVirtual) lets concurrent participants (Go) wait as
+// separate processes would: time advances only when every participant is
+// asleep, to the earliest wake-up, so two writers sleeping a minute each at
+// once take one minute, not two.
 package fakeclock
 
 import (
 	"context"
+	"sort"
 	"sync"
 	"time"
 )
@@ -14,10 +20,22 @@ import (
 type Clock struct {
 	mu sync.Mutex
 	t  time.Time
+
+	virtual  bool
+	active   int        // participants not asleep
+	sleepers []*sleeper // by wake time
+}
+
+type sleeper struct {
+	wake time.Time
+	ch   chan struct{}
 }
 
 // New starts a clock at t.
 func New(t time.Time) *Clock { return &Clock{t: t} }
+
+// NewVirtual starts a virtual clock at t: only participants (Go) may Sleep.
+func NewVirtual(t time.Time) *Clock { return &Clock{t: t, virtual: true} }
 
 // Now is the current fake time.
 func (c *Clock) Now() time.Time {
@@ -27,12 +45,74 @@ func (c *Clock) Now() time.Time {
 }
 
 // Sleep moves the clock forward by d instead of waiting; it returns
-// ctx.Err() so a cancelled caller still stops.
+// ctx.Err() so a cancelled caller still stops. On a virtual clock it waits
+// until every participant sleeps and this one is the next to wake.
 func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
-	if d > 0 {
-		c.Advance(d)
+	if d <= 0 {
+		return ctx.Err()
 	}
-	return ctx.Err()
+	c.mu.Lock()
+	if !c.virtual {
+		c.t = c.t.Add(d)
+		c.mu.Unlock()
+		return ctx.Err()
+	}
+	s := &sleeper{wake: c.t.Add(d), ch: make(chan struct{})}
+	i := sort.Search(len(c.sleepers), func(i int) bool { return c.sleepers[i].wake.After(s.wake) })
+	c.sleepers = append(c.sleepers[:i], append([]*sleeper{s}, c.sleepers[i:]...)...)
+	c.active--
+	c.advanceLocked()
+	c.mu.Unlock()
+	select {
+	case <-s.ch:
+		return ctx.Err()
+	case <-ctx.Done():
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for i, o := range c.sleepers {
+			if o == s {
+				c.sleepers = append(c.sleepers[:i], c.sleepers[i+1:]...)
+				c.active++
+				return ctx.Err()
+			}
+		}
+		return ctx.Err() // woken meanwhile: counted awake already
+	}
+}
+
+// Go runs f as a participant of a virtual clock (on any clock: a goroutine
+// counted by wg).
+func (c *Clock) Go(wg *sync.WaitGroup, f func()) {
+	c.mu.Lock()
+	c.active++
+	c.mu.Unlock()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer func() {
+			c.mu.Lock()
+			c.active--
+			c.advanceLocked()
+			c.mu.Unlock()
+		}()
+		f()
+	}()
+}
+
+// advanceLocked moves a virtual clock to the next wake-up once nobody is
+// awake, and wakes everyone due then.
+func (c *Clock) advanceLocked() {
+	if !c.virtual || c.active > 0 || len(c.sleepers) == 0 {
+		return
+	}
+	if w := c.sleepers[0].wake; w.After(c.t) {
+		c.t = w
+	}
+	for len(c.sleepers) > 0 && !c.sleepers[0].wake.After(c.t) {
+		close(c.sleepers[0].ch)
+		c.sleepers = c.sleepers[1:]
+		c.active++
+	}
 }
 
 // Advance moves the clock by d (a test may move it back).

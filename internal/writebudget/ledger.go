@@ -1,0 +1,370 @@
+// Package writebudget keeps a bot account's content-creation budget in
+// CONTROL, shared by every process that writes as the account: the
+// dispatcher and each publish job, which run in different Actions jobs and
+// machines. GitHub counts its secondary limits (80 writes a minute, 500 an
+// hour) per account, so no process can pace the account alone.
+//
+// The ledger is one ref (contract.PaceRef) pointing at a commit whose
+// message lists the grants of the last hour and a pause GitHub asked for.
+// A process takes a grant of a few write slots at a time: it reads the
+// ledger, finds the earliest moment the grant fits both windows and any
+// pause, and commits the new ledger on top of the one it read, moving the
+// ref without force: a compare-and-swap, so of two racing processes one
+// wins and the other reads again. Slots of a grant are used within Hold of
+// its time; the windows checked are widened by Hold, so however a process
+// spreads its slots over that time no real minute or hour holds more than
+// the limit. A process told to slow down (a 403/429 secondary limit with
+// Retry-After) records the pause in the ledger; every other process sees
+// it at its next grant, at most Hold later, and waits too.
+package writebudget
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/go-github/v62/github"
+
+	"github.com/mention-runner/mention-runner/internal/clock"
+	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/refstate"
+)
+
+// Defaults for Options left zero.
+const (
+	DefaultBlock = 8
+	DefaultHold  = 15 * time.Second
+)
+
+// messagePrefix starts every ledger commit's message.
+const messagePrefix = "mention-runner write budget\n\n"
+
+// Options configure a Ledger.
+type Options struct {
+	// Client writes the ledger in Repo. It must not pace through this
+	// ledger (no Pacer sharing it): the ledger's own writes are counted
+	// through SelfCost instead.
+	Client  *github.Client
+	Repo    string // CONTROL, owner/name
+	Account string // the login whose writes are budgeted
+	Holder  string // names this process in the ledger (a workflow run, a dispatcher id)
+
+	PerMinute, PerHour int           // 0 = GitHub's 80 and 500
+	Block              int           // slots per grant; 0 = DefaultBlock
+	Hold               time.Duration // a grant's slots are used within this; 0 = DefaultHold
+	// SelfCost is how many content writes of the account one ledger update
+	// costs: 2 (a commit and a ref update) when Client writes as the
+	// account itself, 0 when it is another account (the workflow's token).
+	SelfCost int
+
+	Now   func() time.Time
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Warn hears when the ledger cannot be used (unreadable, no permission):
+	// the process then paces itself alone for a while (the pacer's own
+	// limits and GitHub's Retry-After still hold) rather than stop writing.
+	Warn func(error)
+}
+
+// Ledger is one process's handle on the account's budget. Safe for
+// concurrent use.
+type Ledger struct {
+	o            Options
+	owner, name  string
+	ref          string
+	mu           sync.Mutex
+	slots        int       // left in the current grant
+	until        time.Time // the current grant's slots expire then
+	wasted       int       // writes of lost compare-and-swaps, not yet in the ledger
+	cache        map[string]state
+	grants, cas  int // grants taken, compare-and-swaps lost (for measurement)
+	pausesShared int
+	broken       time.Time // ledger unusable: not tried again before then
+}
+
+// retryBroken is how long a process paces itself alone after the ledger
+// failed it.
+const retryBroken = time.Minute
+
+// state is the ledger's content.
+type state struct {
+	Grants []grant `json:"grants"`           // the last hour's, oldest first
+	Pause  int64   `json:"pause_until_ms"`   // no grant before this (unix ms)
+	Holder string  `json:"holder,omitempty"` // who wrote this state
+}
+
+// grant is n slots usable from At (unix ms) for Hold.
+type grant struct {
+	At int64 `json:"at_ms"`
+	N  int   `json:"n"`
+}
+
+// New returns a ledger handle.
+func New(o Options) (*Ledger, error) {
+	owner, name, ok := strings.Cut(o.Repo, "/")
+	if !ok || owner == "" || name == "" || o.Client == nil || o.Account == "" {
+		return nil, fmt.Errorf("writebudget: need a client, the control repo as owner/name (got %q) and the account", o.Repo)
+	}
+	if o.PerMinute == 0 {
+		o.PerMinute = contract.ContentWritesPerMinute
+	}
+	if o.PerHour == 0 {
+		o.PerHour = contract.ContentWritesPerHour
+	}
+	if o.Block <= 0 {
+		o.Block = DefaultBlock
+	}
+	if o.Hold <= 0 {
+		o.Hold = DefaultHold
+	}
+	if need := o.Block + o.SelfCost; need > o.PerMinute || need > o.PerHour {
+		return nil, fmt.Errorf("writebudget: a grant of %d slots (+%d for the ledger) exceeds the limits %d/min, %d/h", o.Block, o.SelfCost, o.PerMinute, o.PerHour)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Sleep == nil {
+		o.Sleep = clock.Sleep
+	}
+	return &Ledger{o: o, owner: owner, name: name, ref: contract.PaceRef(o.Account), cache: map[string]state{}}, nil
+}
+
+// Stats says how a ledger handle was used: grants taken, compare-and-swaps
+// lost to other processes, and slow-downs it recorded for everyone.
+func (l *Ledger) Stats() (grants, lost, pauses int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.grants, l.cas, l.pausesShared
+}
+
+// Take blocks until one content write of the account fits its limits.
+func (l *Ledger) Take(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.slots > 0 && l.o.Now().Before(l.until) {
+		l.slots--
+		return nil
+	}
+	l.slots = 0
+	now := l.o.Now()
+	if now.Before(l.broken) {
+		return nil
+	}
+	at, err := l.reserve(ctx, l.o.Block)
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		l.broken = now.Add(retryBroken)
+		if l.o.Warn != nil {
+			l.o.Warn(fmt.Errorf("%w; this process paces itself alone for %s", err, retryBroken))
+		}
+		return nil
+	}
+	if d := at.Sub(l.o.Now()); d > 0 {
+		if err := l.o.Sleep(ctx, d); err != nil {
+			return fmt.Errorf("writebudget: waiting for the account's next write slot: %w", err)
+		}
+	}
+	l.slots, l.until = l.o.Block-1, at.Add(l.o.Hold)
+	return nil
+}
+
+// SlowDown records that GitHub asked the account to wait until until: no
+// grant (this process's or another's) starts before it, and this process's
+// unused slots are dropped.
+func (l *Ledger) SlowDown(ctx context.Context, until time.Time) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.slots = 0
+	for attempt := 0; ; attempt++ {
+		cur, sha, err := l.read(ctx)
+		if err != nil {
+			return err
+		}
+		if cur.Pause >= until.UnixMilli() {
+			return nil // someone said so already
+		}
+		next := cur.pruned(l.o.Now(), l.window(time.Hour))
+		next.Pause = until.UnixMilli()
+		if err := l.write(ctx, sha, next); err == nil {
+			l.pausesShared++
+			return nil
+		} else if !errors.Is(err, refstate.ErrLost) || attempt >= 20 {
+			return err
+		}
+	}
+}
+
+// reserve adds a grant of n slots (plus the ledger's own cost) at the
+// earliest moment it fits, and returns that moment.
+func (l *Ledger) reserve(ctx context.Context, n int) (time.Time, error) {
+	for attempt := 0; ; attempt++ {
+		cur, sha, err := l.read(ctx)
+		if err != nil {
+			return time.Time{}, err
+		}
+		now := l.o.Now()
+		if pause := time.UnixMilli(cur.Pause); pause.After(now) {
+			// GitHub told the account to wait: not even the ledger is
+			// written before then (its writes may be the account's too)
+			if err := l.o.Sleep(ctx, pause.Sub(now)); err != nil {
+				return time.Time{}, fmt.Errorf("writebudget: waiting out the account's slow-down: %w", err)
+			}
+			continue
+		}
+		need := n + l.o.SelfCost + l.wasted
+		next := cur.pruned(now, l.window(time.Hour))
+		at := next.fit(now, need, []window{{l.window(time.Minute), l.o.PerMinute}, {l.window(time.Hour), l.o.PerHour}})
+		next.Grants = append(next.Grants, grant{At: at.UnixMilli(), N: need})
+		next.Holder = l.o.Holder
+		err = l.write(ctx, sha, next)
+		if err == nil {
+			l.wasted = 0
+			l.grants++
+			return at, nil
+		}
+		if !errors.Is(err, refstate.ErrLost) || attempt >= 50 {
+			return time.Time{}, err
+		}
+		// the commit of the lost swap was a write of the account too
+		l.cas++
+		if l.o.SelfCost > 0 {
+			l.wasted++
+		}
+	}
+}
+
+// window is a limit's window widened by Hold (see the package comment).
+func (l *Ledger) window(d time.Duration) time.Duration { return d + l.o.Hold }
+
+type window struct {
+	d     time.Duration
+	limit int
+}
+
+// pruned drops grants no window can see any more.
+func (s state) pruned(now time.Time, keep time.Duration) state {
+	out := state{Pause: s.Pause}
+	for _, g := range s.Grants {
+		if g.At > now.Add(-keep).UnixMilli() {
+			out.Grants = append(out.Grants, g)
+		}
+	}
+	return out
+}
+
+// fit is the earliest moment, not before now, the pause or the last grant
+// (grants are kept in time order), when need more slots keep every window
+// within its limit.
+func (s state) fit(now time.Time, need int, ws []window) time.Time {
+	at := max(now.UnixMilli(), s.Pause)
+	if n := len(s.Grants); n > 0 {
+		at = max(at, s.Grants[n-1].At)
+	}
+	for moved := true; moved; {
+		moved = false
+		for _, w := range ws {
+			// grants inside (at-w, at]; while too many, move past the oldest
+			for {
+				sum, oldest := 0, int64(-1)
+				for _, g := range s.Grants {
+					if g.At > at-w.d.Milliseconds() && g.At <= at {
+						sum += g.N
+						if oldest < 0 {
+							oldest = g.At
+						}
+					}
+				}
+				if sum+need <= w.limit || oldest < 0 {
+					break
+				}
+				at = oldest + w.d.Milliseconds()
+				moved = true
+			}
+		}
+	}
+	return time.UnixMilli(at).UTC()
+}
+
+// read returns the ledger and the commit it is at ("" when there is none).
+func (l *Ledger) read(ctx context.Context) (state, string, error) {
+	r, resp, err := l.o.Client.Git.GetRef(ctx, l.owner, l.name, strings.TrimPrefix(l.ref, "refs/"))
+	if resp != nil && resp.StatusCode == http.StatusNotFound {
+		return state{}, "", nil
+	}
+	if err != nil {
+		return state{}, "", fmt.Errorf("writebudget: read %s: %w", l.ref, err)
+	}
+	if r.GetRef() != l.ref {
+		return state{}, "", nil // a prefix answer: not our ref
+	}
+	sha := r.GetObject().GetSHA()
+	if s, ok := l.cache[sha]; ok {
+		return s, sha, nil
+	}
+	c, _, err := l.o.Client.Git.GetCommit(ctx, l.owner, l.name, sha)
+	if err != nil {
+		return state{}, "", fmt.Errorf("writebudget: read the ledger commit %s: %w", sha, err)
+	}
+	s, err := parse(c.GetMessage())
+	if err != nil {
+		return state{}, "", fmt.Errorf("writebudget: %s does not hold a write budget (%v): delete the ref and it starts afresh", l.ref, err)
+	}
+	l.cache[sha] = s
+	return s, sha, nil
+}
+
+func parse(msg string) (state, error) {
+	body, ok := strings.CutPrefix(msg, messagePrefix)
+	if !ok {
+		return state{}, errors.New("not a ledger commit")
+	}
+	var s state
+	if err := json.Unmarshal([]byte(body), &s); err != nil {
+		return state{}, err
+	}
+	if !sort.SliceIsSorted(s.Grants, func(i, j int) bool { return s.Grants[i].At < s.Grants[j].At }) {
+		return state{}, errors.New("grants out of order")
+	}
+	return s, nil
+}
+
+// write commits next on top of parent and moves the ref there without
+// force; refstate.ErrLost when another process moved it first.
+func (l *Ledger) write(ctx context.Context, parent string, next state) error {
+	body, err := json.Marshal(next)
+	if err != nil {
+		return fmt.Errorf("writebudget: encode: %w", err)
+	}
+	c := &github.Commit{Message: github.String(messagePrefix + string(body)), Tree: &github.Tree{SHA: github.String(refstate.EmptyTree)}}
+	if parent != "" {
+		c.Parents = []*github.Commit{{SHA: github.String(parent)}}
+	}
+	got, _, err := l.o.Client.Git.CreateCommit(ctx, l.owner, l.name, c, nil)
+	if err != nil {
+		return fmt.Errorf("writebudget: commit the ledger: %w", err)
+	}
+	ref := &github.Reference{Ref: github.String(l.ref), Object: &github.GitObject{SHA: github.String(got.GetSHA())}}
+	if parent == "" {
+		_, _, err = l.o.Client.Git.CreateRef(ctx, l.owner, l.name, ref)
+	} else {
+		_, _, err = l.o.Client.Git.UpdateRef(ctx, l.owner, l.name, ref, false)
+	}
+	if err == nil {
+		l.cache[got.GetSHA()] = next
+		return nil
+	}
+	var ge *github.ErrorResponse
+	if errors.As(err, &ge) && ge.Response != nil && ge.Response.StatusCode == http.StatusUnprocessableEntity {
+		// created meanwhile, or moved on: a lost answer of our own
+		// update reads as moved too and costs one more round
+		return fmt.Errorf("writebudget: update %s: %w", l.ref, refstate.ErrLost)
+	}
+	return fmt.Errorf("writebudget: update %s: %w", l.ref, err)
+}
