@@ -138,3 +138,53 @@ func BenchmarkPacerWait(b *testing.B) {
 		_ = p.Wait(ctx)
 	}
 }
+
+// recordingBudget is an AccountBudget that records what it is told.
+type recordingBudget struct {
+	mu     sync.Mutex
+	takes  int
+	pauses []time.Time
+}
+
+func (b *recordingBudget) Take(ctx context.Context) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.takes++
+	return ctx.Err()
+}
+
+func (b *recordingBudget) SlowDown(_ context.Context, until time.Time) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.pauses = append(b.pauses, until)
+	return nil
+}
+
+// TestPacerSharesTheBudget: every grant also takes a slot of the shared
+// budget, and a slow-down holds this pacer's next grants and reaches the
+// budget (the account's other processes).
+func TestPacerSharesTheBudget(t *testing.T) {
+	clk := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	b := &recordingBudget{}
+	p := NewPacer(0, 0, -1, clk.Now, clk.Sleep).Share(b)
+	ctx := context.Background()
+	require.NoError(t, p.Wait(ctx))
+	until := clk.Now().Add(90 * time.Second)
+	require.NoError(t, p.SlowDown(ctx, until))
+	require.NoError(t, p.Wait(ctx))
+	assert.Equal(t, until, clk.Now(), "the next write waited for the slow-down")
+	assert.Equal(t, 2, b.takes)
+	assert.Equal(t, []time.Time{until}, b.pauses)
+}
+
+// TestSecondaryLimitSlowsEveryWriter: a secondary limit answered to one
+// request is passed to the pacer, so the process's other writes and the
+// account's shared budget wait too.
+func TestSecondaryLimitSlowsEveryWriter(t *testing.T) {
+	b := &recordingBudget{}
+	p := NewPacer(0, 0, -1, func() time.Time { return epoch }, func(ctx context.Context, d time.Duration) error { return ctx.Err() }).Share(b)
+	f := newFixture(t, Options{Pacer: p}, status(403, "Retry-After", "30"), ok)
+	require.NoError(t, f.post(context.Background(), "hi"))
+	assert.Equal(t, []time.Time{epoch.Add(30 * time.Second)}, b.pauses)
+	assert.Equal(t, 2, b.takes, "each attempt took a slot")
+}

@@ -150,7 +150,7 @@ func (w *World) Pacer() *ghclient.Pacer {
 	return ghclient.NewPacer(0, 0, 0, w.Clock.Now, w.Clock.Sleep)
 }
 
-// Pacer is the pacer of one process of the bot account: GitHub's limits
+// ProcessPacer is the pacer of one process of the bot account: GitHub's limits
 // on the fake clock and, with SharedBudget, the account's ledger reached
 // with controlToken (ControlToken for the dispatcher, whose ledger writes
 // are the bot's own; RunnerToken for publish jobs, whose are not).

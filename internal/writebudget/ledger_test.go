@@ -1,0 +1,187 @@
+package writebudget_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-github/v62/github"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/ghclient"
+	"github.com/mention-runner/mention-runner/internal/githubsim"
+	"github.com/mention-runner/mention-runner/internal/writebudget"
+)
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Sleep(ctx context.Context, d time.Duration) error {
+	c.mu.Lock()
+	c.t = c.t.Add(max(d, 0))
+	c.mu.Unlock()
+	return ctx.Err()
+}
+
+type world struct {
+	sim *githubsim.Sim
+	clk *clock
+	gh  *github.Client
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	clk := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	sim, err := githubsim.New(githubsim.Options{Seed: 3, Now: clk.Now})
+	require.NoError(t, err)
+	base, err := sim.Start()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sim.Close() })
+	sim.AddUser("ops")
+	sim.AddToken("tok", "ops")
+	_, err = sim.AddRepo("ops/control", true)
+	require.NoError(t, err)
+	gh, err := ghclient.New(ghclient.Options{BaseURL: base, Token: "tok", RetryUnsafe: true, Sleep: clk.Sleep, Now: clk.Now, RequestTimeout: 5 * time.Second})
+	require.NoError(t, err)
+	return &world{sim: sim, clk: clk, gh: gh}
+}
+
+func (w *world) ledger(t *testing.T, holder string, o writebudget.Options) *writebudget.Ledger {
+	t.Helper()
+	o.Client, o.Repo, o.Account, o.Holder, o.Now, o.Sleep = w.gh, "ops/control", "bot", holder, w.clk.Now, w.clk.Sleep
+	l, err := writebudget.New(o)
+	require.NoError(t, err)
+	return l
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// TestProcessesShareTheLimits: three processes taking writes in turn stay
+// within the account's minute and hour however they interleave, counting
+// the ledger's own writes when they are the account's.
+func TestProcessesShareTheLimits(t *testing.T) {
+	w := newWorld(t)
+	ctx := ctxT(t)
+	o := writebudget.Options{PerMinute: 12, PerHour: 40, Block: 3, Hold: 5 * time.Second, SelfCost: 2}
+	ls := []*writebudget.Ledger{w.ledger(t, "a", o), w.ledger(t, "b", o), w.ledger(t, "c", o)}
+	var writes []time.Time
+	for i := 0; i < 90; i++ {
+		l := ls[(i*7/3)%3] // an uneven interleaving
+		require.NoError(t, l.Take(ctx))
+		writes = append(writes, w.clk.Now())
+		w.clk.Advance(200 * time.Millisecond) // the write itself
+	}
+	total := 0
+	for _, l := range ls {
+		g, lost, _ := l.Stats()
+		total += g
+		assert.Zero(t, lost, "sequential: no lost compare-and-swap")
+	}
+	// each grant of 3 slots also counts the ledger's 2 writes (SelfCost):
+	// at most 12/5 grants a minute, 3 slots each
+	assert.LessOrEqual(t, githubsim.BusiestWindow(writes, time.Minute), 12*3/5)
+	assert.LessOrEqual(t, githubsim.BusiestWindow(writes, time.Hour), 40*3/5)
+	assert.GreaterOrEqual(t, total, 30, "grants of 3 slots")
+}
+
+func (c *clock) Advance(d time.Duration) { _ = c.Sleep(context.Background(), d) }
+
+// TestConcurrentGrantsNeverLost: processes racing for grants each win by
+// compare-and-swap; the ledger ends with every grant any of them took.
+func TestConcurrentGrantsNeverLost(t *testing.T) {
+	w := newWorld(t)
+	ctx := ctxT(t)
+	o := writebudget.Options{PerMinute: 10000, PerHour: 100000, Block: 1}
+	var wg sync.WaitGroup
+	ls := make([]*writebudget.Ledger, 4)
+	for i := range ls {
+		ls[i] = w.ledger(t, fmt.Sprintf("p%d", i), o)
+		wg.Add(1)
+		go func(l *writebudget.Ledger) {
+			defer wg.Done()
+			for k := 0; k < 5; k++ {
+				assert.NoError(t, l.Take(ctx))
+			}
+		}(ls[i])
+	}
+	wg.Wait()
+	total := 0
+	for _, l := range ls {
+		g, _, _ := l.Stats()
+		total += g
+	}
+	assert.Equal(t, 20, total)
+	// the ledger's last commit lists every grant
+	ref, _, err := w.gh.Git.GetRef(ctx, "ops", "control", "mention-runner/pace/bot")
+	require.NoError(t, err)
+	c, _, err := w.gh.Git.GetCommit(ctx, "ops", "control", ref.GetObject().GetSHA())
+	require.NoError(t, err)
+	assert.Equal(t, 20, writebudget.CountGrants(c.GetMessage()))
+	assert.Equal(t, contract.PaceRef("bot"), ref.GetRef())
+}
+
+// TestSlowDownReachesEveryProcess: once one process records GitHub's
+// slow-down, another's next grant starts after it.
+func TestSlowDownReachesEveryProcess(t *testing.T) {
+	w := newWorld(t)
+	ctx := ctxT(t)
+	o := writebudget.Options{Block: 2, Hold: 10 * time.Second}
+	a, b := w.ledger(t, "a", o), w.ledger(t, "b", o)
+	require.NoError(t, b.Take(ctx)) // b holds a grant of 2
+	until := w.clk.Now().Add(time.Minute)
+	require.NoError(t, a.SlowDown(ctx, until))
+	require.NoError(t, b.Take(ctx)) // b's grant still had a slot
+	require.NoError(t, b.Take(ctx)) // the next grant waits for the pause
+	assert.False(t, w.clk.Now().Before(until), "b waited for the slow-down a was told")
+	_, _, pauses := a.Stats()
+	assert.Equal(t, 1, pauses)
+	// a later, shorter slow-down does not shorten the pause
+	require.NoError(t, a.SlowDown(ctx, until.Add(-time.Second)))
+}
+
+// TestBrokenLedgerPacesAlone: a ledger that is not one (or cannot be
+// read) warns and lets the process pace itself instead of stopping it.
+func TestBrokenLedgerPacesAlone(t *testing.T) {
+	w := newWorld(t)
+	ctx := ctxT(t)
+	c, _, err := w.gh.Git.CreateCommit(ctx, "ops", "control", &github.Commit{Message: github.String("not a ledger"),
+		Tree: &github.Tree{SHA: github.String("4b825dc642cb6eb9a060e54bf8d69288fbee4904")}}, nil)
+	require.NoError(t, err)
+	_, _, err = w.gh.Git.CreateRef(ctx, "ops", "control", &github.Reference{Ref: github.String(contract.PaceRef("bot")), Object: &github.GitObject{SHA: c.SHA}})
+	require.NoError(t, err)
+	var warned []error
+	l := w.ledger(t, "a", writebudget.Options{Warn: func(err error) { warned = append(warned, err) }})
+	require.NoError(t, l.Take(ctx))
+	require.NoError(t, l.Take(ctx))
+	require.Len(t, warned, 1, "warned once, then left alone for a while")
+	assert.Contains(t, warned[0].Error(), "does not hold a write budget")
+	assert.Contains(t, warned[0].Error(), "delete the ref")
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	w.clk.Advance(2 * time.Minute)
+	assert.True(t, errors.Is(l.Take(cancelled), context.Canceled), "a cancelled caller is not waved through")
+}
+
+func TestNewRefusesBadOptions(t *testing.T) {
+	w := newWorld(t)
+	for _, o := range []writebudget.Options{
+		{Client: w.gh, Repo: "nope", Account: "bot"},
+		{Client: w.gh, Repo: "ops/control"},
+		{Client: w.gh, Repo: "ops/control", Account: "bot", PerMinute: 5, Block: 8},
+	} {
+		_, err := writebudget.New(o)
+		assert.Error(t, err)
+	}
+}
