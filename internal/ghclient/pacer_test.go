@@ -164,7 +164,7 @@ func (b *recordingBudget) SlowDown(_ context.Context, until time.Time) error {
 // budget, and a slow-down holds this pacer's next grants and reaches the
 // budget (the account's other processes).
 func TestPacerSharesTheBudget(t *testing.T) {
-	clk := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clk := fakeclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	b := &recordingBudget{}
 	p := NewPacer(0, 0, -1, clk.Now, clk.Sleep).Share(b)
 	ctx := context.Background()

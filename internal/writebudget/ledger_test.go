@@ -15,31 +15,19 @@ import (
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/ghclient"
 	"github.com/mention-runner/mention-runner/internal/githubsim"
+	"github.com/mention-runner/mention-runner/internal/testkit/fakeclock"
 	"github.com/mention-runner/mention-runner/internal/writebudget"
 )
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	c.t = c.t.Add(max(d, 0))
-	c.mu.Unlock()
-	return ctx.Err()
-}
-
 type world struct {
 	sim *githubsim.Sim
-	clk *clock
+	clk *fakeclock.Clock
 	gh  *github.Client
 }
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	clk := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	clk := fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	sim, err := githubsim.New(githubsim.Options{Seed: 3, Now: clk.Now})
 	require.NoError(t, err)
 	base, err := sim.Start()
@@ -95,8 +83,6 @@ func TestProcessesShareTheLimits(t *testing.T) {
 	assert.LessOrEqual(t, githubsim.BusiestWindow(writes, time.Hour), 40*3/5)
 	assert.GreaterOrEqual(t, total, 30, "grants of 3 slots")
 }
-
-func (c *clock) Advance(d time.Duration) { _ = c.Sleep(context.Background(), d) }
 
 // TestConcurrentGrantsNeverLost: processes racing for grants each win by
 // compare-and-swap; the ledger ends with every grant any of them took.

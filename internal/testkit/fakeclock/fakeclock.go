@@ -80,6 +80,24 @@ func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// Hold keeps a virtual clock still until the returned release is called:
+// start every participant between the two, or the first to sleep moves
+// time on before the others exist.
+func (c *Clock) Hold() (release func()) {
+	c.mu.Lock()
+	c.active++
+	c.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			c.mu.Lock()
+			c.active--
+			c.advanceLocked()
+			c.mu.Unlock()
+		})
+	}
+}
+
 // Go runs f as a participant of a virtual clock (on any clock: a goroutine
 // counted by wg).
 func (c *Clock) Go(wg *sync.WaitGroup, f func()) {
