@@ -39,60 +39,58 @@ type Resolver struct {
 // from an old name. A repository GitHub does not show (404) has zero ids and
 // no error: it can only be matched by name.
 func (r *Resolver) Repo(ctx context.Context, repo string) (policy.RepoIDs, error) {
-	key := strings.ToLower(repo)
-	r.mu.Lock()
-	ids, ok := r.repos[key]
-	r.mu.Unlock()
-	if ok {
-		return ids, nil
-	}
 	owner, name, _ := strings.Cut(repo, "/")
-	ctx, cancel := context.WithTimeout(ctx, callTimeout)
-	defer cancel()
-	got, resp, err := r.Client.Repositories.Get(ctx, owner, name)
-	switch {
-	case err == nil:
-		ids = policy.RepoIDs{Repo: got.GetID(), Owner: got.GetOwner().GetID()}
-	case notFound(resp):
-	default:
-		return policy.RepoIDs{}, fmt.Errorf("look up the id of %s: %w", repo, err)
+	ids, err := cached(ctx, r, &r.repos, repo, func(ctx context.Context) (policy.RepoIDs, *github.Response, error) {
+		got, resp, err := r.Client.Repositories.Get(ctx, owner, name)
+		return policy.RepoIDs{Repo: got.GetID(), Owner: got.GetOwner().GetID()}, resp, err
+	})
+	if err != nil {
+		return ids, fmt.Errorf("look up the id of %s: %w", repo, err)
 	}
-	r.mu.Lock()
-	if r.repos == nil {
-		r.repos = map[string]policy.RepoIDs{}
-	}
-	r.repos[key] = ids
-	r.mu.Unlock()
 	return ids, nil
 }
 
 // Account returns the numeric id of login (0 and no error when GitHub has
 // no such account).
 func (r *Resolver) Account(ctx context.Context, login string) (int64, error) {
-	key := strings.ToLower(login)
+	id, err := cached(ctx, r, &r.users, login, func(ctx context.Context) (int64, *github.Response, error) {
+		u, resp, err := r.Client.Users.Get(ctx, login)
+		return u.GetID(), resp, err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("look up the id of @%s: %w", login, err)
+	}
+	return id, nil
+}
+
+// cached answers name (any case) from m or, the first time, from fetch
+// (bounded by callTimeout); "not found" is remembered as the zero value.
+func cached[T any](ctx context.Context, r *Resolver, m *map[string]T, name string, fetch func(context.Context) (T, *github.Response, error)) (T, error) {
+	key := strings.ToLower(name)
 	r.mu.Lock()
-	id, ok := r.users[key]
+	v, ok := (*m)[key]
 	r.mu.Unlock()
 	if ok {
-		return id, nil
+		return v, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	u, resp, err := r.Client.Users.Get(ctx, login)
+	v, resp, err := fetch(ctx)
+	var zero T
 	switch {
 	case err == nil:
-		id = u.GetID()
 	case notFound(resp):
+		v = zero
 	default:
-		return 0, fmt.Errorf("look up the id of @%s: %w", login, err)
+		return zero, err
 	}
 	r.mu.Lock()
-	if r.users == nil {
-		r.users = map[string]int64{}
+	if *m == nil {
+		*m = map[string]T{}
 	}
-	r.users[key] = id
+	(*m)[key] = v
 	r.mu.Unlock()
-	return id, nil
+	return v, nil
 }
 
 // Repos resolves every name in repos (duplicates and case ignored).
