@@ -1,6 +1,7 @@
 package fakemodel
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -51,6 +52,63 @@ func (p *Player) Next(req Request) Reply {
 	}
 	p.mu.Unlock()
 	return fn(req) // outside the lock: fn may call Requests()
+}
+
+// Answer records req and picks its reply, the same way for every fake
+// API: a body that did not parse (parseErr) is a problem and gets a 400 of
+// type badType; a side request gets the first non-nil of sides; any other
+// call takes the script's next reply.
+func (p *Player) Answer(req *Request, parseErr error, badType string, sides ...func(Request) Reply) Reply {
+	if parseErr != nil {
+		req.ParseError = parseErr.Error()
+		p.Record(req)
+		p.Problem("request %d: bad JSON body: %s", req.Seq, req.ParseError)
+		return Reply{Error: &APIError{Status: http.StatusBadRequest, Type: badType, Message: req.ParseError}}
+	}
+	p.Record(req)
+	if req.Side {
+		for _, side := range sides {
+			if side != nil {
+				return side(*req)
+			}
+		}
+	}
+	return p.Next(*req)
+}
+
+// Where returns the recorded requests keep accepts, in order (e.g. a fake
+// API's agent calls).
+func (p *Player) Where(keep func(Request) bool) []Request {
+	var out []Request
+	for _, r := range p.Requests() {
+		if keep(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// WriteError answers with e in a provider's error shape: body builds it
+// from the HTTP status (outside 400…599 → 500) and the error type (""
+// → defaultType).
+func WriteError(w http.ResponseWriter, e *APIError, defaultType string, body func(status int, typ string) any) {
+	status := e.Status
+	if status < 400 || status > 599 {
+		status = http.StatusInternalServerError
+	}
+	typ := e.Type
+	if typ == "" {
+		typ = defaultType
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(body(status, typ))
+}
+
+// WriteJSON answers 200 with v as JSON.
+func WriteJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
 }
 
 // NextID numbers the server's replies (message and tool call ids): 1, 2, 3…

@@ -43,6 +43,14 @@ type APIError struct {
 	Message string
 }
 
+// ModelOr is the reply's model, or the one the request asked for.
+func (r Reply) ModelOr(requested string) string {
+	if r.Model == "" {
+		return requested
+	}
+	return r.Model
+}
+
 func (e *APIError) Error() string {
 	return fmt.Sprintf("fakemodel: HTTP %d %s: %s", e.Status, e.Type, e.Message)
 }

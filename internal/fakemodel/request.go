@@ -162,11 +162,10 @@ type wireBlock struct {
 }
 
 // parseBody fills the Messages API fields of r from its body.
-func (r *Request) parseBody() {
+func (r *Request) parseBody() error {
 	var w wireRequest
 	if err := json.Unmarshal(r.Body, &w); err != nil {
-		r.ParseError = err.Error()
-		return
+		return err
 	}
 	r.Model, r.Stream, r.MaxTokens, r.Tools = w.Model, w.Stream, w.MaxTokens, w.Tools
 	r.Structured = len(w.OutputConfig.Format) > 0 && string(w.OutputConfig.Format) != "null"
@@ -174,6 +173,7 @@ func (r *Request) parseBody() {
 	for _, m := range w.Messages {
 		r.Messages = append(r.Messages, Message{Role: m.Role, Blocks: parseBlocks(m.Content)})
 	}
+	return nil
 }
 
 // parseBlocks reads message content, which is a string or a block array.

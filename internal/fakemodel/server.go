@@ -10,7 +10,6 @@
 package fakemodel
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -52,13 +51,7 @@ func (s *Server) Start() *Server {
 
 // AgentRequests returns the messages calls that were not side requests.
 func (s *Server) AgentRequests() []Request {
-	var out []Request
-	for _, r := range s.Requests() {
-		if r.Path == "/v1/messages" && !r.Side {
-			out = append(out, r)
-		}
-	}
-	return out
+	return s.Where(func(r Request) bool { return r.Path == "/v1/messages" && !r.Side })
 }
 
 // Handler serves the fake API, e.g. for httptest.NewServer.
@@ -76,8 +69,7 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 		w.WriteHeader(http.StatusOK)
 	case hr.URL.Path == "/v1/messages/count_tokens" && hr.Method == http.MethodPost:
 		s.Record(&req)
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]int{"input_tokens": len(req.Body)/4 + 1})
+		WriteJSON(w, map[string]int{"input_tokens": len(req.Body)/4 + 1})
 	case hr.URL.Path == "/v1/messages" && hr.Method == http.MethodPost:
 		s.messages(w, &req)
 	default:
@@ -87,35 +79,15 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 }
 
 func (s *Server) messages(w http.ResponseWriter, req *Request) {
-	req.parseBody()
-	if req.ParseError != "" {
-		s.Record(req)
-		s.Problem("request %d: bad JSON body: %s", req.Seq, req.ParseError)
-		writeError(w, &APIError{Status: 400, Type: "invalid_request_error", Message: req.ParseError})
-		return
-	}
-	req.Side = req.IsSide()
-	s.Record(req)
-
-	var reply Reply
-	if req.Side {
-		side := s.Side
-		if side == nil {
-			side = DefaultSide
-		}
-		reply = side(*req)
-	} else {
-		reply = s.Next(*req)
-	}
+	err := req.parseBody()
+	req.Side = err == nil && req.IsSide()
+	reply := s.Answer(req, err, "invalid_request_error", s.Side, DefaultSide)
 	if reply.Error != nil {
 		writeError(w, reply.Error)
 		return
 	}
 	id, reply := s.fillIDs(reply)
-	model := reply.Model
-	if model == "" {
-		model = req.Model
-	}
+	model := reply.ModelOr(req.Model)
 	if req.Stream {
 		writeSSE(w, id, model, reply)
 	} else {

@@ -317,7 +317,7 @@ func FuzzParseRequest(f *testing.F) {
 	f.Add([]byte(`null`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		r := Request{Body: body}
-		r.parseBody()
+		_ = r.parseBody()
 		_ = r.ToolResults()
 		_ = r.UserText()
 		_ = r.IsSide()

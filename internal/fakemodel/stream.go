@@ -53,8 +53,7 @@ func writeJSON(w http.ResponseWriter, id, model string, r Reply) {
 	if m.Content == nil {
 		m.Content = []any{}
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(m)
+	WriteJSON(w, m)
 }
 
 // writeSSE answers a stream:true call with the event sequence the real API
@@ -133,17 +132,8 @@ func blockEvents(i int, b Block) []map[string]any {
 // false stops the SDK's own retries; Claude Code still applies its own
 // policy (CLAUDE_CODE_MAX_RETRIES).
 func writeError(w http.ResponseWriter, e *APIError) {
-	status := e.Status
-	if status < 400 || status > 599 {
-		status = http.StatusInternalServerError
-	}
-	typ := e.Type
-	if typ == "" {
-		typ = "api_error"
-	}
-	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("x-should-retry", "false")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"type": "error",
-		"error": map[string]string{"type": typ, "message": e.Message}})
+	WriteError(w, e, "api_error", func(_ int, typ string) any {
+		return map[string]any{"type": "error", "error": map[string]string{"type": typ, "message": e.Message}}
+	})
 }

@@ -42,13 +42,9 @@ func (s *Server) Start() *Server {
 
 // AgentRequests returns the generate calls that were not side requests.
 func (s *Server) AgentRequests() []fakemodel.Request {
-	var out []fakemodel.Request
-	for _, r := range s.Requests() {
-		if strings.Contains(r.Path, "enerateContent") && !r.Side && r.ParseError == "" {
-			out = append(out, r)
-		}
-	}
-	return out
+	return s.Where(func(r fakemodel.Request) bool {
+		return strings.Contains(r.Path, "enerateContent") && !r.Side && r.ParseError == ""
+	})
 }
 
 // Handler serves the fake API.
@@ -71,8 +67,7 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 		s.generate(w, &req)
 	case "countTokens":
 		s.Record(&req)
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]int{"totalTokens": len(req.Body)/4 + 1})
+		fakemodel.WriteJSON(w, map[string]int{"totalTokens": len(req.Body)/4 + 1})
 	default:
 		s.Record(&req)
 		http.NotFound(w, hr)
@@ -80,37 +75,14 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 }
 
 func (s *Server) generate(w http.ResponseWriter, req *fakemodel.Request) {
-	if err := parseRequest(req); err != nil {
-		req.ParseError = err.Error()
-		s.Record(req)
-		s.Problem("request %d: bad JSON body: %s", req.Seq, req.ParseError)
-		writeError(w, &fakemodel.APIError{Status: 400, Type: "INVALID_ARGUMENT", Message: req.ParseError})
-		return
-	}
-	s.Record(req)
-	var reply fakemodel.Reply
-	if req.Side {
-		side := s.Side
-		if side == nil {
-			side = DefaultSide
-		}
-		reply = side(*req)
-	} else {
-		reply = s.Next(*req)
-	}
+	reply := s.Answer(req, parseRequest(req), "INVALID_ARGUMENT", s.Side, DefaultSide)
 	if reply.Error != nil {
 		writeError(w, reply.Error)
 		return
 	}
-	n := s.NextID()
-	model := reply.Model
-	if model == "" {
-		model = req.Model
-	}
-	resp := response(n, model, reply)
+	resp := response(s.NextID(), reply.ModelOr(req.Model), reply)
 	if !req.Stream {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(resp)
+		fakemodel.WriteJSON(w, resp)
 		return
 	}
 	writeSSE(w, resp)
@@ -127,18 +99,9 @@ func DefaultSide(req fakemodel.Request) fakemodel.Reply {
 
 // writeError answers with the Google API error shape.
 func writeError(w http.ResponseWriter, e *fakemodel.APIError) {
-	status := e.Status
-	if status < 400 || status > 599 {
-		status = http.StatusInternalServerError
-	}
-	typ := e.Type
-	if typ == "" {
-		typ = "INTERNAL"
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
-		"code": status, "message": e.Message, "status": typ}})
+	fakemodel.WriteError(w, e, "INTERNAL", func(status int, typ string) any {
+		return map[string]any{"error": map[string]any{"code": status, "message": e.Message, "status": typ}}
+	})
 }
 
 // writeSSE streams resp as one SSE data event per part (text first, so a

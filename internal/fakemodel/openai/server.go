@@ -11,7 +11,6 @@
 package openai
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -36,13 +35,7 @@ func (s *Server) Start() *Server {
 
 // AgentRequests returns the responses calls, in order.
 func (s *Server) AgentRequests() []fakemodel.Request {
-	var out []fakemodel.Request
-	for _, r := range s.Requests() {
-		if r.Path == "/v1/responses" && r.ParseError == "" {
-			out = append(out, r)
-		}
-	}
-	return out
+	return s.Where(func(r fakemodel.Request) bool { return r.Path == "/v1/responses" && r.ParseError == "" })
 }
 
 // Handler serves the fake API.
@@ -67,23 +60,10 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 }
 
 func (s *Server) responses(w http.ResponseWriter, req *fakemodel.Request) {
-	if err := parseRequest(req); err != nil {
-		req.ParseError = err.Error()
-		s.Record(req)
-		s.Problem("request %d: bad JSON body: %s", req.Seq, req.ParseError)
-		writeError(w, &fakemodel.APIError{Status: 400, Type: "invalid_request_error", Message: req.ParseError})
-		return
-	}
-	s.Record(req)
-	reply := s.Next(*req)
+	reply := s.Answer(req, parseRequest(req), "invalid_request_error")
 	if reply.Error != nil {
 		writeError(w, reply.Error)
 		return
-	}
-	n := s.NextID()
-	model := reply.Model
-	if model == "" {
-		model = req.Model
 	}
 	freeform := map[string]bool{}
 	for _, t := range req.Tools {
@@ -91,10 +71,9 @@ func (s *Server) responses(w http.ResponseWriter, req *fakemodel.Request) {
 			freeform[t.Name] = true
 		}
 	}
-	resp := response(n, model, reply, freeform)
+	resp := response(s.NextID(), reply.ModelOr(req.Model), reply, freeform)
 	if !req.Stream {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(resp)
+		fakemodel.WriteJSON(w, resp)
 		return
 	}
 	writeSSE(w, resp)
@@ -102,18 +81,9 @@ func (s *Server) responses(w http.ResponseWriter, req *fakemodel.Request) {
 
 // writeError answers with the OpenAI error shape.
 func writeError(w http.ResponseWriter, e *fakemodel.APIError) {
-	status := e.Status
-	if status < 400 || status > 599 {
-		status = http.StatusInternalServerError
-	}
-	typ := e.Type
-	if typ == "" {
-		typ = "server_error"
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
-		"message": e.Message, "type": typ, "code": nil, "param": nil}})
+	fakemodel.WriteError(w, e, "server_error", func(_ int, typ string) any {
+		return map[string]any{"error": map[string]any{"message": e.Message, "type": typ, "code": nil, "param": nil}}
+	})
 }
 
 // toolCallID is the call_id of the i-th tool call of reply n.
