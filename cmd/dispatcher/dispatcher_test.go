@@ -16,6 +16,8 @@ import (
 	"github.com/mention-runner/mention-runner/internal/cli"
 	"github.com/mention-runner/mention-runner/internal/dispatch"
 	"github.com/mention-runner/mention-runner/internal/githubsim"
+
+	"github.com/mention-runner/mention-runner/internal/testkit/simfixture"
 )
 
 func run(t *testing.T, vars map[string]string, args ...string) (int, string, string) {
@@ -132,11 +134,7 @@ func TestCeilingsInDecision(t *testing.T) {
 
 // TestOnceAgainstSimulator runs the real command against the simulator.
 func TestOnceAgainstSimulator(t *testing.T) {
-	sim, err := githubsim.New(githubsim.Options{Logf: t.Logf})
-	require.NoError(t, err)
-	base, err := sim.Start()
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = sim.Close() })
+	sim, base := simfixture.Start(t, githubsim.Options{Logf: t.Logf})
 	for _, u := range []string{"mrbot", "alice", "ops"} {
 		sim.AddUser(u)
 	}

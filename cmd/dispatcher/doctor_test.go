@@ -9,25 +9,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/githubsim"
+
+	"github.com/mention-runner/mention-runner/internal/testkit/simfixture"
 )
 
 // TestDoctorCommand runs `dispatcher doctor` with the dispatcher's own
 // settings: exit 0 and all ✓ on a good setup; exit 1 with a ✗ and its fix
 // when ALLOWED_USERS is missing (which other commands refuse as usage).
 func TestDoctorCommand(t *testing.T) {
-	sim, err := githubsim.New(githubsim.Options{Seed: 1})
-	require.NoError(t, err)
-	base, err := sim.Start()
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = sim.Close() })
-	sim.AddUser("ops")
-	sim.AddUser("mrbot")
+	sim, base := simfixture.Start(t, githubsim.Options{Seed: 1})
+	simfixture.Writer(t, sim, "ops/control", "mrbot", "tok", true)
 	sim.AddToken("ops-tok", "ops")
-	sim.AddToken("tok", "mrbot")
 	sim.SetTokenScopes("tok", "notifications", "repo")
-	_, err = sim.AddRepo("ops/control", true)
-	require.NoError(t, err)
-	sim.SetPermission("ops/control", "mrbot", "write")
 	wf, err := os.ReadFile("../../examples/control-repo/.github/workflows/mention-runner.yml")
 	require.NoError(t, err)
 	_, _, err = sim.Client("ops-tok").Repositories.CreateFile(t.Context(), "ops", "control", ".github/workflows/mention-runner.yml",

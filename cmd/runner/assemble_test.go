@@ -16,18 +16,16 @@ import (
 	"github.com/mention-runner/mention-runner/internal/transport"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/testkit/simfixture"
 )
 
 func TestAssembleCommand(t *testing.T) {
-	sim, err := githubsim.New(githubsim.Options{})
-	require.NoError(t, err)
-	base, err := sim.Start()
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = sim.Close() })
+	sim, base := simfixture.Start(t, githubsim.Options{})
 	sim.AddOrg("acme")
 	sim.AddUser("mr-runner")
 	sim.AddToken("tok", "mr-runner")
-	_, err = sim.AddRepo("acme/control", true)
+	_, err := sim.AddRepo("acme/control", true)
 	require.NoError(t, err)
 	sim.SetPermission("acme/control", "mr-runner", "write")
 

@@ -21,17 +21,15 @@ import (
 	"github.com/mention-runner/mention-runner/internal/githubsim"
 	"github.com/mention-runner/mention-runner/internal/outputs"
 	"github.com/mention-runner/mention-runner/internal/policy"
+
+	"github.com/mention-runner/mention-runner/internal/testkit/simfixture"
 )
 
 // publishEnv seeds a simulator with a thread, a trigger and a log issue,
 // writes assemble's context and an agent run dir, and returns the env.
 func publishEnv(t *testing.T) (map[string]string, *githubsim.Sim) {
 	t.Helper()
-	sim, err := githubsim.New(githubsim.Options{Seed: 1})
-	require.NoError(t, err)
-	base, err := sim.Start()
-	require.NoError(t, err)
-	t.Cleanup(func() { sim.Close() })
+	sim, base := simfixture.Start(t, githubsim.Options{Seed: 1})
 	for _, u := range []string{"acme", "ops", "alice", "mrbot"} {
 		sim.AddUser(u)
 	}

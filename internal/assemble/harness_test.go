@@ -22,6 +22,8 @@ import (
 	"github.com/mention-runner/mention-runner/internal/transport"
 
 	"github.com/mention-runner/mention-runner/internal/testkit/fakeclock"
+
+	"github.com/mention-runner/mention-runner/internal/testkit/simfixture"
 )
 
 const (
@@ -40,14 +42,10 @@ type harness struct {
 func newHarness(t testing.TB) *harness {
 	t.Helper()
 	clk := fakeclock.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
-	sim, err := githubsim.New(githubsim.Options{Now: clk.Now})
-	require.NoError(t, err)
-	base, err := sim.Start()
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = sim.Close() })
+	sim, base := simfixture.Start(t, githubsim.Options{Now: clk.Now})
 	sim.AddOrg("acme")
 	sim.AddUser("mr-runner")
-	_, err = sim.AddRepo(control, true)
+	_, err := sim.AddRepo(control, true)
 	require.NoError(t, err)
 	sim.SetPermission(control, "mr-runner", "write")
 	h := &harness{sim: sim, clock: clk, base: base, dir: t.TempDir()}

@@ -13,21 +13,14 @@ import (
 	"github.com/mention-runner/mention-runner/internal/blocklist"
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/githubsim"
+
+	"github.com/mention-runner/mention-runner/internal/testkit/simfixture"
 )
 
 func newStore(t *testing.T) (*Store, *githubsim.Sim) {
 	t.Helper()
-	sim, err := githubsim.New(githubsim.Options{Seed: 1})
-	require.NoError(t, err)
-	_, err = sim.Start()
-	require.NoError(t, err)
-	t.Cleanup(func() { sim.Close() })
-	sim.AddUser("acme")
-	sim.AddUser("bot")
-	sim.AddToken("tok", "bot")
-	_, err = sim.AddRepo("acme/control", true)
-	require.NoError(t, err)
-	sim.SetPermission("acme/control", "bot", "write")
+	sim, _ := simfixture.Start(t, githubsim.Options{Seed: 1})
+	simfixture.Writer(t, sim, "acme/control", "bot", "tok", true)
 	return &Store{Client: sim.Client("tok"), Repo: "acme/control"}, sim
 }
 

@@ -18,6 +18,8 @@ import (
 	"github.com/mention-runner/mention-runner/internal/githubsim"
 	"github.com/mention-runner/mention-runner/internal/threadctx"
 	"github.com/mention-runner/mention-runner/internal/transport"
+
+	"github.com/mention-runner/mention-runner/internal/testkit/simfixture"
 )
 
 const (
@@ -65,11 +67,7 @@ func newEnv(t *testing.T) *env {
 // newEnvAt is newEnv with the simulator's clock (nil = the wall clock).
 func newEnvAt(t *testing.T, now func() time.Time) *env {
 	t.Helper()
-	sim, err := githubsim.New(githubsim.Options{Seed: 1, Logf: t.Logf, Now: now})
-	require.NoError(t, err)
-	base, err := sim.Start()
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = sim.Close() })
+	sim, base := simfixture.Start(t, githubsim.Options{Seed: 1, Logf: t.Logf, Now: now})
 	for _, u := range []string{bot, "alice", "bob", "carol", "ops"} {
 		sim.AddUser(u)
 	}

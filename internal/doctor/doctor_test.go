@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/githubsim"
+
+	"github.com/mention-runner/mention-runner/internal/testkit/simfixture"
 )
 
 // example is the control-repo workflow README tells users to copy.
@@ -33,19 +35,10 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	sim, err := githubsim.New(githubsim.Options{Seed: 1})
-	require.NoError(t, err)
-	_, err = sim.Start()
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = sim.Close() })
-	sim.AddUser("op")
-	sim.AddUser("bot")
+	sim, _ := simfixture.Start(t, githubsim.Options{Seed: 1})
+	simfixture.Writer(t, sim, "op/agent", "bot", "bot-tok", false)
 	sim.AddToken("op-tok", "op")
-	sim.AddToken("bot-tok", "bot")
 	sim.SetTokenScopes("bot-tok", "notifications", "public_repo")
-	_, err = sim.AddRepo("op/agent", false)
-	require.NoError(t, err)
-	sim.SetPermission("op/agent", "bot", "write")
 	w := &world{sim: sim, cfg: Config{Bot: "bot", Control: "op/agent", GitHub: sim.Client("bot-tok"), AllowedUsers: "alice, bob", AllowedSet: true}}
 	w.put(t, ".github/workflows/mention-runner.yml", example())
 	return w

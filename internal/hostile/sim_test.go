@@ -11,6 +11,8 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/ghclient"
 	"github.com/mention-runner/mention-runner/internal/githubsim"
+
+	"github.com/mention-runner/mention-runner/internal/testkit/simfixture"
 )
 
 const (
@@ -26,15 +28,11 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	sim, err := githubsim.New(githubsim.Options{Seed: 8})
-	require.NoError(t, err)
-	base, err := sim.Start()
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = sim.Close() })
+	sim, base := simfixture.Start(t, githubsim.Options{Seed: 8})
 	for _, u := range []string{Bot, "alice", "mallory"} {
 		sim.AddUser(u)
 	}
-	_, err = sim.AddRepo(proj, false)
+	_, err := sim.AddRepo(proj, false)
 	require.NoError(t, err)
 	sim.AddToken(botToken, Bot)
 	gh, err := ghclient.New(ghclient.Options{BaseURL: base, Token: botToken, MaxRetries: 1, RequestTimeout: 30 * time.Second,

@@ -20,6 +20,8 @@ import (
 	"github.com/mention-runner/mention-runner/internal/render"
 
 	"github.com/mention-runner/mention-runner/internal/testkit/fakeclock"
+
+	"github.com/mention-runner/mention-runner/internal/testkit/simfixture"
 )
 
 const (
@@ -49,11 +51,7 @@ type fixture struct {
 func newFixture(t *testing.T, cfg string) *fixture {
 	t.Helper()
 	clk := fakeclock.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
-	sim, err := githubsim.New(githubsim.Options{Seed: 1, Now: clk.Now})
-	require.NoError(t, err)
-	base, err := sim.Start()
-	require.NoError(t, err)
-	t.Cleanup(func() { sim.Close() })
+	sim, base := simfixture.Start(t, githubsim.Options{Seed: 1, Now: clk.Now})
 	for _, u := range []string{"acme", "ops", "alice", testBot, "upstream"} {
 		sim.AddUser(u)
 	}
@@ -63,7 +61,7 @@ func newFixture(t *testing.T, cfg string) *fixture {
 		require.NoError(t, err)
 		sim.SetPermission(r, testBot, "write")
 	}
-	_, err = sim.AddRepo("upstream/lib", false) // the bot may not push here
+	_, err := sim.AddRepo("upstream/lib", false) // the bot may not push here
 	require.NoError(t, err)
 
 	f := &fixture{t: t, sim: sim, base: base, clock: clk}

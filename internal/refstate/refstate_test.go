@@ -17,19 +17,17 @@ import (
 	"github.com/mention-runner/mention-runner/internal/refstate"
 
 	"github.com/mention-runner/mention-runner/internal/testkit/fakeclock"
+
+	"github.com/mention-runner/mention-runner/internal/testkit/simfixture"
 )
 
 func newStore(t *testing.T) (*refstate.Store, *githubsim.Sim, *fakeclock.Clock) {
 	t.Helper()
 	clk := fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	sim, err := githubsim.New(githubsim.Options{Seed: 3, Now: clk.Now})
-	require.NoError(t, err)
-	base, err := sim.Start()
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = sim.Close() })
+	sim, base := simfixture.Start(t, githubsim.Options{Seed: 3, Now: clk.Now})
 	sim.AddUser("ops")
 	sim.AddToken("tok", "ops")
-	_, err = sim.AddRepo("ops/control", true)
+	_, err := sim.AddRepo("ops/control", true)
 	require.NoError(t, err)
 	gh, err := ghclient.New(ghclient.Options{BaseURL: base, Token: "tok", RetryUnsafe: true, Sleep: clk.Sleep, Now: clk.Now, RequestTimeout: 2 * time.Second})
 	require.NoError(t, err)

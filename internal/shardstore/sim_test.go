@@ -11,6 +11,8 @@ import (
 	"github.com/mention-runner/mention-runner/internal/githubsim"
 
 	"github.com/mention-runner/mention-runner/internal/testkit/fakeclock"
+
+	"github.com/mention-runner/mention-runner/internal/testkit/simfixture"
 )
 
 const control = "acme/control"
@@ -25,15 +27,11 @@ type fixture struct {
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	clk := fakeclock.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
-	sim, err := githubsim.New(githubsim.Options{Now: clk.Now})
-	require.NoError(t, err)
-	base, err := sim.Start()
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = sim.Close() })
+	sim, base := simfixture.Start(t, githubsim.Options{Now: clk.Now})
 	sim.AddOrg("acme")
 	sim.AddUser("mr-bot")
 	sim.AddToken("tok", "mr-bot")
-	_, err = sim.AddRepo(control, true)
+	_, err := sim.AddRepo(control, true)
 	require.NoError(t, err)
 	sim.SetPermission(control, "mr-bot", "write")
 	gh, err := ghclient.New(ghclient.Options{BaseURL: base, Token: "tok", RetryUnsafe: true, MaxRetries: -1})

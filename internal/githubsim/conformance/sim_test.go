@@ -18,6 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/githubsim"
+
+	"github.com/mention-runner/mention-runner/internal/testkit/simfixture"
 )
 
 // simWorld is a seeded simulator with one recording go-github client per user.
@@ -30,11 +32,7 @@ type simWorld struct {
 
 func newSimWorld(t *testing.T) *simWorld {
 	t.Helper()
-	sim, err := githubsim.New(githubsim.Options{Seed: 1})
-	require.NoError(t, err)
-	baseURL, err := sim.Start()
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = sim.Close() })
+	sim, baseURL := simfixture.Start(t, githubsim.Options{Seed: 1})
 	base, err := url.Parse(baseURL)
 	require.NoError(t, err)
 
