@@ -11,14 +11,11 @@ import (
 	"github.com/mention-runner/mention-runner/internal/blocklist"
 	"github.com/mention-runner/mention-runner/internal/githubsim"
 	"github.com/mention-runner/mention-runner/internal/policy"
+	"github.com/mention-runner/mention-runner/internal/testkit/simfixture"
 )
 
 func TestResolver(t *testing.T) {
-	sim, err := githubsim.New(githubsim.Options{Seed: 1})
-	require.NoError(t, err)
-	_, err = sim.Start()
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = sim.Close() })
+	sim, _ := simfixture.Start(t, githubsim.Options{Seed: 1})
 	acme := sim.AddUser("acme")
 	repo, err := sim.AddRepo("acme/new", false)
 	require.NoError(t, err)
