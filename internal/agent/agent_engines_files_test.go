@@ -109,6 +109,42 @@ func TestEngineHostileRepoPRTools(t *testing.T) {
 	})
 }
 
+// probe is one tool call a probing model makes (tool named as the engine
+// names it; args evaluated when the call is made).
+type probe struct {
+	tool string
+	args func() map[string]any
+}
+
+// probeScript makes each probe's call in turn, then the gate's noop, then
+// ends.
+func probeScript(probes []probe, noop string) fakemodel.Script {
+	return fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
+		if n := req.Turn(); n < len(probes) {
+			return toolUse(probes[n].tool, probes[n].args())
+		} else if n == len(probes) {
+			return toolUse(noop, map[string]any{"reason": "probing"})
+		}
+		return fakemodel.Text("done")
+	})
+}
+
+// probeResults runs the probing model's session, checks it completed,
+// and returns what each of the n probes was answered.
+func probeResults(t *testing.T, f *fixture, eng engine.Engine, fake fakeAPI, n int) []fakemodel.Block {
+	t.Helper()
+	out, err := f.run(t, eng)
+	require.NoError(t, err)
+	assert.Equal(t, contract.StatusCompleted, out.Status)
+	agent := fake.AgentRequests()
+	require.Len(t, agent, n+2)
+	results := make([]fakemodel.Block, n)
+	for i := range results {
+		results[i] = lastToolResult(t, agent[i+1])
+	}
+	return results
+}
+
 // TestEngineOutsideCheckoutRefused: with the pull-request tool set the
 // engine reads and writes inside its checkout and nowhere else — not /etc,
 // not /proc, not the run directory (its record, outputs.jsonl, the gate's
@@ -117,51 +153,36 @@ func TestEngineOutsideCheckoutRefused(t *testing.T) {
 	forEachCLIEngine(t, func(t *testing.T, ce cliEngine) {
 		var f *fixture
 		outsideFile := filepath.Join(os.TempDir(), "mr-outside-"+strings.ReplaceAll(t.Name(), "/", "_"))
-		type try struct {
-			tool string
-			args func() map[string]any
-		}
-		tries := []try{
-			{contract.ToolReadFile, func() map[string]any { return map[string]any{"path": "/etc/passwd"} }},
-			{contract.ToolReadFile, func() map[string]any { return map[string]any{"path": "/proc/self/environ"} }},
-			{contract.ToolReadFile, func() map[string]any { return map[string]any{"path": filepath.Join(f.runDir(), GateConfigFile)} }},
-			{contract.ToolReadFile, func() map[string]any { return map[string]any{"path": "../runs/context.json"} }},
-			{contract.ToolReadFile, func() map[string]any { return map[string]any{"path": "~/.gemini/settings.json"} }},
-			{contract.ToolListFiles, func() map[string]any { return map[string]any{"path": "/etc"} }},
-			{contract.ToolSearchFiles, func() map[string]any { return map[string]any{"pattern": "root", "path": "/etc"} }},
-			{contract.ToolWriteFile, func() map[string]any { return map[string]any{"path": outsideFile, "content": "x"} }},
-			{contract.ToolWriteFile, func() map[string]any {
+		fileTool := ce.fileTool
+		tries := []probe{
+			{fileTool(contract.ToolReadFile), func() map[string]any { return map[string]any{"path": "/etc/passwd"} }},
+			{fileTool(contract.ToolReadFile), func() map[string]any { return map[string]any{"path": "/proc/self/environ"} }},
+			{fileTool(contract.ToolReadFile), func() map[string]any { return map[string]any{"path": filepath.Join(f.runDir(), GateConfigFile)} }},
+			{fileTool(contract.ToolReadFile), func() map[string]any { return map[string]any{"path": "../runs/context.json"} }},
+			{fileTool(contract.ToolReadFile), func() map[string]any { return map[string]any{"path": "~/.gemini/settings.json"} }},
+			{fileTool(contract.ToolListFiles), func() map[string]any { return map[string]any{"path": "/etc"} }},
+			{fileTool(contract.ToolSearchFiles), func() map[string]any { return map[string]any{"pattern": "root", "path": "/etc"} }},
+			{fileTool(contract.ToolWriteFile), func() map[string]any { return map[string]any{"path": outsideFile, "content": "x"} }},
+			{fileTool(contract.ToolWriteFile), func() map[string]any {
 				return map[string]any{"path": filepath.Join(f.runDir(), contract.OutputsFile), "content": `{"kind":"comment"}`}
 			}},
-			{contract.ToolWriteFile, func() map[string]any { return map[string]any{"path": "../escape.txt", "content": "x"} }},
-			{contract.ToolWriteFile, func() map[string]any { return map[string]any{"path": "~/.bashrc", "content": "x"} }},
-			{contract.ToolEditFile, func() map[string]any {
+			{fileTool(contract.ToolWriteFile), func() map[string]any { return map[string]any{"path": "../escape.txt", "content": "x"} }},
+			{fileTool(contract.ToolWriteFile), func() map[string]any { return map[string]any{"path": "~/.bashrc", "content": "x"} }},
+			{fileTool(contract.ToolEditFile), func() map[string]any {
 				return map[string]any{"path": filepath.Join(f.runDir(), AgentContextFile), "old_string": "trigger_comment", "new_string": "x"}
 			}},
 		}
-		script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
-			if n := req.Turn(); n < len(tries) {
-				return toolUse(ce.fileTool(tries[n].tool), tries[n].args())
-			} else if n == len(tries) {
-				return toolUse(ce.gateTool("noop"), map[string]any{"reason": "probing"})
-			}
-			return fakemodel.Text("done")
-		})
 		f = newFixture(t, "@helperbot look outside")
 		hostileTarget(t, f)
 		f.env["MR_ALLOWED_TOOLS"] = "Edit,Write"
 		f.env["MR_MAX_TURNS"] = "30"
-		eng, fake := ce.start(t, f, script)
+		eng, fake := ce.start(t, f, probeScript(tries, ce.gateTool("noop")))
 		f.env["MR_TIMEOUT"] = "3m"
 		t.Cleanup(func() { os.Remove(outsideFile) })
 
-		out, err := f.run(t, eng)
-		require.NoError(t, err)
-		assert.Equal(t, contract.StatusCompleted, out.Status)
-		agent := fake.AgentRequests()
-		require.Len(t, agent, len(tries)+2)
+		results := probeResults(t, f, eng, fake, len(tries))
 		for i, tr := range tries {
-			res := lastToolResult(t, agent[i+1])
+			res := results[i]
 			assert.Contains(t, res.Content, "outside the checkout", "%s %v must be refused", tr.tool, tr.args())
 			assert.NotContains(t, res.Content, "root:x:0:0", "no /etc/passwd content")
 			assert.NotContains(t, res.Content, "API_KEY", "no environment")
@@ -215,10 +236,7 @@ func TestGeminiOwnReadToolsStayInTheirWorkspace(t *testing.T) {
 			t.Skip("the Gemini CLI's own tools")
 		}
 		var f *fixture
-		tries := []struct {
-			tool string
-			args func() map[string]any
-		}{
+		tries := []probe{
 			{"read_file", func() map[string]any { return map[string]any{"file_path": "/etc/passwd"} }},
 			{"read_file", func() map[string]any {
 				return map[string]any{"file_path": filepath.Join(f.env["MR_WORKSPACE"], "README.md")}
@@ -226,25 +244,13 @@ func TestGeminiOwnReadToolsStayInTheirWorkspace(t *testing.T) {
 			{"read_file", func() map[string]any { return map[string]any{"file_path": filepath.Join(f.runDir(), GateConfigFile)} }},
 			{"list_directory", func() map[string]any { return map[string]any{"dir_path": "/etc"} }},
 		}
-		script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
-			if n := req.Turn(); n < len(tries) {
-				return toolUse(tries[n].tool, tries[n].args())
-			} else if n == len(tries) {
-				return toolUse(ce.gateTool("noop"), map[string]any{"reason": "probing"})
-			}
-			return fakemodel.Text("done")
-		})
 		f = newFixture(t, "@helperbot look outside")
-		eng, fake := ce.start(t, f, script)
+		eng, fake := ce.start(t, f, probeScript(tries, ce.gateTool("noop")))
 		f.env["MR_MAX_TURNS"] = "30"
 
-		out, err := f.run(t, eng)
-		require.NoError(t, err)
-		assert.Equal(t, contract.StatusCompleted, out.Status)
-		agent := fake.AgentRequests()
-		require.Len(t, agent, len(tries)+2)
+		results := probeResults(t, f, eng, fake, len(tries))
 		for i, tr := range tries {
-			res := lastToolResult(t, agent[i+1])
+			res := results[i]
 			assert.Contains(t, res.Content, "outside", "%s %v must be refused: %.300s", tr.tool, tr.args(), res.Content)
 			assert.NotContains(t, res.Content, "root:x:0:0")
 			assert.NotContains(t, res.Content, "# hello")
