@@ -57,6 +57,9 @@ func TestBodyLimitEdges(t *testing.T) {
 // A 10,000-comment thread: the context stays within its budget, keeps the
 // trigger, records what it cut, and costs a page request per 100 comments.
 func TestTenThousandCommentThread(t *testing.T) {
+	if testing.Short() {
+		t.Skip("load-sized thread: make test runs it (-short skips it)")
+	}
 	w := newWorld(t)
 	n, err := w.sim.CreateIssue(proj, "alice", "long thread", "body")
 	require.NoError(t, err)
@@ -89,6 +92,9 @@ func TestTenThousandCommentThread(t *testing.T) {
 
 // A 50 MB diff is capped to the diff budget and marked truncated.
 func TestFiftyMegabyteDiff(t *testing.T) {
+	if testing.Short() {
+		t.Skip("load-sized diff: make test runs it (-short skips it)")
+	}
 	w := newWorld(t)
 	line := "+" + strings.Repeat("z", 99) + "\n"
 	diff := "diff --git a/big b/big\n--- a/big\n+++ b/big\n@@ -0,0 +1,500000 @@\n" + strings.Repeat(line, 50<<20/len(line))
