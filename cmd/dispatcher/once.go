@@ -32,7 +32,7 @@ func runOnce(ctx context.Context, env *cli.Env, args []string) error {
 		return err
 	}
 	p := &dispatch.Poller{D: d, Client: gh, MinInterval: c.pollInterval}
-	res, err := p.Cycle(ctx)
+	res, err := p.Once(ctx)
 	enc := json.NewEncoder(env.Stdout)
 	for _, dec := range res.Decisions {
 		if werr := enc.Encode(dec); werr != nil {

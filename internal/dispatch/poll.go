@@ -122,7 +122,7 @@ func (p *Poller) Cycle(ctx context.Context) (CycleResult, error) {
 	if err != nil {
 		return res, err
 	}
-	list = p.withRetries(list)
+	list, kept := p.withRetries(list)
 	if notMod && len(list) == 0 {
 		res.NotModified = true
 		return res, nil
@@ -136,7 +136,7 @@ func (p *Poller) Cycle(ctx context.Context) (CycleResult, error) {
 		if err != nil {
 			res.Failed++
 			errs = append(errs, fmt.Errorf("thread %s (%s): %w", n.ID, n.Subject.URL, err))
-			if marked {
+			if marked || kept[n.ID] {
 				// The thread is read: GitHub will not list it again for
 				// this mention, so this process keeps it for its next cycles.
 				p.retry = append(p.retry, n)
@@ -158,17 +158,52 @@ func (p *Poller) Cycle(ctx context.Context) (CycleResult, error) {
 	return res, errors.Join(errs...)
 }
 
+// onceRetryWaits are the waits before Once cycles again for threads it
+// had to keep: a process that exits after its cycle has no later cycle.
+var onceRetryWaits = []time.Duration{10 * time.Second, 30 * time.Second}
+
+// Once is one cycle for a process that exits after it (`dispatcher once`).
+// A thread that Cycle marked read but could not finish (a mention posted
+// while it was being marked, whose dispatch failed) would be seen by no
+// later run, so Once cycles again for it, after each of onceRetryWaits,
+// until it is done. The result holds every decision; the error and Failed
+// are the last cycle's.
+func (p *Poller) Once(ctx context.Context) (CycleResult, error) {
+	sleep := p.Sleep
+	if sleep == nil {
+		sleep = clock.Sleep
+	}
+	res, err := p.Cycle(ctx)
+	for _, wait := range onceRetryWaits {
+		if len(p.retry) == 0 {
+			break
+		}
+		p.D.cfg.Logger.Info("retrying kept threads before exiting", "threads", len(p.retry), "after", wait.String())
+		if serr := sleep(ctx, wait); serr != nil {
+			return res, errors.Join(err, serr)
+		}
+		next, nerr := p.Cycle(ctx)
+		res.Threads += next.Threads
+		res.Decisions = append(res.Decisions, next.Decisions...)
+		res.Failed, err = next.Failed, nerr
+	}
+	return res, err
+}
+
 // withRetries adds the threads an earlier cycle marked read but could not
-// finish (see Cycle) to this cycle's list, once each.
-func (p *Poller) withRetries(list []notification) []notification {
+// finish (see Cycle) to this cycle's list, once each; kept names those
+// GitHub did not list again (read), which a failure must keep once more.
+func (p *Poller) withRetries(list []notification) (_ []notification, kept map[string]bool) {
 	pending := p.retry
 	p.retry = nil
+	kept = map[string]bool{}
 	for _, r := range pending {
 		if !slices.ContainsFunc(list, func(n notification) bool { return n.ID == r.ID }) {
 			list = append(list, r)
+			kept[r.ID] = true
 		}
 	}
-	return list
+	return list, kept
 }
 
 // Run polls until ctx ends (or Until comes), waiting at least MinInterval

@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -165,4 +166,45 @@ func TestMentionFailedAfterMarkReadRetried(t *testing.T) {
 	res, err = p.Cycle(e.ctx())
 	require.NoError(t, err)
 	assert.Zero(t, res.Threads, "nothing kept any more")
+}
+
+// TestOnceRetriesKeptThread: `dispatcher once` has no next cycle, so Once
+// cycles again (after a wait) for a thread it kept, until it is done.
+func TestOnceRetriesKeptThread(t *testing.T) {
+	e := newEnv(t)
+	n := e.issue("a bug")
+	c1 := e.comment(n, "alice", "@mrbot first")
+	threads := e.sim.Notifications(bot)
+	require.Len(t, threads, 1)
+	var late *github.IssueComment
+	var fault int
+	h := &injectOnce{next: e.sim.Handler(), method: http.MethodPatch, path: "/notifications/threads/" + threads[0].GetID(), before: true,
+		post: func() {
+			late = e.comment(n, "bob", "@mrbot late")
+			fault = e.sim.AddFault(githubsim.Fault{Method: http.MethodPost, Path: "/repos/" + control + "/dispatches", Kind: githubsim.FaultStatus500, Rate: 1})
+		}}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	through := e.clientAt(srv.URL)
+	d, err := New(e.cfg, Clients{GitHub: through, Dispatch: e.dsp})
+	require.NoError(t, err)
+	var waits []time.Duration
+	p := &Poller{D: d, Client: through, Sleep: func(ctx context.Context, d time.Duration) error {
+		waits = append(waits, d)
+		if len(waits) == 2 {
+			e.sim.RemoveFault(fault) // the control repo recovers before the second retry
+		}
+		return ctx.Err()
+	}}
+	res, err := p.Once(e.ctx())
+	require.NoError(t, err)
+	assert.Equal(t, onceRetryWaits, waits, "still failing after the first wait, done after the second")
+	assert.Zero(t, res.Failed)
+	assert.Equal(t, map[string]int{transport.JobID(c1.GetNodeID()): 1, transport.JobID(late.GetNodeID()): 1}, e.jobsDispatched())
+
+	// Nothing kept: Once is a single cycle.
+	waits = nil
+	_, err = p.Once(e.ctx())
+	require.NoError(t, err)
+	assert.Empty(t, waits)
 }
