@@ -32,7 +32,8 @@ const (
 // GitHub token.
 var TokenEnv = []string{"GITHUB_TOKEN", "BOT_TOKEN"}
 
-type step struct {
+// Step is a workflow or action step, as far as the wiring reads it.
+type Step struct {
 	ID   string            `yaml:"id"`
 	Uses string            `yaml:"uses"`
 	With map[string]string `yaml:"with"`
@@ -40,47 +41,65 @@ type step struct {
 	Run  string            `yaml:"run"`
 }
 
-type input struct {
+// Input is a workflow_call or action input.
+type Input struct {
 	Default  *string `yaml:"default"`
 	Required bool    `yaml:"required"`
 }
 
-type job struct {
+// Job is a job of the reusable workflow.
+type Job struct {
+	RunsOn      string    `yaml:"runs-on"`
 	Permissions yaml.Node `yaml:"permissions"`
-	Steps       []step    `yaml:"steps"`
+	Steps       []Step    `yaml:"steps"`
+}
+
+// Workflow is a reusable workflow: its workflow_call inputs and its jobs.
+type Workflow struct {
+	Inputs map[string]Input
+	Jobs   map[string]Job
+}
+
+// ReadWorkflow reads a reusable workflow file.
+func ReadWorkflow(path string) (*Workflow, error) {
+	var wf struct {
+		On struct {
+			WorkflowCall struct {
+				Inputs map[string]Input `yaml:"inputs"`
+			} `yaml:"workflow_call"`
+		} `yaml:"on"`
+		Jobs map[string]Job `yaml:"jobs"`
+	}
+	if err := readYAML(path, &wf); err != nil {
+		return nil, err
+	}
+	return &Workflow{Inputs: wf.On.WorkflowCall.Inputs, Jobs: wf.Jobs}, nil
 }
 
 // Wiring is the reusable workflow and the action, parsed.
 type Wiring struct {
-	wfInputs  map[string]input
-	jobs      map[string]job
-	actInputs map[string]input
-	runStep   step
+	wfInputs  map[string]Input
+	jobs      map[string]Job
+	actInputs map[string]Input
+	runStep   Step
 }
 
 // Load reads the workflow and the action from the repository at root.
 func Load(root string) (*Wiring, error) {
-	var wf struct {
-		On struct {
-			WorkflowCall struct {
-				Inputs map[string]input `yaml:"inputs"`
-			} `yaml:"workflow_call"`
-		} `yaml:"on"`
-		Jobs map[string]job `yaml:"jobs"`
-	}
-	if err := readYAML(filepath.Join(root, WorkflowFile), &wf); err != nil {
+	wf, err := ReadWorkflow(filepath.Join(root, WorkflowFile))
+	if err != nil {
 		return nil, err
 	}
 	var act struct {
-		Inputs map[string]input `yaml:"inputs"`
+		Inputs map[string]Input `yaml:"inputs"`
 		Runs   struct {
-			Steps []step `yaml:"steps"`
+			Steps []Step `yaml:"steps"`
 		} `yaml:"runs"`
 	}
 	if err := readYAML(filepath.Join(root, ActionFile), &act); err != nil {
 		return nil, err
 	}
-	w := &Wiring{wfInputs: wf.On.WorkflowCall.Inputs, jobs: wf.Jobs, actInputs: act.Inputs}
+	w := &Wiring{wfInputs: wf.Inputs, jobs: wf.Jobs, actInputs: act.Inputs}
 	for _, s := range act.Runs.Steps {
 		if s.ID == RunStepID {
 			w.runStep = s
@@ -153,7 +172,7 @@ func (w *Wiring) StageEnv(jobName string, c Call) (map[string]string, error) {
 	}
 	wfCtx := Context{"inputs": inputs, "secrets": orEmpty(c.Secrets), "github": orEmpty(c.GitHub), "needs": needs}
 
-	var uses []step
+	var uses []Step
 	for _, s := range j.Steps {
 		if s.Uses == ActionDir {
 			uses = append(uses, s)

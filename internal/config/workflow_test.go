@@ -1,45 +1,26 @@
 package config
 
 import (
-	"os"
 	"sort"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.yaml.in/yaml/v3"
+
+	"github.com/mention-runner/mention-runner/internal/actionwiring"
 )
 
-type workflowInput struct {
-	Default  *string `yaml:"default"`
-	Required bool    `yaml:"required"`
-}
-
-type workflowStep struct {
-	Uses string            `yaml:"uses"`
-	With map[string]string `yaml:"with"`
-}
-
-type workflowJob struct {
-	RunsOn string         `yaml:"runs-on"`
-	Steps  []workflowStep `yaml:"steps"`
-}
+type (
+	workflowInput = actionwiring.Input
+	workflowJob   = actionwiring.Job
+)
 
 func readAgentRun(t *testing.T) (map[string]workflowInput, map[string]workflowJob) {
 	t.Helper()
-	raw, err := os.ReadFile("../../.github/workflows/agent-run.yml")
+	wf, err := actionwiring.ReadWorkflow("../../" + actionwiring.WorkflowFile)
 	require.NoError(t, err)
-	var wf struct {
-		On struct {
-			WorkflowCall struct {
-				Inputs map[string]workflowInput `yaml:"inputs"`
-			} `yaml:"workflow_call"`
-		} `yaml:"on"`
-		Jobs map[string]workflowJob `yaml:"jobs"`
-	}
-	require.NoError(t, yaml.Unmarshal(raw, &wf))
-	require.NotEmpty(t, wf.On.WorkflowCall.Inputs)
-	return wf.On.WorkflowCall.Inputs, wf.Jobs
+	require.NotEmpty(t, wf.Inputs)
+	return wf.Inputs, wf.Jobs
 }
 
 // TestReusableWorkflowTakesEverySetting: every runner setting an operator
