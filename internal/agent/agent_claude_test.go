@@ -190,13 +190,7 @@ func TestClaudeAPIFailure(t *testing.T) {
 	f, _, eng := claudeFixture(t, "@helperbot hello", script)
 
 	out, err := f.run(t, eng)
-	var re *RunError
-	require.ErrorAs(t, err, &re)
-	assert.Equal(t, contract.StatusFailed, out.Status)
-	assert.Contains(t, []string{contract.CauseFailed, contract.CauseCrash}, out.Failure)
-	assert.Contains(t, out.Error, "500", "the engine's original error text is kept")
-	o := f.requireRecord(t)
-	assert.Equal(t, out.Error, o.Error)
+	f.requireEngineFailure(t, out, err, "500")
 }
 
 // TestClaudeReadScope: the engine reads the checkout and its context file,

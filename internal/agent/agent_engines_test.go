@@ -237,13 +237,7 @@ func TestEngineAPIFailure(t *testing.T) {
 		eng, _ := ce.start(t, f, script)
 
 		out, err := f.run(t, eng)
-		var re *RunError
-		require.ErrorAs(t, err, &re)
-		assert.Equal(t, contract.StatusFailed, out.Status)
-		assert.Contains(t, []string{contract.CauseFailed, contract.CauseCrash}, out.Failure)
-		assert.Contains(t, out.Error, "this model does not exist today", "the engine's original error text is kept")
-		o := f.requireRecord(t)
-		assert.Equal(t, out.Error, o.Error)
+		f.requireEngineFailure(t, out, err, "this model does not exist today")
 	})
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/config"
@@ -226,4 +227,17 @@ func liveProcessesMentioning(s string) []string {
 		out = append(out, d.Name()+": "+strings.ReplaceAll(string(cmd), "\x00", " "))
 	}
 	return out
+}
+
+// requireEngineFailure: the run failed (failed or crash) and kept the
+// engine's own error text (want), in the outcome and the record alike.
+func (f *fixture) requireEngineFailure(t *testing.T, out *record.Outcome, err error, want string) {
+	t.Helper()
+	var re *RunError
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, contract.StatusFailed, out.Status)
+	assert.Contains(t, []string{contract.CauseFailed, contract.CauseCrash}, out.Failure)
+	assert.Contains(t, out.Error, want, "the engine's original error text is kept")
+	o := f.requireRecord(t)
+	assert.Equal(t, out.Error, o.Error)
 }
