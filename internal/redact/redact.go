@@ -14,20 +14,23 @@ type rule struct {
 	re    *regexp.Regexp
 	// hint is a cheap substring test so clean text skips the regexp.
 	hint []string
+	// fold: the pattern ignores case, so the hint must too (a hint list of
+	// a few casings let "SeCrEt_access_key=…" past the rule).
+	fold bool
 }
 
 // Token prefixes are matched even when glued to a word ("xghp_…" still
 // reads as a token on GitHub), and a token runs to its last token character.
 var rules = []rule{
-	{"github-token", regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{20,255}`), []string{"ghp_", "gho_", "ghs_", "ghu_", "ghr_"}},
-	{"github-token", regexp.MustCompile(`github_pat_[A-Za-z0-9_]{20,255}`), []string{"github_pat_"}},
-	{"anthropic-key", regexp.MustCompile(`sk-ant-[A-Za-z0-9_\-]{10,}`), []string{"sk-ant-"}},
-	{"aws-access-key", regexp.MustCompile(`(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b`), []string{"AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA"}},
+	{"github-token", regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{20,255}`), []string{"ghp_", "gho_", "ghs_", "ghu_", "ghr_"}, false},
+	{"github-token", regexp.MustCompile(`github_pat_[A-Za-z0-9_]{20,255}`), []string{"github_pat_"}, false},
+	{"anthropic-key", regexp.MustCompile(`sk-ant-[A-Za-z0-9_\-]{10,}`), []string{"sk-ant-"}, false},
+	{"aws-access-key", regexp.MustCompile(`(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b`), []string{"AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA"}, false},
 	// A secret access key is 40 base64 characters; only redact it next to a
 	// name that says what it is, or every long hash would go.
-	{"aws-secret-key", regexp.MustCompile(`(?i)(aws_?secret_?access_?key|secret_?access_?key|aws_?secret)(["']?\s*[:=]\s*["']?)[A-Za-z0-9/+=]{40}\b`), []string{"secret", "SECRET", "Secret"}},
-	{"jwt", regexp.MustCompile(`eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}`), []string{"eyJ"}},
-	{"bearer-token", regexp.MustCompile(`(?i)(authorization:\s*(?:bearer|token)\s+)[A-Za-z0-9_\-\.=]{20,}`), []string{"uthorization", "UTHORIZATION"}},
+	{"aws-secret-key", regexp.MustCompile(`(?i)(aws_?secret_?access_?key|secret_?access_?key|aws_?secret)(["']?\s*[:=]\s*["']?)[A-Za-z0-9/+=]{40}\b`), []string{"secret"}, true},
+	{"jwt", regexp.MustCompile(`eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}`), []string{"eyJ"}, false},
+	{"bearer-token", regexp.MustCompile(`(?i)(authorization:\s*(?:bearer|token)\s+)[A-Za-z0-9_\-\.=]{20,}`), []string{"authorization"}, true},
 }
 
 // String returns s with every secret replaced by [REDACTED:<kind>]: the
@@ -69,7 +72,7 @@ func matches(text string, v *view, secrets []string) []match {
 		out = append(out, match{a, b, label})
 	}
 	for _, r := range rules {
-		if !containsAny(text, r.hint) {
+		if r.fold && !containsAnyFold(text, r.hint) || !r.fold && !containsAny(text, r.hint) {
 			continue
 		}
 		for _, m := range r.re.FindAllStringSubmatchIndex(text, -1) {
@@ -131,6 +134,24 @@ func invisible(r rune) bool {
 		r >= 0x200B && r <= 0x200F, r >= 0x202A && r <= 0x202E, r >= 0x2060 && r <= 0x206F,
 		r == 0x3164, r >= 0xFE00 && r <= 0xFE0F, r == 0xFEFF, r == 0xFFA0, r >= 0xE0000 && r <= 0xE0FFF:
 		return true
+	}
+	return false
+}
+
+// containsAnyFold is containsAny ignoring case as (?i) does (subs are
+// lower-case ASCII). (?i) also folds s with ſ (U+017F) and k with the
+// Kelvin sign (U+212A): text holding either is always let through.
+func containsAnyFold(s string, subs []string) bool {
+	if strings.Contains(s, "\u017f") || strings.Contains(s, "\u212a") {
+		return true
+	}
+	for _, sub := range subs {
+		lower, upper := sub[0], sub[0]&^0x20
+		for i := 0; i+len(sub) <= len(s); i++ {
+			if c := s[i]; (c == lower || c == upper) && strings.EqualFold(s[i:i+len(sub)], sub) {
+				return true
+			}
+		}
 	}
 	return false
 }

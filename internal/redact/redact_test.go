@@ -60,3 +60,21 @@ func TestStringSeesThroughInvisibleCharacters(t *testing.T) {
 	// invisible characters with no secret behind them are left alone
 	assert.Equal(t, "a\u200bb", String("a\u200bb"))
 }
+
+// TestStringIgnoresCaseLikeThePatterns: the rules that ignore case are
+// not skipped by their cheap hint for an unusual casing.
+func TestStringIgnoresCaseLikeThePatterns(t *testing.T) {
+	key := "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+	for _, in := range []string{
+		"SeCrEt_access_key = " + key,
+		"aws_sEcReT=" + key,
+		"\u017fecret_access_key=" + key, // ſ folds to s under (?i)
+		"AuThOrIzAtIoN: Bearer abcdefghijklmnopqrstuvwxyz",
+		"authorization: to\u212aen abcdefghijklmnopqrstuvwxyz", // Kelvin sign folds to k
+	} {
+		out := String(in)
+		assert.Contains(t, out, "[REDACTED:", in)
+		assert.NotContains(t, out, "abcdefghijklmnopqrstuvwxyz", in)
+		assert.NotContains(t, out, key, in)
+	}
+}
