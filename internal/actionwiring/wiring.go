@@ -156,21 +156,11 @@ func (w *Wiring) StageEnv(jobName string, c Call) (map[string]string, error) {
 	if !ok {
 		return nil, fmt.Errorf("actionwiring: %s has no job %q", WorkflowFile, jobName)
 	}
-	inputs := map[string]string{}
-	for name, in := range w.wfInputs {
-		if v, ok := c.With[name]; ok {
-			inputs[name] = v
-		} else if in.Default != nil {
-			inputs[name] = *in.Default
-		} else if in.Required {
-			return nil, fmt.Errorf("actionwiring: the call lacks required input %s", name)
-		}
+	inputs, err := w.inputs(c)
+	if err != nil {
+		return nil, err
 	}
-	needs := map[string]any{}
-	for name, outs := range c.Needs {
-		needs[name] = map[string]any{"outputs": outs}
-	}
-	wfCtx := Context{"inputs": inputs, "secrets": orEmpty(c.Secrets), "github": orEmpty(c.GitHub), "needs": needs}
+	wfCtx := c.context(inputs)
 
 	var uses []Step
 	for _, s := range j.Steps {
@@ -225,6 +215,71 @@ func (w *Wiring) StageEnv(jobName string, c Call) (map[string]string, error) {
 		return nil, fmt.Errorf("actionwiring: %w", errors.Join(errs...))
 	}
 	return env, nil
+}
+
+// inputs are the workflow's inputs for call c: its with:, defaults filling the rest.
+func (w *Wiring) inputs(c Call) (map[string]string, error) {
+	inputs := map[string]string{}
+	for name, in := range w.wfInputs {
+		if v, ok := c.With[name]; ok {
+			inputs[name] = v
+		} else if in.Default != nil {
+			inputs[name] = *in.Default
+		} else if in.Required {
+			return nil, fmt.Errorf("actionwiring: the call lacks required input %s", name)
+		}
+	}
+	return inputs, nil
+}
+
+// context is what the workflow's expressions see in a job.
+func (c Call) context(inputs map[string]string) Context {
+	needs := map[string]any{}
+	for name, outs := range c.Needs {
+		needs[name] = map[string]any{"outputs": outs}
+	}
+	return Context{"inputs": inputs, "secrets": orEmpty(c.Secrets), "github": orEmpty(c.GitHub), "needs": needs}
+}
+
+// JobValues evaluates everything a job's steps are handed — each step's
+// env:, with: and run: — as the workflow writes them for call c, keyed
+// "step <n> env|with <name>" or "step <n> run". A secret a job can receive
+// is in one of these values.
+func (w *Wiring) JobValues(jobName string, c Call) (map[string]string, error) {
+	j, ok := w.jobs[jobName]
+	if !ok {
+		return nil, fmt.Errorf("actionwiring: %s has no job %q", WorkflowFile, jobName)
+	}
+	inputs, err := w.inputs(c)
+	if err != nil {
+		return nil, err
+	}
+	ctx := c.context(inputs)
+	out := map[string]string{}
+	var errs []error
+	eval := func(key, raw string) {
+		v, err := Interpolate(raw, ctx)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("job %s %s: %w", jobName, key, err))
+			return
+		}
+		out[key] = v
+	}
+	for i, s := range j.Steps {
+		for name, raw := range s.Env {
+			eval(fmt.Sprintf("step %d env %s", i+1, name), raw)
+		}
+		for name, raw := range s.With {
+			eval(fmt.Sprintf("step %d with %s", i+1, name), raw)
+		}
+		if s.Run != "" {
+			eval(fmt.Sprintf("step %d run", i+1), s.Run)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("actionwiring: %w", errors.Join(errs...))
+	}
+	return out, nil
 }
 
 // Tokens returns the non-empty token variables of env as KEY=value lines,

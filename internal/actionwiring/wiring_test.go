@@ -2,10 +2,13 @@ package actionwiring
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/contract"
 )
 
 func TestEval(t *testing.T) {
@@ -153,4 +156,46 @@ func TestStageEnvErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "lacks required input runner-ref")
 	_, err = Load(t.TempDir())
 	assert.Error(t, err)
+}
+
+// TestAgentJobHoldsOnlyTheSelectedKey: whatever secrets the caller passes,
+// the agent job's steps are handed the key of the run's engine and no
+// other secret: every env:, with: and run: of the job, evaluated for each
+// engine.
+func TestAgentJobHoldsOnlyTheSelectedKey(t *testing.T) {
+	w, err := Load("../..")
+	require.NoError(t, err)
+	secrets := map[string]string{"BOT_TOKEN": "secret-bot-token"}
+	for _, k := range contract.ModelKeys() {
+		secrets[k] = "secret-key-" + k
+	}
+	for _, eng := range []string{"claude", "codex", "gemini", "replay"} {
+		t.Run(eng, func(t *testing.T) {
+			call := Call{
+				With:    map[string]string{"bot-login": "bot", "runner-ref": "v0.1.0", "engine": eng},
+				Secrets: secrets,
+				GitHub:  map[string]string{"token": "workflow-token", "run_id": "1", "run_attempt": "1"},
+				Needs:   map[string]map[string]string{"assemble": {"ready": "true", "jobid": "j", "context_sha256": "abc", "log_issue": "7"}, "fetch": {}},
+			}
+			vals, err := w.JobValues("agent", call)
+			require.NoError(t, err)
+			want := contract.EngineModelKeys[eng]
+			held := map[string]string{}
+			for where, v := range vals {
+				for name, secret := range secrets {
+					if strings.Contains(v, secret) {
+						held[name] = where
+					}
+				}
+				assert.NotContains(t, v, "workflow-token", where)
+			}
+			if want == "" {
+				assert.Empty(t, held, "engine %s gets no secret", eng)
+				return
+			}
+			require.Len(t, held, 1, "engine %s: secrets held %v", eng, held)
+			assert.Contains(t, held, want, "engine %s gets its own key", eng)
+			assert.Regexp(t, `^step \d+ env `+want+`$`, held[want], "in the variable the engine reads")
+		})
+	}
 }

@@ -7,6 +7,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -189,7 +190,8 @@ func (r *run) execute(ctx context.Context) (*record.Outcome, string, error) {
 	if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o700); err != nil {
 		return r.finish(contract.CauseFailed, fmt.Errorf("create the engine's home: %w", err))
 	}
-	env, dropped := EngineEnv(r.o.Getenv, r.o.Environ, home)
+	wd, _ := r.workspacePath() // its error surfaces in workDir
+	env, dropped := EngineEnv(EnvSource{Engine: r.cfg.Engine, Getenv: r.o.Getenv, Environ: r.o.Environ, Home: home, WorkDir: wd})
 	r.emitConfig(env, dropped)
 
 	switch {
@@ -455,14 +457,21 @@ func reported(res *session.Result, text string) error {
 	return fmt.Errorf("%s: %s", res.Subtype, text)
 }
 
-func (r *run) workDir() (string, error) {
-	wd := r.cfg.Workspace
-	if wd == "" {
-		wd = "."
-	}
+// workspacePath is the absolute path the engine works in.
+func (r *run) workspacePath() (string, error) {
+	wd := cmp.Or(r.cfg.Workspace, ".")
 	abs, err := filepath.Abs(wd)
 	if err != nil {
 		return "", fmt.Errorf("workspace %q: %w", wd, err)
+	}
+	return abs, nil
+}
+
+func (r *run) workDir() (string, error) {
+	wd := cmp.Or(r.cfg.Workspace, ".")
+	abs, err := r.workspacePath()
+	if err != nil {
+		return "", err
 	}
 	if r.cfg.TargetDir != "" {
 		// checkoutTarget creates it, empty

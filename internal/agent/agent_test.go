@@ -1,11 +1,13 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -14,6 +16,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/engine/claude"
 	"github.com/mention-runner/mention-runner/internal/gate"
+	"github.com/mention-runner/mention-runner/internal/gitexec"
 	"github.com/mention-runner/mention-runner/internal/record"
 	"github.com/mention-runner/mention-runner/internal/session"
 )
@@ -40,8 +43,13 @@ func TestEngineEnvHasNoToken(t *testing.T) {
 	}
 	f.env["GH_TOKEN"] = "gho_" + strings.Repeat("g", 36)
 	f.env["ANTHROPIC_API_KEY"] = "dummy-key"
+	f.env["OPENAI_API_KEY"], f.env["GEMINI_API_KEY"] = "other-engine-key", "other-engine-key"
+	// the workspace sits in a git repository: the engine's git must not find it
+	_, err := gitexec.Isolated(f.dir, "", time.Minute).Run(context.Background(), "init", "-q")
+	require.NoError(t, err)
 	dump := filepath.Join(t.TempDir(), "env.txt")
-	out, err := f.run(t, scriptEngine(t, `env > "`+dump+`"; pwd >> "`+dump+`"; `+resultOK))
+	out, err := f.run(t, scriptEngine(t, `env > "`+dump+`"; pwd >> "`+dump+`"; `+
+		`git rev-parse --git-dir >> "`+dump+`" 2>&1 || echo "no repository found" >> "`+dump+`"; `+resultOK))
 	require.NoError(t, err)
 	assert.Equal(t, contract.StatusCompleted, out.Status)
 	b, err := os.ReadFile(dump)
@@ -51,6 +59,11 @@ func TestEngineEnvHasNoToken(t *testing.T) {
 		assert.NotContains(t, got, bad)
 	}
 	assert.Contains(t, got, "ANTHROPIC_API_KEY=dummy-key")
+	assert.NotContains(t, got, "other-engine-key", "only the selected engine's key")
+	assert.Contains(t, got, "GIT_CEILING_DIRECTORIES="+f.dir+"\n")
+	assert.Contains(t, got, "GIT_DISCOVERY_ACROSS_FILESYSTEM=0\n")
+	assert.Contains(t, got, "no repository found", "git in the workspace finds no parent repository")
+	assert.NotContains(t, got, f.dir+"/.git")
 	assert.Contains(t, got, "HOME=")
 	assert.NotContains(t, got, "HOME="+os.Getenv("HOME")+"\n", "a fresh home, not the runner's")
 	assert.Contains(t, got, filepath.Join(f.dir, "target"), "the engine runs in the checkout")

@@ -1,11 +1,17 @@
 package agent
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/engine/claude"
+	"github.com/mention-runner/mention-runner/internal/engine/codex"
+	"github.com/mention-runner/mention-runner/internal/engine/gemini"
+	"github.com/mention-runner/mention-runner/internal/engine/replay"
 	"github.com/mention-runner/mention-runner/internal/gitexec"
 )
 
@@ -39,7 +45,8 @@ func TestEngineEnv(t *testing.T) {
 	for k, v := range parent {
 		environ = append(environ, k+"="+v)
 	}
-	env, dropped := EngineEnv(func(k string) string { return parent[k] }, environ, "/tmp/home-1")
+	env, dropped := EngineEnv(EnvSource{Engine: claude.Name, Getenv: func(k string) string { return parent[k] }, Environ: environ,
+		Home: "/tmp/home-1", WorkDir: "/w/target"})
 	got := map[string]string{}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
@@ -53,6 +60,7 @@ func TestEngineEnv(t *testing.T) {
 		"HOME": "/tmp/home-1", "CLAUDE_CONFIG_DIR": "/tmp/home-1/.claude",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
 		"DISABLE_ERROR_REPORTING": "1", "DISABLE_BUG_COMMAND": "1", "NO_COLOR": "1",
+		"GIT_CEILING_DIRECTORIES": "/w", "GIT_DISCOVERY_ACROSS_FILESYSTEM": "0",
 	}
 	for _, kv := range gitexec.ConfigEnv() {
 		k, v, _ := strings.Cut(kv, "=")
@@ -72,10 +80,61 @@ func TestEngineEnv(t *testing.T) {
 }
 
 func TestEngineEnvEmptyParent(t *testing.T) {
-	env, dropped := EngineEnv(func(string) string { return "" }, nil, "/h")
+	env, dropped := EngineEnv(EnvSource{Engine: claude.Name, Getenv: func(string) string { return "" }, Home: "/h"})
 	assert.Contains(t, env, "HOME=/h")
 	assert.Empty(t, dropped)
 	for _, kv := range env {
 		assert.False(t, strings.HasPrefix(kv, "PATH="), "no empty PATH invented")
+	}
+}
+
+// TestEngineEnvOnlyTheSelectedKey: the job's environment may hold every
+// engine's key and settings (an operator's self-hosted runner, a workflow
+// that passes them all); the CLI gets its own engine's only.
+func TestEngineEnvOnlyTheSelectedKey(t *testing.T) {
+	parent := map[string]string{"PATH": "/bin", "CLAUDE_CODE_MAX_RETRIES": "0",
+		"ANTHROPIC_BASE_URL": "http://a", "OPENAI_BASE_URL": "http://o", "GOOGLE_GEMINI_BASE_URL": "http://g"}
+	for _, k := range contract.ModelKeys() {
+		parent[k] = "key-of-" + k
+	}
+	var environ []string
+	for k, v := range parent {
+		environ = append(environ, k+"="+v)
+	}
+	tests := []struct {
+		engine string
+		want   []string // the engine-specific variables that pass
+	}{
+		{claude.Name, []string{"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_MAX_RETRIES"}},
+		{codex.Name, []string{"OPENAI_API_KEY", "OPENAI_BASE_URL"}},
+		{gemini.Name, []string{"GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL"}},
+		{replay.Name, nil},
+		{"Claude", nil}, // not an engine name: no key (config refuses it anyway)
+	}
+	for _, tt := range tests {
+		t.Run(tt.engine, func(t *testing.T) {
+			env, dropped := EngineEnv(EnvSource{Engine: tt.engine, Getenv: func(k string) string { return parent[k] }, Environ: environ,
+				Home: "/h", WorkDir: "/w/t"})
+			got := map[string]string{}
+			for _, kv := range env {
+				k, v, _ := strings.Cut(kv, "=")
+				got[k] = v
+			}
+			assert.Equal(t, "/bin", got["PATH"])
+			for name := range parent {
+				if name == "PATH" {
+					continue
+				}
+				if slices.Contains(tt.want, name) {
+					assert.Equal(t, parent[name], got[name], name)
+					continue
+				}
+				assert.NotContains(t, got, name, "engine %s must not get %s", tt.engine, name)
+				assert.Contains(t, dropped, name)
+			}
+			if k := contract.EngineModelKeys[tt.engine]; k != "" {
+				assert.Contains(t, tt.want, k, "the contract's key of %s passes", tt.engine)
+			}
+		})
 	}
 }

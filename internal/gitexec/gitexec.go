@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -113,6 +114,22 @@ func AuthEnv(token string) []string {
 	basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + token))
 	return []string{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.extraHeader",
 		"GIT_CONFIG_VALUE_0=Authorization: Basic " + basic}
+}
+
+// DiscoveryEnv keeps a git started in workDir (or below it) from finding a
+// repository above workDir: workDir's parent is a ceiling git does not
+// search up into, and discovery never crosses a filesystem boundary. The
+// engine's work tree has no .git of its own (its git directory is kept
+// elsewhere), so without this a git the engine runs there could find and
+// use whatever repository encloses the workspace (the runner's own
+// checkout, a self-hosted runner's home). workDir must be absolute; an
+// empty one sets no ceiling.
+func DiscoveryEnv(workDir string) []string {
+	env := []string{"GIT_DISCOVERY_ACROSS_FILESYSTEM=0"}
+	if filepath.IsAbs(workDir) {
+		env = append(env, "GIT_CEILING_DIRECTORIES="+filepath.Dir(filepath.Clean(workDir)))
+	}
+	return env
 }
 
 // Isolated is a Command with Hardening and Env(home, extra...): the way

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -87,4 +88,26 @@ func TestConfigEnv(t *testing.T) {
 	out, err = c.Run(context.Background(), "config", "core.fsmonitor")
 	require.NoError(t, err)
 	assert.Equal(t, "false\n", string(out))
+}
+
+// TestDiscoveryEnv: with DiscoveryEnv, a git started in a directory that
+// has no .git of its own finds no repository in a parent directory, as it
+// does without it.
+func TestDiscoveryEnv(t *testing.T) {
+	assert.Equal(t, []string{"GIT_DISCOVERY_ACROSS_FILESYSTEM=0", "GIT_CEILING_DIRECTORIES=/a/b"}, DiscoveryEnv("/a/b/work/"))
+	assert.Equal(t, []string{"GIT_DISCOVERY_ACROSS_FILESYSTEM=0"}, DiscoveryEnv("relative"), "no ceiling from a relative path")
+
+	parent := t.TempDir()
+	_, err := Isolated(parent, "", time.Minute).Run(context.Background(), "init", "-q")
+	require.NoError(t, err)
+	work := filepath.Join(parent, "ws", "target")
+	require.NoError(t, os.MkdirAll(filepath.Join(work, "sub"), 0o755))
+	for _, dir := range []string{work, filepath.Join(work, "sub")} {
+		_, err = Isolated(dir, "", time.Minute).Run(context.Background(), "rev-parse", "--git-dir")
+		require.NoError(t, err, "without a ceiling git finds the parent repository (the case this guards)")
+		_, err = Isolated(dir, "", time.Minute, DiscoveryEnv(work)...).Run(context.Background(), "rev-parse", "--git-dir")
+		var ge *Error
+		require.ErrorAs(t, err, &ge, dir)
+		assert.Contains(t, ge.Stderr, "not a git repository", dir)
+	}
 }

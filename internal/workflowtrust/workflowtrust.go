@@ -1,9 +1,10 @@
 // Package workflowtrust checks the project's GitHub Actions files for the
 // two ways untrusted code could reach a token: the agent job receiving a
-// secret other than the model key, and a cache that the agent job can
+// secret other than the selected engine's model key, and a cache that the agent job can
 // write being restored by a job that holds a token. The rules are simple
-// on purpose — no job uses a cache at all, and the agent job's only
-// expression that names a secret is the model key — so a reviewer can
+// on purpose — no job uses a cache at all, and the agent job names a
+// secret only as keyExpr: an engine's model key, when that engine is the
+// run's — so a reviewer can
 // check them by eye and a test can check them on every change.
 package workflowtrust
 
@@ -14,11 +15,32 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/mention-runner/mention-runner/internal/contract"
 )
 
 // ModelKeySecrets are the secrets an agent job may receive: the model keys
-// of the engines (one per engine; engines add theirs here).
-var ModelKeySecrets = []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"}
+// of the engines (contract.EngineModelKeys), each only when its engine is
+// the one selected (see keyExpr).
+var ModelKeySecrets = contract.ModelKeys()
+
+// keyExpr is the one expression through which the agent job may refer to
+// the model key secret of engine: the key when the run's engine is that
+// engine, else nothing. A key the job gets whatever the engine would put
+// every engine's key into every run's environment.
+func keyExpr(engine, secret string) string {
+	return "inputs.engine == '" + engine + "' && secrets." + secret + " || ''"
+}
+
+// engineOfKey maps a model key secret back to its engine.
+func engineOfKey(secret string) string {
+	for e, k := range contract.EngineModelKeys {
+		if k == secret {
+			return e
+		}
+	}
+	return ""
+}
 
 // Problem is one rule a file breaks.
 type Problem struct {
@@ -111,11 +133,17 @@ func isAgentJob(j job) bool {
 }
 
 // CheckWorkflow checks one workflow file.
-func CheckWorkflow(file string, raw []byte) ([]Problem, error) {
+func CheckWorkflow(file string, src []byte) ([]Problem, error) {
 	var wf struct {
 		Jobs map[string]job `yaml:"jobs"`
 	}
-	if err := yaml.Unmarshal(raw, &wf); err != nil {
+	if err := yaml.Unmarshal(src, &wf); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	var raw struct {
+		Jobs map[string]yaml.Node `yaml:"jobs"`
+	}
+	if err := yaml.Unmarshal(src, &raw); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	var out []Problem
@@ -145,13 +173,23 @@ func CheckWorkflow(file string, raw []byte) ([]Problem, error) {
 		if !j.Secrets.IsZero() {
 			out = append(out, Problem{File: file, Job: name, Rule: "the agent job must not pass secrets on"})
 		}
-		b, err := yaml.Marshal(j.Steps)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
+		// every value of the job (its env, container and services too,
+		// not only the steps), as written
+		var values []string
+		jn := raw.Jobs[name]
+		for _, v := range scalars(&jn) {
+			values = append(values, exprRe.FindAllString(v, -1)...)
 		}
-		for _, ref := range secretRefs(string(b)) {
-			if !allowed[ref] {
-				out = append(out, Problem{File: file, Job: name, Rule: "the agent job refers to " + ref + "; it may receive only the model key (" + strings.Join(ModelKeySecrets, ", ") + ")"})
+		for _, e := range exprRe.FindAllStringSubmatch(strings.Join(values, "\n"), -1) {
+			for _, ref := range secretRefs(e[0]) {
+				if !allowed[ref] {
+					out = append(out, Problem{File: file, Job: name, Rule: "the agent job refers to " + ref + "; it may receive only the selected engine's model key (" + strings.Join(ModelKeySecrets, ", ") + ")"})
+					continue
+				}
+				eng := engineOfKey(ref)
+				if want := keyExpr(eng, ref); strings.Join(strings.Fields(e[1]), " ") != want {
+					out = append(out, Problem{File: file, Job: name, Rule: "the agent job refers to " + ref + " as ${{" + e[1] + "}}; it may hold it only when engine " + eng + " runs: write ${{ " + want + " }}"})
+				}
 			}
 		}
 		for i, s := range j.Steps {
@@ -186,6 +224,21 @@ func CheckAction(file string, raw []byte) ([]Problem, error) {
 		}
 	}
 	return out, nil
+}
+
+// scalars lists the scalar values under n, in document order.
+func scalars(n *yaml.Node) []string {
+	if n == nil {
+		return nil
+	}
+	if n.Kind == yaml.ScalarNode {
+		return []string{n.Value}
+	}
+	var out []string
+	for _, c := range n.Content {
+		out = append(out, scalars(c)...)
+	}
+	return out
 }
 
 func nonEmpty(s, def string) string {

@@ -52,10 +52,14 @@ jobs:
           repository: mention-runner/mention-runner
       - uses: ./.mention-runner
         env:
-          ANTHROPIC_API_KEY: ${{ secrets.ANTHROPIC_API_KEY }}
+          ANTHROPIC_API_KEY: ${{ inputs.engine == 'claude' && secrets.ANTHROPIC_API_KEY || '' }}
+          OPENAI_API_KEY: ${{ inputs.engine == 'codex' && secrets.OPENAI_API_KEY || '' }}
+          GEMINI_API_KEY: ${{inputs.engine == 'gemini'  &&  secrets.GEMINI_API_KEY || ''}}
         with:
           mode: agent
 `
+
+const claudeKey = "${{ inputs.engine == 'claude' && secrets.ANTHROPIC_API_KEY || '' }}"
 
 func TestCheckWorkflowCatches(t *testing.T) {
 	tests := []struct {
@@ -74,10 +78,18 @@ jobs:
 `, "no job may save or restore a cache"},
 		{"setup-go default cache", "jobs:\n  d:\n    steps:\n      - uses: actions/setup-go@v5\n", "set cache: false"},
 		{"setup-node cache", "jobs:\n  d:\n    steps:\n      - uses: actions/setup-node@v4\n        with:\n          cache: npm\n", "no job may use a cache"},
-		{"bot token in agent job", strings.Replace(goodAgent, "ANTHROPIC_API_KEY: ${{ secrets.ANTHROPIC_API_KEY }}", "T: ${{ secrets.BOT_TOKEN }}", 1), "refers to BOT_TOKEN"},
+		{"bot token in agent job", strings.Replace(goodAgent, "ANTHROPIC_API_KEY: "+claudeKey, "T: ${{ secrets.BOT_TOKEN }}", 1), "refers to BOT_TOKEN"},
 		{"bracket secret", strings.Replace(goodAgent, "secrets.ANTHROPIC_API_KEY", "secrets['BOT_TOKEN']", 1), "refers to BOT_TOKEN"},
 		{"github.token in agent job", strings.Replace(goodAgent, "mode: agent", "mode: agent\n          token: ${{ github.token }}", 1), "refers to github.token"},
-		{"all secrets", strings.Replace(goodAgent, "secrets.ANTHROPIC_API_KEY", "toJSON(secrets)", 1), "refers to secrets"},
+		{"all secrets", strings.Replace(goodAgent, claudeKey, "${{ toJSON(secrets) }}", 1), "refers to secrets"},
+		// the agent job holds a model key only when its engine runs
+		{"key whatever the engine", strings.Replace(goodAgent, claudeKey, "${{ secrets.ANTHROPIC_API_KEY }}", 1), "only when engine claude runs"},
+		{"key of another engine", strings.Replace(goodAgent, "'codex' && secrets.OPENAI_API_KEY", "'claude' && secrets.OPENAI_API_KEY", 1), "only when engine codex runs"},
+		{"negated engine", strings.Replace(goodAgent, "inputs.engine == 'claude'", "inputs.engine != 'claude'", 1), "only when engine claude runs"},
+		{"two keys in one", strings.Replace(goodAgent, claudeKey, "${{ inputs.engine == 'claude' && secrets.ANTHROPIC_API_KEY || secrets.OPENAI_API_KEY }}", 1), "ANTHROPIC_API_KEY as"},
+		{"key in the job's env", strings.Replace(goodAgent, "    permissions: {}\n", "    permissions: {}\n    env:\n      K: ${{ secrets.GEMINI_API_KEY }}\n", 1), "only when engine gemini runs"},
+		{"bot token in the job's env", strings.Replace(goodAgent, "    permissions: {}\n", "    permissions: {}\n    env:\n      K: ${{ secrets.BOT_TOKEN }}\n", 1), "refers to BOT_TOKEN"},
+		{"key in a run script", strings.Replace(goodAgent, "    steps:\n", "    steps:\n      - run: echo ${{ secrets.OPENAI_API_KEY }}\n", 1), "only when engine codex runs"},
 		{"read permissions", strings.Replace(goodAgent, "permissions: {}", "permissions:\n      contents: read", 1), "permissions: {}"},
 		{"no permissions", strings.Replace(goodAgent, "    permissions: {}\n", "", 1), "permissions: {}"},
 		{"checkout of the target", strings.Replace(goodAgent, "repository: mention-runner/mention-runner", "repository: ${{ needs.assemble.outputs.target_repo }}", 1), "fetch job's artifact"},
