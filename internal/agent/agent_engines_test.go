@@ -54,7 +54,8 @@ var cliEngines = []cliEngine{
 			t.Cleanup(fake.Close)
 			f.env["OPENAI_BASE_URL"] = fake.URL() + "/v1"
 			f.env["OPENAI_API_KEY"] = claudetest.DummyAPIKey
-			f.env["MR_MODEL"] = "gpt-fake" // not in Codex's catalog: plain function tools
+			f.env["MR_ENGINE"] = codex.Name // the engine env passes this engine's key only
+			f.env["MR_MODEL"] = "gpt-fake"  // not in Codex's catalog: plain function tools
 			f.env["MR_TIMEOUT"] = cliTimeout
 			retries := 0
 			return &codex.Engine{Bin: bin, Retries: &retries}, fake
@@ -70,6 +71,7 @@ var cliEngines = []cliEngine{
 			t.Cleanup(fake.Close)
 			f.env["GOOGLE_GEMINI_BASE_URL"] = fake.URL()
 			f.env["GEMINI_API_KEY"] = claudetest.DummyAPIKey
+			f.env["MR_ENGINE"] = gemini.Name // the engine env passes this engine's key only
 			f.env["MR_MODEL"] = "gemini-fake"
 			f.env["MR_TIMEOUT"] = cliTimeout
 			return gemini.New(bin), fake
