@@ -82,7 +82,10 @@ func runPublish(ctx context.Context, env *cli.Env, args []string) error {
 	// The control repo's own token, when the workflow passes it, keeps the
 	// log issue and job refs out of the bot's hands.
 	if ct != "" && ct != token {
-		if o.Control, err = ghclient.New(ghclient.Options{BaseURL: cfg.APIURL, Token: ct, UserAgent: ua, Pacer: pacer, MaxWait: ghclient.AccountLimitWait}); err != nil {
+		// the workflow's token is another account: its own pacer, not
+		// the bot's budget
+		ctlPacer := ghclient.NewPacer(0, 0, gap, nil, nil)
+		if o.Control, err = ghclient.New(ghclient.Options{BaseURL: cfg.APIURL, Token: ct, UserAgent: ua, Pacer: ctlPacer, MaxWait: ghclient.AccountLimitWait}); err != nil {
 			return &cli.ExitError{Code: 2, Err: err}
 		}
 		o.ControlLogin = actionsBotLogin

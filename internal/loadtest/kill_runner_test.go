@@ -175,6 +175,7 @@ func proveRunnerKills(t *testing.T, n int, seed uint64) (Measures, *runnerKills)
 	require.NoError(t, err)
 	bins, err := demo.Build(ctx, root, t.TempDir())
 	require.NoError(t, err)
+	require.NoError(t, w.LiftAccountLimits(ctx)) // no content limits here; real processes pace in real time
 	k := &runnerKills{t: t, w: w, bin: bins.Runner, rng: rand.New(rand.NewPCG(seed, seed)), dir: t.TempDir(), maxAt: 8,
 		ready: map[string]map[string]bool{}, first: map[string]map[string]string{}, kills: map[string][]int{}, clean: map[string]int{}}
 	ds := w.Sim.Dispatches(Control)

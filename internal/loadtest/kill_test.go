@@ -29,6 +29,7 @@ func proveKills(t *testing.T, mentions, kills int) (Measures, int) {
 	require.NoError(t, err)
 	bins, err := demo.Build(ctx, root, t.TempDir())
 	require.NoError(t, err)
+	require.NoError(t, w.LiftAccountLimits(ctx)) // no content limits here; real processes pace in real time
 	env := append(os.Environ(), "BOT_LOGIN="+Bot, "BOT_TOKEN="+BotToken, "CONTROL_REPO="+Control, "CONTROL_TOKEN="+ControlToken,
 		"ALLOWED_USERS=*", "GITHUB_API_URL="+w.Base,
 		// Runs here are sequential and a killed one is dead: its claims

@@ -165,7 +165,7 @@ func TestProveAccountPacing(t *testing.T) {
 
 	// the control: each process pacing only itself relies on GitHub's
 	// refusals, and the others write on through a slow-down
-	c := runAccountPacing(t, n, workers, false)
+	c := runAccountPacing(t, 60, 6, false) // small: it only shows the difference
 	t.Logf("without the ledger: %d refused, %d writes inside the slow-down, busiest minute %d, hour %d, %d mentions lost; dispatcher: %v",
 		c.refused, c.lateInPause, c.minute, c.hour, c.m.Lost, c.dispatchErr)
 	assert.Greater(t, c.refused+c.lateInPause, r.refused+r.lateInPause, "the ledger is what keeps the account under its limits")

@@ -1,6 +1,7 @@
 package loadtest
 
 import (
+	"context"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -177,4 +178,20 @@ func (w *World) ProcessPacer(controlToken string) (*ghclient.Pacer, *writebudget
 		return nil, nil, err
 	}
 	return p.Share(l), l, nil
+}
+
+// LiftAccountLimits commits limits far above GitHub's into the account's
+// ledger: worlds where real processes (on the real clock) write, and the
+// simulator enforces no content limits, are not paced in real time.
+func (w *World) LiftAccountLimits(ctx context.Context) error {
+	ctl, err := w.Client(ControlToken, true, nil)
+	if err != nil {
+		return err
+	}
+	l, err := writebudget.New(writebudget.Options{Client: ctl, Repo: Control, Account: Bot, Holder: "loadtest",
+		Now: w.Clock.Now, Sleep: w.Clock.Sleep})
+	if err != nil {
+		return err
+	}
+	return l.SetLimits(ctx, 1_000_000, 10_000_000)
 }

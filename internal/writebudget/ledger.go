@@ -96,6 +96,11 @@ type state struct {
 	Grants []grant `json:"grants"`           // the last hour's, oldest first
 	Pause  int64   `json:"pause_until_ms"`   // no grant before this (unix ms)
 	Holder string  `json:"holder,omitempty"` // who wrote this state
+	// Limits, when set, replace every process's own: the operator's way
+	// to give the account other limits (GitHub Enterprise Server, a test
+	// simulator) in one place, by committing them to the ledger.
+	PerMinute int `json:"per_minute,omitempty"`
+	PerHour   int `json:"per_hour,omitempty"`
 }
 
 // grant is n slots usable from At (unix ms) for Hold.
@@ -220,7 +225,11 @@ func (l *Ledger) reserve(ctx context.Context, n int) (time.Time, error) {
 		}
 		need := n + l.o.SelfCost + l.wasted
 		next := cur.pruned(now, l.window(time.Hour))
-		at := next.fit(now, need, []window{{l.window(time.Minute), l.o.PerMinute}, {l.window(time.Hour), l.o.PerHour}})
+		perMinute, perHour := l.o.PerMinute, l.o.PerHour
+		if next.PerMinute > 0 && next.PerHour > 0 && need <= next.PerMinute && need <= next.PerHour {
+			perMinute, perHour = next.PerMinute, next.PerHour
+		}
+		at := next.fit(now, need, []window{{l.window(time.Minute), perMinute}, {l.window(time.Hour), perHour}})
 		next.Grants = append(next.Grants, grant{At: at.UnixMilli(), N: need})
 		next.Holder = l.o.Holder
 		err = l.write(ctx, sha, next)
@@ -250,7 +259,7 @@ type window struct {
 
 // pruned drops grants no window can see any more.
 func (s state) pruned(now time.Time, keep time.Duration) state {
-	out := state{Pause: s.Pause}
+	out := state{Pause: s.Pause, PerMinute: s.PerMinute, PerHour: s.PerHour}
 	for _, g := range s.Grants {
 		if g.At > now.Add(-keep).UnixMilli() {
 			out.Grants = append(out.Grants, g)
@@ -367,4 +376,27 @@ func (l *Ledger) write(ctx context.Context, parent string, next state) error {
 		return fmt.Errorf("writebudget: update %s: %w", l.ref, refstate.ErrLost)
 	}
 	return fmt.Errorf("writebudget: update %s: %w", l.ref, err)
+}
+
+// SetLimits commits the account's limits into the ledger: every process
+// uses them from its next grant on, instead of its own (GitHub's 80 and
+// 500). For GitHub Enterprise Server's own limits, or a simulator.
+func (l *Ledger) SetLimits(ctx context.Context, perMinute, perHour int) error {
+	if perMinute < l.o.Block+l.o.SelfCost || perHour < l.o.Block+l.o.SelfCost {
+		return fmt.Errorf("writebudget: limits %d/min, %d/h leave no room for a grant of %d", perMinute, perHour, l.o.Block+l.o.SelfCost)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for attempt := 0; ; attempt++ {
+		cur, sha, err := l.read(ctx)
+		if err != nil {
+			return err
+		}
+		next := cur.pruned(l.o.Now(), l.window(time.Hour))
+		next.Holder = l.o.Holder
+		next.PerMinute, next.PerHour = perMinute, perHour
+		if err := l.write(ctx, sha, next); err == nil || !errors.Is(err, refstate.ErrLost) || attempt >= 20 {
+			return err
+		}
+	}
 }

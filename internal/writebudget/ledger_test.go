@@ -171,3 +171,24 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		assert.Error(t, err)
 	}
 }
+
+// TestLimitsFromTheLedger: limits committed to the ledger (GitHub
+// Enterprise Server's, a simulator's) replace every process's own.
+func TestLimitsFromTheLedger(t *testing.T) {
+	w := newWorld(t)
+	ctx := ctxT(t)
+	o := writebudget.Options{PerMinute: 10, PerHour: 20, Block: 5}
+	admin, p := w.ledger(t, "admin", o), w.ledger(t, "p", o)
+	require.Error(t, admin.SetLimits(ctx, 3, 100), "no room for a grant")
+	start := w.clk.Now()
+	for i := 0; i < 20; i++ {
+		require.NoError(t, p.Take(ctx))
+	}
+	assert.True(t, w.clk.Now().After(start), "own limits: 4 grants of 5 in a minute need waiting")
+	require.NoError(t, admin.SetLimits(ctx, 1000, 10000))
+	start = w.clk.Now()
+	for i := 0; i < 100; i++ {
+		require.NoError(t, p.Take(ctx))
+	}
+	assert.Equal(t, start, w.clk.Now(), "the ledger's limits: no wait")
+}
