@@ -152,15 +152,10 @@ func (w *Wiring) Permissions(jobName string) (map[string]string, error) {
 // in job jobName: its with: evaluated, the action's defaults added, and the
 // run step's env evaluated with those inputs.
 func (w *Wiring) StageEnv(jobName string, c Call) (map[string]string, error) {
-	j, ok := w.jobs[jobName]
-	if !ok {
-		return nil, fmt.Errorf("actionwiring: %s has no job %q", WorkflowFile, jobName)
-	}
-	inputs, err := w.inputs(c)
+	j, wfCtx, err := w.job(jobName, c)
 	if err != nil {
 		return nil, err
 	}
-	wfCtx := c.context(inputs)
 
 	var uses []Step
 	for _, s := range j.Steps {
@@ -232,6 +227,19 @@ func (w *Wiring) inputs(c Call) (map[string]string, error) {
 	return inputs, nil
 }
 
+// job returns job jobName and what its expressions see for call c.
+func (w *Wiring) job(jobName string, c Call) (Job, Context, error) {
+	j, ok := w.jobs[jobName]
+	if !ok {
+		return Job{}, nil, fmt.Errorf("actionwiring: %s has no job %q", WorkflowFile, jobName)
+	}
+	inputs, err := w.inputs(c)
+	if err != nil {
+		return Job{}, nil, err
+	}
+	return j, c.context(inputs), nil
+}
+
 // context is what the workflow's expressions see in a job.
 func (c Call) context(inputs map[string]string) Context {
 	needs := map[string]any{}
@@ -246,15 +254,10 @@ func (c Call) context(inputs map[string]string) Context {
 // "step <n> env|with <name>" or "step <n> run". A secret a job can receive
 // is in one of these values.
 func (w *Wiring) JobValues(jobName string, c Call) (map[string]string, error) {
-	j, ok := w.jobs[jobName]
-	if !ok {
-		return nil, fmt.Errorf("actionwiring: %s has no job %q", WorkflowFile, jobName)
-	}
-	inputs, err := w.inputs(c)
+	j, ctx, err := w.job(jobName, c)
 	if err != nil {
 		return nil, err
 	}
-	ctx := c.context(inputs)
 	out := map[string]string{}
 	var errs []error
 	eval := func(key, raw string) {

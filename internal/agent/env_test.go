@@ -41,17 +41,7 @@ func TestEngineEnv(t *testing.T) {
 		"MY_APP_SECRET":                  "hunter2",
 		"DISABLE_TELEMETRY":              "0", // forced back to 1
 	}
-	var environ []string
-	for k, v := range parent {
-		environ = append(environ, k+"="+v)
-	}
-	env, dropped := EngineEnv(EnvSource{Engine: claude.Name, Getenv: func(k string) string { return parent[k] }, Environ: environ,
-		Home: "/tmp/home-1", WorkDir: "/w/target"})
-	got := map[string]string{}
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		got[k] = v
-	}
+	env, got, dropped := engineEnvOf(claude.Name, parent, "/tmp/home-1", "/w/target")
 
 	want := map[string]string{
 		"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8",
@@ -97,10 +87,6 @@ func TestEngineEnvOnlyTheSelectedKey(t *testing.T) {
 	for _, k := range contract.ModelKeys() {
 		parent[k] = "key-of-" + k
 	}
-	var environ []string
-	for k, v := range parent {
-		environ = append(environ, k+"="+v)
-	}
 	tests := []struct {
 		engine string
 		want   []string // the engine-specific variables that pass
@@ -113,13 +99,7 @@ func TestEngineEnvOnlyTheSelectedKey(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.engine, func(t *testing.T) {
-			env, dropped := EngineEnv(EnvSource{Engine: tt.engine, Getenv: func(k string) string { return parent[k] }, Environ: environ,
-				Home: "/h", WorkDir: "/w/t"})
-			got := map[string]string{}
-			for _, kv := range env {
-				k, v, _ := strings.Cut(kv, "=")
-				got[k] = v
-			}
+			_, got, dropped := engineEnvOf(tt.engine, parent, "/h", "/w/t")
 			assert.Equal(t, "/bin", got["PATH"])
 			for name := range parent {
 				if name == "PATH" {
@@ -137,4 +117,21 @@ func TestEngineEnvOnlyTheSelectedKey(t *testing.T) {
 			}
 		})
 	}
+}
+
+// engineEnvOf runs EngineEnv on parent as the process environment and
+// returns the environment also as a map.
+func engineEnvOf(engine string, parent map[string]string, home, workDir string) (env []string, got map[string]string, dropped []string) {
+	var environ []string
+	for k, v := range parent {
+		environ = append(environ, k+"="+v)
+	}
+	env, dropped = EngineEnv(EnvSource{Engine: engine, Getenv: func(k string) string { return parent[k] }, Environ: environ,
+		Home: home, WorkDir: workDir})
+	got = map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		got[k] = v
+	}
+	return env, got, dropped
 }
