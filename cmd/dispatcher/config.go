@@ -70,6 +70,7 @@ type conf struct {
 	maxContext, maxDiff, rate                         int
 	pollInterval, claimLease                          time.Duration
 	ceilings                                          policy.Ceilings
+	flushEach                                         bool // event mode: write the rate state in Handle
 
 	// For doctor, which reports what is missing instead of refusing.
 	allowedRaw string
@@ -191,7 +192,8 @@ func (c *conf) build(env *cli.Env, dryRun bool) (*dispatch.Dispatcher, *github.C
 	log := logger(env)
 	ceil := c.ceilings
 	cfg := dispatch.Config{Bot: c.bot, Control: c.control, Allowed: c.allowed, RatePerHour: c.rate, Ceilings: &ceil,
-		Context: threadctx.Options{MaxBytes: c.maxContext, MaxDiffBytes: c.maxDiff}, ClaimLease: c.claimLease, DryRun: dryRun, Logger: log}
+		Context: threadctx.Options{MaxBytes: c.maxContext, MaxDiffBytes: c.maxDiff}, ClaimLease: c.claimLease, DryRun: dryRun, Logger: log,
+		FlushEach: c.flushEach}
 	if dryRun {
 		d, err := dispatch.New(cfg, dispatch.Clients{})
 		return d, nil, err

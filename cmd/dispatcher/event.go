@@ -48,6 +48,7 @@ func runEvent(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", *payload, err)
 	}
+	c.flushEach = true // one mention per process: its rate state goes with its last writes
 	d, _, err := c.build(env, *dryRun)
 	if err != nil {
 		return err

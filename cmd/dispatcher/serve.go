@@ -44,6 +44,12 @@ func runServe(ctx context.Context, env *cli.Env, args []string) error {
 	logger(env).Info("serving webhooks", "addr", ln.Addr().String())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
+	// The rate state is written every CacheTTL, and once more after the
+	// last delivery finished.
+	fctx, stopFlush := context.WithCancel(context.WithoutCancel(ctx))
+	flushed := make(chan struct{})
+	go func() { d.FlushEvery(fctx, 0); close(flushed) }()
+	defer func() { stopFlush(); <-flushed }()
 	select {
 	case err := <-done:
 		return fmt.Errorf("serve: %w", err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/refstate"
@@ -122,6 +123,34 @@ func (d *Dispatcher) claim(ctx context.Context, jobID string) (bool, error) {
 	return d.resolve(ctx, jobID, cur)
 }
 
+// claimAhead is claim, with the commit that will mark the claim dispatched
+// made at the same time when this process has none yet for its claim
+// commit (a fresh process): settling then costs one request, not two.
+// That commit is only an object until a ref points at it; unused, it is
+// harmless.
+func (d *Dispatcher) claimAhead(ctx context.Context, jobID string) (bool, error) {
+	m, err := d.claimMark(ctx)
+	if err != nil {
+		return false, err
+	}
+	d.mu.Lock()
+	_, made := d.cl.done[m.Commit]
+	d.mu.Unlock()
+	if made {
+		return d.claim(ctx, jobID)
+	}
+	var g errgroup.Group
+	var ok bool
+	g.Go(func() (err error) { ok, err = d.claim(ctx, jobID); return err })
+	g.Go(func() error {
+		if _, err := d.nextMark(ctx, m, StatusDispatched); err != nil {
+			d.cfg.Logger.Warn("could not prepare the dispatched mark; settling makes it", "error", err.Error())
+		}
+		return nil
+	})
+	return ok, g.Wait()
+}
+
 // resolve decides on an existing claim ref in state cur.
 func (d *Dispatcher) resolve(ctx context.Context, jobID string, cur refstate.Mark) (bool, error) {
 	for range 3 {
@@ -167,23 +196,13 @@ func (d *Dispatcher) hold(jobID string, m refstate.Mark) {
 func (d *Dispatcher) settle(ctx context.Context, jobID, status string) error {
 	d.mu.Lock()
 	claimM, ok := d.cl.held[jobID]
-	cache := d.cl.done
-	if status == StatusReleased {
-		cache = d.cl.rel
-	}
-	next, cached := cache[claimM.Commit]
 	d.mu.Unlock()
 	if !ok {
 		return fmt.Errorf("claim mention %s: not held by this dispatcher", jobID)
 	}
-	if !cached {
-		var err error
-		if next, err = d.states().NewMark(ctx, status, d.cl.holder, claimM.Commit); err != nil {
-			return fmt.Errorf("mark mention %s %s: %w", jobID, status, err)
-		}
-		d.mu.Lock()
-		cache[claimM.Commit] = next
-		d.mu.Unlock()
+	next, err := d.nextMark(ctx, claimM, status)
+	if err != nil {
+		return fmt.Errorf("mark mention %s %s: %w", jobID, status, err)
 	}
 	got, err := d.states().Advance(ctx, DedupeRef(jobID), next)
 	if errors.Is(err, refstate.ErrLost) {
@@ -198,6 +217,29 @@ func (d *Dispatcher) settle(ctx context.Context, jobID, status string) error {
 	delete(d.cl.sent, jobID)
 	d.mu.Unlock()
 	return nil
+}
+
+// nextMark returns the commit that moves claim commit claimM to status
+// (dispatched or released), made once per claim commit and reused.
+func (d *Dispatcher) nextMark(ctx context.Context, claimM refstate.Mark, status string) (refstate.Mark, error) {
+	d.mu.Lock()
+	cache := d.cl.done
+	if status == StatusReleased {
+		cache = d.cl.rel
+	}
+	next, cached := cache[claimM.Commit]
+	d.mu.Unlock()
+	if cached {
+		return next, nil
+	}
+	next, err := d.states().NewMark(ctx, status, d.cl.holder, claimM.Commit)
+	if err != nil {
+		return next, err
+	}
+	d.mu.Lock()
+	cache[claimM.Commit] = next
+	d.mu.Unlock()
+	return next, nil
 }
 
 // release gives a claim up after a failed send, so a later cycle (of any

@@ -104,6 +104,12 @@ type Config struct {
 	// CacheTTL is how long the blocklist and rate state are reused between
 	// Refresh calls (serve mode); 0 = DefaultCacheTTL.
 	CacheTTL time.Duration
+	// FlushEach writes the rate state in each Handle's last step, together
+	// with the claim's mark and the reaction (event mode: one mention per
+	// process, so a Flush after Handle would be one more round trip).
+	// Otherwise whoever runs the dispatcher calls Flush: at the end of a
+	// poll cycle, or every CacheTTL in serve mode (FlushEvery).
+	FlushEach bool
 
 	// ClaimLease is how long a claim may stay undispatched before another
 	// dispatcher takes it over; 0 = DefaultClaimLease.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-github/v62/github"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/mention-runner/mention-runner/internal/blockfile"
 	"github.com/mention-runner/mention-runner/internal/blocklist"
@@ -146,11 +147,34 @@ func (d *Dispatcher) Handle(ctx context.Context, t *Trigger) (dec Decision, err 
 	if !d.cfg.Allowed.Allows(t.Author, t.AuthorID) {
 		return ignore("@%s is not in ALLOWED_USERS", t.Author)
 	}
-	if !d.cfg.DryRun && t.AuthorID != 0 && d.cfg.Allowed.byNameOnly(t.Author) {
-		st, err := d.rate(ctx)
-		if err != nil {
+	if d.cfg.DryRun {
+		return d.dryRun(t, dec, flags, flagErr)
+	}
+	if t.recheck {
+		// Seen by an earlier cycle: most likely dispatched already, so
+		// look before reading the thread.
+		if done, err := d.handled(ctx, dec.JobID); err != nil {
 			return dec, err
+		} else if done {
+			return ignore("already dispatched (claim ref says so)")
 		}
+	}
+
+	// What the mention needs and that needs no other answer is asked for at
+	// once (issue 16): the thread (read on while the checks below decide;
+	// not for a !cfg error, which only replies), the opt-out list and the
+	// rate state (cached in a running dispatcher), and this process's claim
+	// commit.
+	var build *building
+	if flagErr == nil {
+		build = d.startBuild(ctx, t)
+		defer build.cancel()
+	}
+	l, st, err := d.prepare(ctx, t)
+	if err != nil {
+		return dec, err
+	}
+	if t.AuthorID != 0 && d.cfg.Allowed.byNameOnly(t.Author) {
 		d.mu.Lock()
 		learned := st.learnedID(t.Author)
 		d.mu.Unlock()
@@ -159,50 +183,23 @@ func (d *Dispatcher) Handle(ctx context.Context, t *Trigger) (dec Decision, err 
 				t.Author, t.AuthorID, learned, strings.ToLower(t.Author), t.AuthorID)
 		}
 	}
-	var blocked policy.Blocker
-	if !d.cfg.DryRun {
-		l, err := d.blocklist(ctx)
-		if err != nil {
-			return dec, err
-		}
-		if p, ok := l.Blocked(strings.ToLower(t.Repo)); ok {
-			return ignore("%s is blocked by opt-out %q", t.Repo, p)
-		}
-		if p, ok := l.BlockedID(repoIDs(t)); ok {
-			return ignore("%s is blocked by opt-out %q (same repository or owner id: renamed or transferred)", t.Repo, p)
-		}
-		blocked = l
+	if p, ok := l.Blocked(strings.ToLower(t.Repo)); ok {
+		return ignore("%s is blocked by opt-out %q", t.Repo, p)
+	}
+	if p, ok := l.BlockedID(repoIDs(t)); ok {
+		return ignore("%s is blocked by opt-out %q (same repository or owner id: renamed or transferred)", t.Repo, p)
 	}
 
 	// 3. Invalid !cfg: reply once, no run.
 	if flagErr != nil {
 		dec.Decision, dec.Reason = Reply, "invalid !cfg: "+flagErr.Error()
-		if d.cfg.DryRun {
-			dec.Reason = "dry run: would reply: " + dec.Reason
-			return dec, nil
-		}
 		return d.replyClaimed(ctx, t, dec, contract.ReplyCfg, cfgReply(t, bot, flagErr, policy.ValidFlagsHelp()))
 	}
-	pol := policy.Effective(flags, *d.cfg.Ceilings, policy.Thread{Repo: t.Repo, Number: t.Number}, blocked)
+	pol := policy.Effective(flags, *d.cfg.Ceilings, policy.Thread{Repo: t.Repo, Number: t.Number}, l)
 	dec.Policy = &pol
-	if d.cfg.DryRun {
-		dec.Decision, dec.Reason = Dispatch, "dry run: blocklist, rate limit and dedupe not checked"
-		return dec, nil
-	}
-	if t.recheck {
-		if done, err := d.handled(ctx, dec.JobID); err != nil {
-			return dec, err
-		} else if done {
-			return ignore("already dispatched (claim ref says so)")
-		}
-	}
 
 	// 4. Per-user rate limit.
 	if d.cfg.RatePerHour > 0 {
-		st, err := d.rate(ctx)
-		if err != nil {
-			return dec, err
-		}
 		now := d.cfg.Now()
 		d.mu.Lock()
 		n, retry := st.count(t.Author, dec.JobID, now), st.nextSlot(t.Author, dec.JobID, now)
@@ -214,38 +211,41 @@ func (d *Dispatcher) Handle(ctx context.Context, t *Trigger) (dec Decision, err 
 		}
 	}
 
-	// 5. Context from raw API responses.
-	res, err := threadctx.Build(ctx, d.gh, threadctx.Request{
-		Repo: t.Repo, Number: t.Number, IsPR: t.IsPR, TriggerNodeID: t.NodeID,
-		Repository: t.Repository, Issue: t.pre.issue, PullRequest: t.pre.pull,
-		Comments: t.pre.comments, Reviews: t.pre.reviews, ReviewComments: t.pre.reviewComnts,
-	}, d.cfg.Context)
-	if errors.Is(err, threadctx.ErrTriggerNotFound) {
-		return ignore("the trigger is gone from the thread (deleted?)")
-	}
-	if err != nil {
-		return dec, err
-	}
-	if res.Trigger.Body != t.Body {
-		return ignore("the trigger was edited before it could be dispatched: edits never trigger")
-	}
-	reqs, err := transport.Encode(dec.JobID, res.JSON, d.cfg.Now())
-	if err != nil {
-		return dec, fmt.Errorf("encode context of %s: %w", t.URL, err)
-	}
-
-	// 6. Claim, send, mark dispatched. Once claimed, a shutdown (ctx
-	// cancelled) must not cut this short: that would leave a claim that
-	// waits out its lease. So the step runs to its end on a context of its
-	// own, bounded by sendTimeout.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sendTimeout)
+	// 5–6. Claim while the thread is read; then build the context, send,
+	// mark dispatched. Once claimed, a shutdown (ctx cancelled) must not cut
+	// this short: that would leave a claim that waits out its lease. So the
+	// step runs to its end on a context of its own, bounded by sendTimeout.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sendTimeout)
 	defer cancel()
-	ok, err := d.claim(ctx, dec.JobID)
+	ok, err := d.claimAhead(sctx, dec.JobID)
+	res, berr := build.wait()
 	if err != nil {
-		return dec, err
+		return dec, errors.Join(err, berr)
 	}
 	if !ok {
 		return ignore("already dispatched (claim ref says so)")
+	}
+	// Claimed: every way out below settles the claim.
+	skip := func(format string, a ...any) (Decision, error) {
+		// Deliberately skipped: marked so no cycle looks at it again.
+		dec, _ = ignore(format, a...)
+		return dec, d.settle(sctx, dec.JobID, StatusDispatched)
+	}
+	giveUp := func(err error) (Decision, error) {
+		return dec, errors.Join(err, d.release(sctx, dec.JobID))
+	}
+	if errors.Is(berr, threadctx.ErrTriggerNotFound) {
+		return skip("the trigger is gone from the thread (deleted?)")
+	}
+	if berr != nil {
+		return giveUp(berr)
+	}
+	if res.Trigger.Body != t.Body {
+		return skip("the trigger was edited before it could be dispatched: edits never trigger")
+	}
+	reqs, err := transport.Encode(dec.JobID, res.JSON, d.cfg.Now())
+	if err != nil {
+		return giveUp(fmt.Errorf("encode context of %s: %w", t.URL, err))
 	}
 	d.mu.Lock()
 	sent := d.cl.sent[dec.JobID]
@@ -254,10 +254,10 @@ func (d *Dispatcher) Handle(ctx context.Context, t *Trigger) (dec Decision, err 
 	if !sent {
 		// A send whose answer was lost may have landed: sending again
 		// delivers the job twice, which the runner makes harmless.
-		n, err = d.send(ctx, reqs)
+		n, err = d.send(sctx, reqs)
 		dec.Dispatches = n
 		if err != nil {
-			if rerr := d.release(ctx, dec.JobID); rerr != nil {
+			if rerr := d.release(sctx, dec.JobID); rerr != nil {
 				return dec, errors.Join(err, rerr)
 			}
 			d.cfg.Logger.Warn("dispatch failed; claim released so a later cycle retries", "jobid", dec.JobID, "sent", n, "total", len(reqs), "error", err.Error())
@@ -268,25 +268,96 @@ func (d *Dispatcher) Handle(ctx context.Context, t *Trigger) (dec Decision, err 
 		d.mu.Unlock()
 	}
 	dec.Dispatches = n
-	if err := d.settle(ctx, dec.JobID, StatusDispatched); err != nil {
-		// Sent but not marked: the thread stays unread and the next cycle
-		// marks it (this process) or sends again (another one).
-		return dec, err
-	}
 	if d.cfg.RatePerHour > 0 {
 		d.recordRun(t.Author, dec.JobID)
 	}
 	if d.cfg.Allowed.byNameOnly(t.Author) {
 		d.learnID(t.Author, t.AuthorID)
 	}
+
+	// 6–7. Mark dispatched, acknowledge and (event mode) write the rate
+	// state, together: none needs another's answer. A failed reaction does
+	// not undo the run.
+	var g errgroup.Group
+	g.Go(func() error {
+		// Sent but not marked: the thread stays unread and the next cycle
+		// marks it (this process) or sends again (another one).
+		return d.settle(sctx, dec.JobID, StatusDispatched)
+	})
+	g.Go(func() error {
+		if err := d.react(sctx, t); err != nil {
+			d.cfg.Logger.Warn("reaction failed", "url", t.URL, "jobid", dec.JobID, "error", err.Error())
+		}
+		return nil
+	})
+	if d.cfg.FlushEach {
+		g.Go(func() error { return d.Flush(sctx) })
+	}
+	if err := g.Wait(); err != nil {
+		return dec, err
+	}
+	if d.cfg.Allowed.byNameOnly(t.Author) {
+		d.learnID(t.Author, t.AuthorID)
+	}
 	dec.Decision = Dispatch
 	dec.Reason = fmt.Sprintf("sent %d %s event(s), context %d bytes", n, reqs[0].EventType, len(res.JSON))
-
-	// 7. Acknowledge. A failed reaction does not undo the run.
-	if err := d.react(ctx, t); err != nil {
-		d.cfg.Logger.Warn("reaction failed", "url", t.URL, "jobid", dec.JobID, "error", err.Error())
-	}
 	return dec, nil
+}
+
+// dryRun decides without any request: blocklist, rate limit and dedupe are
+// not checked.
+func (d *Dispatcher) dryRun(t *Trigger, dec Decision, flags policy.Flags, flagErr error) (Decision, error) {
+	if flagErr != nil {
+		dec.Decision, dec.Reason = Reply, "dry run: would reply: invalid !cfg: "+flagErr.Error()
+		return dec, nil
+	}
+	pol := policy.Effective(flags, *d.cfg.Ceilings, policy.Thread{Repo: t.Repo, Number: t.Number}, nil)
+	dec.Policy = &pol
+	dec.Decision, dec.Reason = Dispatch, "dry run: blocklist, rate limit and dedupe not checked"
+	return dec, nil
+}
+
+// prepare returns the opt-out list and the rate state (which also holds
+// the ids learned for ALLOWED_USERS; an empty one when t needs neither),
+// and makes sure this process has a claim commit: read or made together,
+// each only when not cached.
+func (d *Dispatcher) prepare(ctx context.Context, t *Trigger) (*blocklist.List, *rateState, error) {
+	var l *blocklist.List
+	st := &rateState{}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { l, err = d.blocklist(gctx); return err })
+	if d.cfg.RatePerHour > 0 || t.AuthorID != 0 && d.cfg.Allowed.byNameOnly(t.Author) {
+		g.Go(func() (err error) { st, err = d.rate(gctx); return err })
+	}
+	g.Go(func() error { _, err := d.claimMark(gctx); return err })
+	return l, st, g.Wait()
+}
+
+// building is a context being built in the background.
+type building struct {
+	done   chan struct{}
+	res    *threadctx.Result
+	err    error
+	cancel context.CancelFunc
+}
+
+func (d *Dispatcher) startBuild(ctx context.Context, t *Trigger) *building {
+	ctx, cancel := context.WithCancel(ctx)
+	b := &building{done: make(chan struct{}), cancel: cancel}
+	go func() {
+		defer close(b.done)
+		b.res, b.err = threadctx.Build(ctx, d.gh, threadctx.Request{
+			Repo: t.Repo, Number: t.Number, IsPR: t.IsPR, TriggerNodeID: t.NodeID,
+			Repository: t.Repository, Issue: t.pre.issue, PullRequest: t.pre.pull,
+			Comments: t.pre.comments, Reviews: t.pre.reviews, ReviewComments: t.pre.reviewComnts,
+		}, d.cfg.Context)
+	}()
+	return b
+}
+
+func (b *building) wait() (*threadctx.Result, error) {
+	<-b.done
+	return b.res, b.err
 }
 
 // replyClaimed claims the mention, then replies once; on failure the claim

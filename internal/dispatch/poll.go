@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-github/v62/github"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/mention-runner/mention-runner/internal/clock"
 	"github.com/mention-runner/mention-runner/internal/mention"
@@ -360,32 +361,27 @@ func (p *Poller) handleMentions(ctx context.Context, th *mentionThread) ([]Decis
 	return decs, errors.Join(errs...)
 }
 
-// prefetch lists the thread once; the lists serve both to find mentions and
-// as the context.
+// prefetch lists the thread once, every list and object at the same time;
+// the lists serve both to find mentions and as the context.
 func (p *Poller) prefetch(ctx context.Context, repo string, number int, isPR bool) (prefetched, error) {
 	var pre prefetched
-	var err error
 	c := p.D.gh
 	base := fmt.Sprintf("repos/%s", repo)
-	if pre.issue, err = threadctx.GetObject(ctx, c, fmt.Sprintf("%s/issues/%d", base, number)); err != nil {
-		return pre, err
+	g, gctx := errgroup.WithContext(ctx)
+	obj := func(dst *json.RawMessage, path string) {
+		g.Go(func() (err error) { *dst, err = threadctx.GetObject(gctx, c, path); return err })
 	}
-	if pre.comments, err = threadctx.GetAll(ctx, c, fmt.Sprintf("%s/issues/%d/comments", base, number)); err != nil {
-		return pre, err
+	list := func(dst *[]json.RawMessage, path string) {
+		g.Go(func() (err error) { *dst, err = threadctx.GetAll(gctx, c, path); return err })
 	}
-	if !isPR {
-		return pre, nil
+	obj(&pre.issue, fmt.Sprintf("%s/issues/%d", base, number))
+	list(&pre.comments, fmt.Sprintf("%s/issues/%d/comments", base, number))
+	if isPR {
+		obj(&pre.pull, fmt.Sprintf("%s/pulls/%d", base, number))
+		list(&pre.reviews, fmt.Sprintf("%s/pulls/%d/reviews", base, number))
+		list(&pre.reviewComnts, fmt.Sprintf("%s/pulls/%d/comments", base, number))
 	}
-	if pre.pull, err = threadctx.GetObject(ctx, c, fmt.Sprintf("%s/pulls/%d", base, number)); err != nil {
-		return pre, err
-	}
-	if pre.reviews, err = threadctx.GetAll(ctx, c, fmt.Sprintf("%s/pulls/%d/reviews", base, number)); err != nil {
-		return pre, err
-	}
-	if pre.reviewComnts, err = threadctx.GetAll(ctx, c, fmt.Sprintf("%s/pulls/%d/comments", base, number)); err != nil {
-		return pre, err
-	}
-	return pre, nil
+	return pre, g.Wait()
 }
 
 type candidate struct {

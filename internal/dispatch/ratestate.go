@@ -13,9 +13,11 @@ import (
 )
 
 // The per-user rate limit counts runs in a JSON file in CONTROL (DefaultStatePath):
-// read once per cycle (or per CacheTTL in serve mode), written once at the
-// end of a cycle only when a run was added, guarded by the file's sha and
-// merged on conflict, so `once` runs and several dispatchers share it.
+// read once per cycle (or per CacheTTL in serve mode), written only when a
+// run was added: once at the end of a poll cycle, every CacheTTL in serve
+// mode (FlushEvery), in Handle's last step in event mode (FlushEach);
+// guarded by the file's sha and merged on conflict, so `once` runs and
+// several dispatchers share it.
 
 const rateWindow = time.Hour
 
@@ -212,6 +214,36 @@ func mergeIDs(file, add map[string]int64) map[string]int64 {
 		}
 	}
 	return out
+}
+
+// FlushEvery writes recorded runs every interval (0 = CacheTTL) until ctx
+// ends, then once more (bounded by a minute): a webhook server's rate state
+// costs a commit per interval that dispatched, not one per mention. Runs
+// are counted by this process at once; other dispatchers read the file at
+// most CacheTTL late anyway, so writing it as often keeps what they see
+// within about twice that. A process killed outright loses the runs of its
+// last interval from the count (never a dispatch or a claim).
+func (d *Dispatcher) FlushEvery(ctx context.Context, interval time.Duration) {
+	if interval <= 0 {
+		interval = d.cfg.CacheTTL
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			if err := d.Flush(fctx); err != nil {
+				d.cfg.Logger.Error("write rate-limit state at shutdown", "error", err.Error())
+			}
+			return
+		case <-t.C:
+			if err := d.Flush(ctx); err != nil && ctx.Err() == nil {
+				d.cfg.Logger.Error("write rate-limit state", "error", err.Error())
+			}
+		}
+	}
 }
 
 func mergeRuns(runs, add []RateEntry, cutoff time.Time) []RateEntry {

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/githubsim"
 	"github.com/mention-runner/mention-runner/internal/threadctx"
 )
 
@@ -74,9 +76,32 @@ func TestHugeDiffCappedAndSharded(t *testing.T) {
 	assert.True(t, strings.HasPrefix(b.String(), diff) && strings.HasSuffix(diff, "\n"), "a prefix cut at a line end")
 }
 
-// TestRequestCost measures what one mention costs in API requests besides
-// the dispatches, once the per-cycle reads (blocklist, rate state, control
-// branch) are cached: at most 5 for an issue, 8 for a pull request.
+// costLatency is added to every request while TestRequestCost measures,
+// so requests made together overlap and dependent ones do not.
+const costLatency = 100 * time.Millisecond
+
+// measureCost handles trig with d and returns every request it made
+// (dispatches included) and their sequential round trips.
+func (e *env) measureCost(d *Dispatcher, trig *Trigger) ([]string, int) {
+	e.t.Helper()
+	e.sim.ResetRequests()
+	dec, err := d.Handle(e.ctx(), trig)
+	require.NoError(e.t, err)
+	require.Equal(e.t, Dispatch, dec.Decision, dec.Reason)
+	reqs := e.sim.Requests()
+	var lines []string
+	for _, r := range reqs {
+		lines = append(lines, r.Method+" "+r.Path)
+	}
+	return lines, githubsim.RoundTrips(reqs)
+}
+
+// TestRequestCost pins what one mention costs in API requests, everything
+// counted (reads, claim and its mark, dispatch, reaction, rate state), and
+// in sequential round trips (issue 16). A running dispatcher (serve) has
+// the opt-out list, rate state and claim commits cached and writes the
+// rate state once per CacheTTL, not per mention; a fresh one (event mode,
+// FlushEach) reads and writes everything.
 func TestRequestCost(t *testing.T) {
 	e := newEnv(t)
 	d := e.dispatcher()
@@ -84,38 +109,38 @@ func TestRequestCost(t *testing.T) {
 	c := e.comment(warm, "alice", "@mrbot warm up the caches")
 	_, err := d.Handle(e.ctx(), e.trigger("issue_comment", warm, c.GetID()))
 	require.NoError(t, err)
+	require.NoError(t, d.Flush(e.ctx()))
+	e.sim.AddFault(githubsim.Fault{Kind: githubsim.FaultSlow, Rate: 1, Delay: costLatency})
 
 	n := e.issue("x")
 	c = e.comment(n, "alice", "@mrbot do it")
-	trig := e.trigger("issue_comment", n, c.GetID())
-	e.sim.ResetRequests()
-	dec, err := d.Handle(e.ctx(), trig)
-	require.NoError(t, err)
-	require.Equal(t, Dispatch, dec.Decision)
-	issueReqs := e.requestsExcept("/dispatches")
-	t.Logf("issue mention: %d requests: %v", len(issueReqs), issueReqs)
-	assert.LessOrEqual(t, len(issueReqs), 5)
+	reqs, trips := e.measureCost(d, e.trigger("issue_comment", n, c.GetID()))
+	t.Logf("issue mention, running: %d requests, %d round trips: %v", len(reqs), trips, reqs)
+	assert.Len(t, reqs, 5, "comments; claim; dispatch; mark dispatched, 👀")
+	assert.LessOrEqual(t, trips, 3)
 
 	pr := e.pr("@mrbot review", "")
-	trig = e.trigger("pull_request", pr, 0)
-	e.sim.ResetRequests()
-	dec, err = d.Handle(e.ctx(), trig)
-	require.NoError(t, err)
-	require.Equal(t, Dispatch, dec.Decision)
-	prReqs := e.requestsExcept("/dispatches")
-	t.Logf("PR mention: %d requests: %v", len(prReqs), prReqs)
-	assert.LessOrEqual(t, len(prReqs), 10) // incl. the claim's create and its mark as dispatched
+	reqs, trips = e.measureCost(d, e.trigger("pull_request", pr, 0))
+	t.Logf("PR mention, running: %d requests, %d round trips: %v", len(reqs), trips, reqs)
+	assert.Len(t, reqs, 9, "issue, comments, reviews, review comments, diff; claim; dispatch; mark, 👀")
+	assert.LessOrEqual(t, trips, 3)
 
-	// Cold, with the per-cycle reads and the end-of-cycle write.
-	e2 := newEnv(t)
-	n = e2.issue("x")
-	c = e2.comment(n, "alice", "@mrbot do it")
-	trig = e2.trigger("issue_comment", n, c.GetID())
-	d2 := e2.dispatcher()
-	e2.sim.ResetRequests()
-	_, err = d2.Handle(e2.ctx(), trig)
-	require.NoError(t, err)
-	require.NoError(t, d2.Flush(e2.ctx()))
-	cold := e2.requestsExcept("/dispatches")
-	t.Logf("cold issue mention incl. cycle overhead: %d requests: %v", len(cold), cold)
+	// The two runs are written to the rate state together.
+	e.sim.ResetRequests()
+	require.NoError(t, d.Flush(e.ctx()))
+	assert.Equal(t, []string{"PUT /repos/ops/control/contents/.mention-runner/ratelimit.json"}, e.requestsExcept("/dispatches"))
+
+	// Cold (event mode): opt-out list, rate state and claim commit read or
+	// made with the thread; the dispatched commit made with the claim; the
+	// rate state written with the mark and the reaction.
+	n = e.issue("y")
+	c = e.comment(n, "alice", "@mrbot do it again")
+	cold := e.dispatcher(func(c *Config) { c.FlushEach = true })
+	reqs, trips = e.measureCost(cold, e.trigger("issue_comment", n, c.GetID()))
+	t.Logf("issue mention, fresh dispatcher: %d requests, %d round trips: %v", len(reqs), trips, reqs)
+	assert.Len(t, reqs, 10)
+	assert.LessOrEqual(t, trips, 4)
+	e.sim.ResetRequests()
+	require.NoError(t, cold.Flush(e.ctx()))
+	assert.Empty(t, e.requestsExcept(""), "nothing left to write")
 }

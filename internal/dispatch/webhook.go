@@ -20,20 +20,39 @@ import (
 const MaxWebhookBytes = 2 << 20
 
 // DecodeEvent turns one webhook delivery into a trigger, keeping the
-// payload's repository object for the context. Unsupported events and
-// actions wrap webhook.ErrUnsupported; malformed ones are *webhook.DecodeError.
+// payload's repository, issue and pull_request objects for the context
+// (they are the REST API's shapes: fetching them again would cost a
+// request each). Unsupported events and actions wrap webhook.ErrUnsupported;
+// malformed ones are *webhook.DecodeError.
 func DecodeEvent(event string, body []byte) (*Trigger, error) {
 	wt, err := webhook.Decode(event, body)
 	if err != nil {
 		return nil, err
 	}
 	var p struct {
-		Repository json.RawMessage `json:"repository"`
+		Repository  json.RawMessage `json:"repository"`
+		Issue       json.RawMessage `json:"issue"`
+		PullRequest json.RawMessage `json:"pull_request"`
 	}
 	if err := json.Unmarshal(body, &p); err != nil {
 		return nil, fmt.Errorf("read repository of %s delivery: %w", event, err)
 	}
-	return &Trigger{Trigger: *wt, Repository: p.Repository}, nil
+	t := &Trigger{Trigger: *wt, Repository: p.Repository}
+	t.pre.issue, t.pre.pull = object(p.Issue, wt.Number), object(p.PullRequest, wt.Number)
+	return t, nil
+}
+
+// object keeps a payload's issue or pull request when it is the thread's
+// own object (a JSON object with the thread's number); anything else is
+// fetched instead.
+func object(raw json.RawMessage, number int) json.RawMessage {
+	var o struct {
+		Number int `json:"number"`
+	}
+	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &o) != nil || o.Number != number {
+		return nil
+	}
+	return raw
 }
 
 // WebhookHandler serves GitHub webhook deliveries on POST / and POST
@@ -42,6 +61,7 @@ func DecodeEvent(event string, body []byte) (*Trigger, error) {
 // decision JSON when handled, 500 when handling failed (GitHub shows the
 // delivery as failed and it can be redelivered). Handling is synchronous,
 // bounded by timeout, and not cut short when GitHub stops waiting (10 s).
+// The rate state is not written per delivery: run FlushEvery beside it.
 func (d *Dispatcher) WebhookHandler(secret []byte, timeout time.Duration) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -88,10 +108,8 @@ func (d *Dispatcher) serveDelivery(w http.ResponseWriter, r *http.Request, secre
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), timeout)
 	defer cancel()
+	// The rate state is written by FlushEvery, not per delivery.
 	dec, err := d.Handle(ctx, t)
-	if ferr := d.Flush(ctx); ferr != nil {
-		log.Error("write rate-limit state", "error", ferr.Error())
-	}
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, "handling failed: "+err.Error())
 		return

@@ -107,7 +107,7 @@ func (s *Sim) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	reqID := s.reqSeq
 	s.mu.Unlock()
 
-	entry := &LoggedRequest{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, At: s.now()}
+	entry := &LoggedRequest{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, At: s.now(), Start: time.Now()}
 	// The entry is logged when the handler ends, which can be after the
 	// client has its answer; the log readers wait for every request the
 	// client may already have seen (see answering), so a test that resets
@@ -118,6 +118,7 @@ func (s *Sim) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		entry.Status = lw.status
 		entry.RespBody = append([]byte(nil), lw.body.Bytes()...)
 		entry.seq = reqID
+		entry.End = time.Now()
 		s.mu.Lock()
 		// Keep the log in arrival order: a reset request's handler can end
 		// after the client has already sent (and been answered on) its next

@@ -137,6 +137,10 @@ type LoggedRequest struct {
 	AppliedStatus int
 	At            time.Time
 	seq           int64 // arrival order
+	// Start and End are the wall-clock times the request arrived and its
+	// handler ended (whatever the simulated clock says): RoundTrips reads
+	// them.
+	Start, End time.Time
 }
 
 // maxLoggedBody caps bodies kept in the request log.

@@ -14,7 +14,8 @@ import (
 // NewDispatcher builds a dispatcher as one dispatcher process would: a
 // client per token, and one pacer shared by all of them, since GitHub
 // counts content creation per account and both tokens are the bot's.
-func (w *World) NewDispatcher() (*dispatch.Dispatcher, error) {
+// opts change the configuration (e.g. FlushEach for event mode).
+func (w *World) NewDispatcher(opts ...func(*dispatch.Config)) (*dispatch.Dispatcher, error) {
 	botPacer, _, err := w.ProcessPacer(ControlToken)
 	if err != nil {
 		return nil, err
@@ -32,8 +33,11 @@ func (w *World) NewDispatcher() (*dispatch.Dispatcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	return dispatch.New(dispatch.Config{Bot: Bot, Control: Control, Allowed: dispatch.ParseAllowList("*"), Now: w.Clock.Now},
-		dispatch.Clients{GitHub: gh, Control: ctl, Dispatch: dsp})
+	cfg := dispatch.Config{Bot: Bot, Control: Control, Allowed: dispatch.ParseAllowList("*"), Now: w.Clock.Now}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return dispatch.New(cfg, dispatch.Clients{GitHub: gh, Control: ctl, Dispatch: dsp})
 }
 
 // DispatchStats says how a DispatchAll went.

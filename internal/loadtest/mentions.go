@@ -16,6 +16,8 @@ type Mention struct {
 	IsPR    bool
 	Trigger webhook.Trigger
 	JobID   string
+	// Payload is the issue_comment webhook delivery GitHub would send.
+	Payload []byte
 }
 
 // SeedMentions opens n threads round-robin over the repos (every prEvery-th
@@ -56,8 +58,15 @@ func (w *World) SeedMentions(n, prEvery int) ([]Mention, error) {
 		if err != nil {
 			return nil, fmt.Errorf("seed mention %d: %w", i, err)
 		}
+		payload, err := w.Sim.CommentEvent(repo, c.GetID())
+		if err == nil {
+			_, err = dispatch.DecodeEvent("issue_comment", payload)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("webhook payload of mention %d: %w", i, err)
+		}
 		w.Clock.Advance(100 * 1e6) // 100 ms between mentions
-		out = append(out, Mention{Repo: repo, Number: num, IsPR: isPR, JobID: transport.JobID(c.GetNodeID()), Trigger: webhook.Trigger{
+		out = append(out, Mention{Repo: repo, Number: num, IsPR: isPR, JobID: transport.JobID(c.GetNodeID()), Payload: payload, Trigger: webhook.Trigger{
 			Event: "issue_comment", Action: "created", Repo: repo, RepoOwnerType: "User", Number: num, IsPR: isPR,
 			CommentID: c.GetID(), NodeID: c.GetNodeID(), Author: user, AuthorType: "User", Body: c.GetBody(),
 			URL: c.GetHTMLURL(), CreatedAt: c.GetCreatedAt().Time,
@@ -66,8 +75,12 @@ func (w *World) SeedMentions(n, prEvery int) ([]Mention, error) {
 	return out, nil
 }
 
-// DispatchTrigger is the dispatcher's trigger for m (as the webhook mode
-// builds it, without the payload's repository object).
+// DispatchTrigger is the dispatcher's trigger for m as the webhook mode
+// builds it from the delivery (with the payload's repository and issue).
 func (m Mention) DispatchTrigger() *dispatch.Trigger {
-	return &dispatch.Trigger{Trigger: m.Trigger}
+	t, err := dispatch.DecodeEvent("issue_comment", m.Payload)
+	if err != nil { // SeedMentions decoded it once already
+		panic(fmt.Sprintf("loadtest: payload of %s: %v", m.JobID, err))
+	}
+	return t
 }

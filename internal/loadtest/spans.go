@@ -2,9 +2,10 @@ package loadtest
 
 import (
 	"net/http"
-	"sort"
 	"sync"
 	"time"
+
+	"github.com/mention-runner/mention-runner/internal/githubsim"
 )
 
 // Span is one request as the server saw it, in real time.
@@ -42,20 +43,12 @@ func (w *World) Spans() []Span {
 	return out
 }
 
-// RoundTrips is the number of sequential round trips among spans: the
-// most requests that ran one after another without overlapping (greedy by
-// earliest end, which finds that maximum). Requests made concurrently
-// count once; a chain of dependent requests counts each.
+// RoundTrips is the number of sequential round trips among spans
+// (githubsim.RoundTrips).
 func RoundTrips(spans []Span) int {
-	s := append([]Span(nil), spans...)
-	sort.Slice(s, func(i, j int) bool { return s[i].End.Before(s[j].End) })
-	n := 0
-	var last time.Time
-	for _, sp := range s {
-		if n == 0 || !sp.Start.Before(last) {
-			n++
-			last = sp.End
-		}
+	reqs := make([]githubsim.LoggedRequest, len(spans))
+	for i, sp := range spans {
+		reqs[i] = githubsim.LoggedRequest{Method: sp.Method, Path: sp.Path, Start: sp.Start, End: sp.End}
 	}
-	return n
+	return githubsim.RoundTrips(reqs)
 }
