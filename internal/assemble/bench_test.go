@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/mention-runner/mention-runner/internal/githubsim"
 	"github.com/mention-runner/mention-runner/internal/transport"
 	"github.com/stretchr/testify/require"
 )
@@ -30,5 +31,45 @@ func BenchmarkAssemble20Shards(b *testing.B) {
 		require.True(b, o.res.Ready)
 		b.SetBytes(int64(len(c)))
 		b.StartTimer()
+	}
+}
+
+// BenchmarkAssembleRequests reports what one assemble run costs in API
+// requests and sequential round trips (latency on every request, as
+// TestRequestCounts): "small" is an agent_small event, "shards20" the run
+// that stores the last of 20 shards and proceeds (the 19 earlier runs are
+// not measured). make bench shows both against issue 16's goals.
+func BenchmarkAssembleRequests(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		pad  int
+	}{{"small", 100}, {"shards20", 900_000}} {
+		b.Run(bc.name, func(b *testing.B) {
+			h := newHarness(b)
+			var requests, trips int
+			n := 0
+			for i := 0; b.Loop(); i++ {
+				b.StopTimer()
+				node := fmt.Sprintf("IC_req%s%d", bc.name, i)
+				ev := events(b, transport.JobID(node), contextFor(node, bc.pad))
+				for k := 0; k < len(ev)-1; k++ {
+					require.NoError(b, h.run(b, ev[k]).err)
+				}
+				h.sim.AddFault(githubsim.Fault{Kind: githubsim.FaultSlow, Rate: 1, Delay: latency})
+				b.StartTimer()
+				o := h.run(b, ev[len(ev)-1])
+				b.StopTimer()
+				h.sim.ClearFaults()
+				require.NoError(b, o.err)
+				require.True(b, o.res.Ready)
+				reqs := h.requestsOf(o)
+				requests += len(reqs)
+				trips += githubsim.RoundTrips(reqs)
+				n++
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(requests)/float64(n), "requests/run")
+			b.ReportMetric(float64(trips)/float64(n), "roundtrips/run")
+		})
 	}
 }

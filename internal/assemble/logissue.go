@@ -17,25 +17,13 @@ import (
 // maxIssuePages bounds the search for an existing log issue (100 a page).
 const maxIssuePages = 10
 
-// logIssues finds and creates run-log issues in the control repo.
+// logIssues finds and creates run-log issues in the control repo. The
+// listing is filtered by the log label and the job's marker, not by
+// creator: a workflow token (GITHUB_TOKEN) cannot read /user to learn its
+// login, and GitHub drops labels set by callers without push access.
 type logIssues struct {
 	gh          *github.Client
 	owner, name string
-	creator     string // the token's login; "" = unknown (no creator filter)
-	looked      bool
-}
-
-// login learns the token's user once. Installation tokens (the workflow's
-// GITHUB_TOKEN) cannot read /user; then the label filter alone narrows the
-// list, since GitHub drops labels set by callers without push access.
-func (l *logIssues) login(ctx context.Context) string {
-	if !l.looked {
-		l.looked = true
-		if u, _, err := l.gh.Users.Get(ctx, ""); err == nil {
-			l.creator = u.GetLogin()
-		}
-	}
-	return l.creator
 }
 
 // find returns the job's log issue, or nil. since bounds the listing: the
@@ -43,7 +31,7 @@ func (l *logIssues) login(ctx context.Context) string {
 func (l *logIssues) find(ctx context.Context, jobID string, since time.Time) (*github.Issue, error) {
 	marker := contract.LogIssueMarker(jobID)
 	opt := &github.IssueListByRepoOptions{
-		State: "all", Labels: []string{contract.LogLabel}, Creator: l.login(ctx), Sort: "created", Direction: "desc",
+		State: "all", Labels: []string{contract.LogLabel}, Sort: "created", Direction: "desc",
 		Since: since, ListOptions: github.ListOptions{PerPage: 100},
 	}
 	for page := 0; page < maxIssuePages; page++ {

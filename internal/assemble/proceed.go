@@ -10,9 +10,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/go-github/v62/github"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/mention-runner/mention-runner/internal/blocklist"
 	"github.com/mention-runner/mention-runner/internal/contract"
 	ghid "github.com/mention-runner/mention-runner/internal/identity"
 	"github.com/mention-runner/mention-runner/internal/job"
+	"github.com/mention-runner/mention-runner/internal/jobstate"
+	"github.com/mention-runner/mention-runner/internal/policy"
 	"github.com/mention-runner/mention-runner/internal/record"
 	"github.com/mention-runner/mention-runner/internal/render"
 )
@@ -33,13 +39,37 @@ func (r *run) proceed(ctx context.Context, res *Result, context []byte) error {
 	}
 	res.TargetRepo, res.TargetNumber = j.Repo, j.Number
 	// At most one workflow run starts a job's agent, however often its
-	// events are delivered (before, during or after that run).
+	// events are delivered (before, during or after that run). Whether
+	// this one may is asked together with the reads it needs then (the
+	// opt-out list, the repositories' ids, an existing log issue); old job
+	// states are swept beside them.
 	id := res.JobID
 	if id == "" {
 		id = j.JobID
 	}
-	b, err := r.states.Begin(ctx, id, r.holder.RunID)
-	if err != nil {
+	r.sweepStates(ctx)
+	var (
+		b        jobstate.Begin
+		found    *github.Issue
+		snapshot *blocklist.List
+	)
+	var g errgroup.Group
+	g.Go(func() (err error) {
+		m := r.state
+		if m.Commit == "" {
+			if m, err = r.states.Prepare(ctx, r.holder.RunID); err != nil {
+				return err
+			}
+		}
+		b, err = r.states.BeginAt(ctx, id, r.holder.RunID, m)
+		return err
+	})
+	var loadErr, findErr, idsErr error
+	var ids policy.IDs
+	g.Go(func() error { snapshot, loadErr = r.blocks.Load(ctx); return nil })
+	g.Go(func() error { ids, idsErr = r.resolveIDs(ctx, j); return nil })
+	g.Go(func() error { found, findErr = r.issues.find(ctx, res.JobID, r.since()); return nil })
+	if err := g.Wait(); err != nil {
 		return err
 	}
 	if !b.Proceed {
@@ -51,21 +81,24 @@ func (r *run) proceed(ctx context.Context, res *Result, context []byte) error {
 	if b.Rerun {
 		r.log.Infof("job %s: this workflow run started it before (a re-run), proceeding", id)
 	}
+	if loadErr != nil {
+		return fmt.Errorf("snapshot the opt-out list: %w", loadErr)
+	}
+	if findErr != nil {
+		return findErr
+	}
 	sum, err := writeContext(r.cfg.ContextFile, context)
 	if err != nil {
 		return err
 	}
 	res.ContextFile, res.ContextSHA256 = r.cfg.ContextFile, sum
 	r.log.Infof("job %s: wrote %s (%d bytes, sha256 %s) for %s#%d", res.JobID, r.cfg.ContextFile, len(context), sum, j.Repo, j.Number)
-	if err := r.snapshotBlocklist(ctx); err != nil {
+	if err := r.snapshotBlocklist(snapshot); err != nil {
 		return err
 	}
-	r.resolveIDs(ctx, j)
+	r.writeIDs(ids, idsErr)
 
-	is, err := r.issues.find(ctx, res.JobID, r.since())
-	if err != nil {
-		return err
-	}
+	is := found
 	if is != nil {
 		r.log.Infof("job %s: found the run-log issue %s#%d (re-run)", res.JobID, r.cfg.ControlRepo, is.GetNumber())
 	} else {
@@ -182,13 +215,17 @@ func failureBody(rep render.Report, section, jobID string) string {
 	return body
 }
 
-// resolveIDs writes the ids of the thread's repository and of every deny=
-// entry for the agent's gate, so a deny= naming a repository's old name
-// (GitHub redirects it) still denies it. A lookup that fails only weakens
-// the gate's early answer: publish resolves every id again before writing
-// and refuses everything when it cannot.
-func (r *run) resolveIDs(ctx context.Context, j *job.Job) {
-	ids, err := (&ghid.Resolver{Client: r.blocks.Client}).Repos(ctx, append([]string{j.Repo}, j.Flags.DenyRepos...))
+// resolveIDs looks up the ids of the thread's repository and of every
+// deny= entry for the agent's gate, so a deny= naming a repository's old
+// name (GitHub redirects it) still denies it. A lookup that fails only
+// weakens the gate's early answer: publish resolves every id again before
+// writing and refuses everything when it cannot.
+func (r *run) resolveIDs(ctx context.Context, j *job.Job) (policy.IDs, error) {
+	return (&ghid.Resolver{Client: r.blocks.Client}).Repos(ctx, append([]string{j.Repo}, j.Flags.DenyRepos...))
+}
+
+// writeIDs writes what resolveIDs found for the agent job.
+func (r *run) writeIDs(ids policy.IDs, err error) {
 	if err != nil {
 		r.log.Warningf("repository ids (the gate matches deny= and opt-outs by name where they are missing): %v", err)
 	}
@@ -198,11 +235,9 @@ func (r *run) resolveIDs(ctx context.Context, j *job.Job) {
 	}
 }
 
-func (r *run) snapshotBlocklist(ctx context.Context) error {
-	l, err := r.blocks.Load(ctx)
-	if err != nil {
-		return fmt.Errorf("snapshot the opt-out list: %w", err)
-	}
+// snapshotBlocklist writes the opt-out list, as read for this job, for
+// the agent job.
+func (r *run) snapshotBlocklist(l *blocklist.List) error {
 	path := filepath.Join(filepath.Dir(r.cfg.ContextFile), contract.BlocklistSnapshotFile)
 	if err := record.WriteJSON(path, l); err != nil {
 		return fmt.Errorf("snapshot the opt-out list: %w", err)

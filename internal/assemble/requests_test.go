@@ -15,27 +15,11 @@ import (
 )
 
 // requestsOf runs one event and returns the API requests it made, as
-// "METHOD /path-shape" counts.
-func requestsOf(t *testing.T, h *harness, ev []byte, opts ...runOpt) (outcome, int, string) {
+// "METHOD /path-shape" counts, and their sequential round trips.
+func requestsOf(t *testing.T, h *harness, ev []byte, opts ...runOpt) (outcome, int, int, string) {
 	t.Helper()
 	o := h.run(t, ev, opts...)
-	// The simulator logs a request after answering it, so wait for the
-	// run's last request (the sweep's listing) to be logged.
-	var reqs []githubsim.LoggedRequest
-	for range 500 {
-		reqs = reqs[:0]
-		done := false
-		for _, r := range h.sim.Requests() {
-			if r.Token == "tok-"+o.runID {
-				reqs = append(reqs, r)
-				done = done || strings.HasSuffix(r.Path, "/git/matching-refs/mention-runner/jobs")
-			}
-		}
-		if done {
-			break
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	reqs := h.requestsOf(o)
 	counts := map[string]int{}
 	for _, r := range reqs {
 		counts[r.Method+" "+shape(r.Path)]++
@@ -45,7 +29,31 @@ func requestsOf(t *testing.T, h *harness, ev []byte, opts ...runOpt) (outcome, i
 		keys = append(keys, fmt.Sprintf("%s×%d", k, n))
 	}
 	sort.Strings(keys)
-	return o, len(reqs), strings.Join(keys, ", ")
+	trips := githubsim.RoundTrips(reqs)
+	if testing.Verbose() && len(reqs) > 0 {
+		t0 := reqs[0].Start
+		for _, r := range reqs {
+			if r.Start.Before(t0) {
+				t0 = r.Start
+			}
+		}
+		for _, r := range reqs {
+			t.Logf("  %5d–%5d ms %s %s", r.Start.Sub(t0).Milliseconds(), r.End.Sub(t0).Milliseconds(), r.Method, shape(r.Path))
+		}
+	}
+	return o, len(reqs), trips, strings.Join(keys, ", ")
+}
+
+// requestsOf is every request run o made. Run returned, so each was
+// answered: the log has it.
+func (h *harness) requestsOf(o outcome) []githubsim.LoggedRequest {
+	var reqs []githubsim.LoggedRequest
+	for _, r := range h.sim.Requests() {
+		if r.Token == "tok-"+o.runID {
+			reqs = append(reqs, r)
+		}
+	}
+	return reqs
 }
 
 // shape drops ids from a path: /repos/o/r/git/commits/<sha> → git/commits.
@@ -57,15 +65,31 @@ func shape(p string) string {
 	return segs[0]
 }
 
-// TestRequestCounts pins how many API requests each kind of run makes
-// (no other jobs' refs present, so the sweep costs one listing).
+// latency is added to every request while TestRequestCounts measures, so
+// requests made together overlap and dependent ones do not. It is far
+// above the delays a loaded 2-core machine with -race adds to starting a
+// goroutine's request (up to ~100 ms seen), which would otherwise split a
+// round trip in two.
+const latency = 250 * time.Millisecond
+
+// TestRequestCounts pins how many API requests each kind of run makes and
+// how many sequential round trips they take (issue 16; no other jobs'
+// refs present, so each sweep costs one listing). No request needs more
+// than a workflow token (no GET /user).
 func TestRequestCounts(t *testing.T) {
 	t.Parallel()
+	h := newHarness(t)
+	h.sim.AddFault(githubsim.Fault{Kind: githubsim.FaultSlow, Rate: 1, Delay: latency})
 	small := events(t, transport.JobID("IC_rs"), contextFor("IC_rs", 100))
-	o, n, detail := requestsOf(t, newHarness(t), small[0])
+	o, n, trips, detail := requestsOf(t, h, small[0])
 	require.NoError(t, o.err)
-	t.Logf("agent_small run: %d requests (%s)", n, detail)
-	assert.Equal(t, 9, n) // job state commit and ref, GET /user, opt-out list, the repository's ids, list issues, create issue, sweep listings of shards and job states
+	t.Logf("agent_small run: %d requests, %d round trips (%s)", n, trips, detail)
+	// job state commit with the opt-out list, the repository's ids, the
+	// log issue listing and both sweep listings; the state ref; the log
+	// issue
+	assert.Equal(t, 8, n)
+	assert.LessOrEqual(t, trips, 3)
+	assert.NotContains(t, detail, "user")
 
 	for _, total := range []int{3, 20} {
 		h := newHarness(t) // no other job's refs for the sweep to inspect
@@ -74,21 +98,33 @@ func TestRequestCounts(t *testing.T) {
 		ev := events(t, transport.JobID(node), contextFor(node, pad))
 		require.Equal(t, total, len(ev))
 		for i := 0; i < total-1; i++ {
-			o, n, detail := requestsOf(t, h, ev[i])
+			if i == 0 { // only the runs measured wait for the latency
+				h.sim.AddFault(githubsim.Fault{Kind: githubsim.FaultSlow, Rate: 1, Delay: latency})
+			}
+			o, n, trips, detail := requestsOf(t, h, ev[i])
 			require.NoError(t, o.err)
 			if i == 0 {
-				t.Logf("%d shards, a waiting shard run: %d requests (%s)", total, n, detail)
-				assert.Equal(t, 6, n) // blob, tree, commit, ref, listing, sweep listing
+				h.sim.ClearFaults()
+				t.Logf("%d shards, a waiting shard run: %d requests, %d round trips (%s)", total, n, trips, detail)
+				assert.Equal(t, 5, n) // tree with the piece, commit, ref, listing, sweep listing
 			}
 		}
-		o, n, detail := requestsOf(t, h, ev[total-1])
+		h.sim.AddFault(githubsim.Fault{Kind: githubsim.FaultSlow, Rate: 1, Delay: latency})
+		o, n, trips, detail := requestsOf(t, h, ev[total-1])
 		require.NoError(t, o.err)
 		require.True(t, o.res.Ready)
-		t.Logf("%d shards, the proceeding run: %d requests (%s)", total, n, detail)
-		assert.Equal(t, 6+2+2*(total-1)+2+1+1+3+1, n) // + lock commit and ref, 2 reads a shard, job state commit and ref, the opt-out list, the repository's ids, 3 for the log issue, job states sweep
+		t.Logf("%d shards, the proceeding run: %d requests, %d round trips (%s)", total, n, trips, detail)
+		// tree, commit, ref, listing; the other shards' commits with the
+		// lock and state commits; the lock ref with their blobs; the
+		// state ref with the opt-out list, the repository's ids and the log
+		// issue listing; the log issue; two sweep listings beside
+		assert.Equal(t, 4+(total-1)+2+1+(total-1)+4+1+2, n)
+		assert.LessOrEqual(t, trips, 8)
+		assert.NotContains(t, detail, "user")
 
-		o, n, detail = requestsOf(t, h, ev[0])
+		h.sim.ClearFaults()
+		o, n, trips, detail = requestsOf(t, h, ev[0])
 		require.NoError(t, o.err)
-		t.Logf("%d shards, a late duplicate after the lock: %d requests (%s)", total, n, detail)
+		t.Logf("%d shards, a late duplicate after the lock: %d requests, %d round trips (%s)", total, n, trips, detail)
 	}
 }

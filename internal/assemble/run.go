@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -17,8 +18,10 @@ import (
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/ghclient"
 	"github.com/mention-runner/mention-runner/internal/jobstate"
+	"github.com/mention-runner/mention-runner/internal/refstate"
 	"github.com/mention-runner/mention-runner/internal/shardstore"
 	"github.com/mention-runner/mention-runner/internal/transport"
+	"golang.org/x/sync/errgroup"
 )
 
 // Defaults of Options.
@@ -79,6 +82,11 @@ type run struct {
 	holder  shardstore.Holder // this run, as written in a lock
 	runURL  string
 	earlier time.Time // earliest payload timestamp seen: the job is no older
+
+	// state is the "running" state commit, made ahead (with the shard
+	// reads) when this run may proceed; zero = Begin makes it.
+	state refstate.Mark
+	sw    sweeps
 }
 
 // Run performs one assemble run. Its error is for the exit status; when
@@ -112,7 +120,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			r.log.Warningf("could not record the failure on a log issue: %v", rerr)
 		}
 	}
-	r.sweep(ctx, res)
+	r.sweep(ctx, res.JobID) // started early unless the event was unreadable
+	r.reportSweeps(res)
 	if oerr := r.setOutputs(res); oerr != nil {
 		err = errors.Join(err, oerr)
 	}
@@ -202,6 +211,8 @@ func (r *run) assemble(ctx context.Context, res *Result) error {
 	if contract.ValidJobID(p.JobID) {
 		res.JobID = p.JobID
 	}
+	// Stale refs of other jobs are swept beside this job's own requests.
+	r.sweep(ctx, res.JobID)
 	if ts, terr := time.Parse(time.RFC3339, p.Timestamp); terr == nil {
 		r.earlier = ts
 	}
@@ -262,42 +273,58 @@ func (r *run) shard(ctx context.Context, res *Result, p transport.Payload, opt t
 		r.log.Infof("%s; waiting for %d more (missing indices: %s)", what, len(res.Missing), ints(res.Missing, 20))
 		return nil, nil
 	}
-	// A lock already taken is final: the pieces it was taken for are read
-	// by its holder, whatever arrived since.
+	h := r.holder
+	h.JobID = piece.JobID
+	var pieces []shardstore.Piece
 	if job.Lock == "" {
-		if job, err = r.current(ctx, res, job, stored); err != nil || job == nil {
+		// This run tries to take the lock: its lock commit and the job's
+		// state commit are made while the shards are described, and the
+		// pieces are read while the lock ref is created (thrown away if
+		// another run wins it).
+		var lockSHA string
+		g, gctx := errgroup.WithContext(ctx)
+		g.Go(func() (err error) { job, err = r.current(gctx, res, job, stored); return err })
+		g.Go(func() (err error) { lockSHA, err = r.store.LockCommit(gctx, h, stored.Tree); return err })
+		g.Go(func() (err error) { r.state, err = r.states.Prepare(gctx, r.holder.RunID); return err })
+		if err := g.Wait(); err != nil || job == nil {
 			return nil, err
 		}
 		if res.Missing = job.Missing(n); len(res.Missing) > 0 {
 			r.log.Infof("%s; waiting for %d more of this dispatch (missing indices: %s; pieces of an older dispatch do not count)", what, len(res.Missing), ints(res.Missing, 20))
 			return nil, nil
 		}
-	}
-	h := r.holder
-	h.JobID = piece.JobID
-	lock, err := r.store.Lock(ctx, job, h, stored.Tree)
-	if err != nil {
-		return nil, err
-	}
-	if !lock.Won {
-		res.Holder = &lock.Holder
-		r.log.Infof("%s; all %d shards are stored and %s proceeds", what, n, lock.Holder)
-		return nil, nil
-	}
-	if lock.Reentered {
-		r.log.Infof("%s; this run already holds the lock (re-run), proceeding", what)
+		var lock *shardstore.LockResult
+		var readErr error
+		var lg errgroup.Group
+		lg.Go(func() (err error) { lock, err = r.store.LockAt(ctx, job, h, lockSHA); return err })
+		lg.Go(func() error { pieces, readErr = r.store.Read(ctx, job, stored); return nil })
+		if err := lg.Wait(); err != nil {
+			return nil, err
+		}
+		if !r.locked(res, lock, what, n) {
+			return nil, nil
+		}
+		if readErr != nil {
+			return nil, readErr
+		}
 	} else {
-		r.log.Infof("%s; all %d shards are stored and this run won the lock, proceeding", what, n)
-	}
-	if job.Meta == nil { // re-entered from a listed lock: the shards are not described yet
+		// A lock already taken is final: the pieces it was taken for are
+		// read by its holder, whatever arrived since.
+		lock, err := r.store.LockAt(ctx, job, h, "")
+		if err != nil {
+			return nil, err
+		}
+		if !r.locked(res, lock, what, n) {
+			return nil, nil
+		}
+		// Re-entered from a listed lock: the shards are not described yet.
 		if err := r.store.Describe(ctx, job, stored); err != nil {
 			return nil, err
 		}
 		job = job.Select(piece.Timestamp)
-	}
-	pieces, err := r.store.Read(ctx, job, stored)
-	if err != nil {
-		return nil, err
+		if pieces, err = r.store.Read(ctx, job, stored); err != nil {
+			return nil, err
+		}
 	}
 	a := transport.NewAssembler(opt)
 	for _, pc := range pieces {
@@ -312,6 +339,21 @@ func (r *run) shard(ctx context.Context, res *Result, p transport.Payload, opt t
 		}
 	}
 	return a.Context()
+}
+
+// locked reports whether this run holds the lock, logging who proceeds.
+func (r *run) locked(res *Result, lock *shardstore.LockResult, what string, n int) bool {
+	switch {
+	case !lock.Won:
+		res.Holder = &lock.Holder
+		r.log.Infof("%s; all %d shards are stored and %s proceeds", what, n, lock.Holder)
+		return false
+	case lock.Reentered:
+		r.log.Infof("%s; this run already holds the lock (re-run), proceeding", what)
+	default:
+		r.log.Infof("%s; all %d shards are stored and this run won the lock, proceeding", what, n)
+	}
+	return true
 }
 
 // current describes the job's shards and keeps those of this run's
@@ -336,30 +378,62 @@ func (r *run) superseded(res *Result, p shardstore.Piece, newer string) error {
 	return nil
 }
 
-func (r *run) sweep(ctx context.Context, res *Result) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sweepTimeout)
-	defer cancel()
-	sr, err := r.store.Sweep(ctx, shardstore.SweepOptions{Skip: res.JobID, Rand: r.o.Rand})
-	if err != nil {
-		r.log.Warningf("sweep of stale job refs: %v", err)
+// sweeps are the stale-ref sweeps of one run: they touch only other jobs'
+// refs, so they run beside this job's own requests and are reported at
+// the end.
+type sweeps struct {
+	wg                sync.WaitGroup
+	shardsOn, stateOn bool
+	shards            *shardstore.SweepResult
+	shardsErr         error
+	states            *refstate.SweepResult
+	statesErr         error
+}
+
+// sweep starts the sweep of stale job refs (skipping jobID), once.
+func (r *run) sweep(ctx context.Context, jobID string) {
+	if r.sw.shardsOn {
 		return
 	}
-	res.Sweep = sr
-	for _, e := range sr.Errors {
-		r.log.Warningf("sweep of stale job refs: %v", e)
-	}
-	if len(sr.Deleted) > 0 {
-		r.log.Infof("swept %d stale job refs (checked %d of %d)", len(sr.Deleted), sr.Checked, sr.Listed)
-	}
-	if !res.Ready {
-		return // one sweep of job states per job is plenty
-	}
-	js, err := r.states.Sweep(ctx)
-	if err != nil {
-		r.log.Warningf("sweep of old job states: %v", err)
+	r.sw.shardsOn = true
+	r.sw.wg.Go(func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sweepTimeout)
+		defer cancel()
+		r.sw.shards, r.sw.shardsErr = r.store.Sweep(ctx, shardstore.SweepOptions{Skip: jobID, Rand: r.o.Rand})
+	})
+}
+
+// sweepStates starts the sweep of old job states: once per job, by the
+// run that goes on to start it.
+func (r *run) sweepStates(ctx context.Context) {
+	if r.sw.stateOn {
 		return
 	}
-	if len(js.Deleted) > 0 {
+	r.sw.stateOn = true
+	r.sw.wg.Go(func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sweepTimeout)
+		defer cancel()
+		r.sw.states, r.sw.statesErr = r.states.Sweep(ctx)
+	})
+}
+
+// reportSweeps waits for the sweeps and logs what they did.
+func (r *run) reportSweeps(res *Result) {
+	r.sw.wg.Wait()
+	if r.sw.shardsErr != nil {
+		r.log.Warningf("sweep of stale job refs: %v", r.sw.shardsErr)
+	} else if sr := r.sw.shards; sr != nil {
+		res.Sweep = sr
+		for _, e := range sr.Errors {
+			r.log.Warningf("sweep of stale job refs: %v", e)
+		}
+		if len(sr.Deleted) > 0 {
+			r.log.Infof("swept %d stale job refs (checked %d of %d)", len(sr.Deleted), sr.Checked, sr.Listed)
+		}
+	}
+	if r.sw.statesErr != nil {
+		r.log.Warningf("sweep of old job states: %v", r.sw.statesErr)
+	} else if js := r.sw.states; js != nil && len(js.Deleted) > 0 {
 		r.log.Infof("swept %d job states older than %s", len(js.Deleted), jobstate.MaxAge)
 	}
 }

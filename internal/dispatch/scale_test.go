@@ -78,7 +78,9 @@ func TestHugeDiffCappedAndSharded(t *testing.T) {
 
 // costLatency is added to every request while TestRequestCost measures,
 // so requests made together overlap and dependent ones do not.
-const costLatency = 100 * time.Millisecond
+// It is far above the delays a loaded 2-core machine with -race adds to
+// starting a goroutine's request (up to ~100 ms seen).
+const costLatency = 250 * time.Millisecond
 
 // measureCost handles trig with d and returns every request it made
 // (dispatches included) and their sequential round trips.

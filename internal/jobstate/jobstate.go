@@ -66,11 +66,27 @@ type Begin struct {
 
 // Begin marks the job running for runID, unless another run has it.
 func (s *Store) Begin(ctx context.Context, jobID, runID string) (Begin, error) {
-	holder := Holder(runID)
-	m, err := s.rs.NewMark(ctx, Running, holder, "")
+	m, err := s.Prepare(ctx, runID)
 	if err != nil {
-		return Begin{}, fmt.Errorf("jobstate: %w", err)
+		return Begin{}, err
 	}
+	return s.BeginAt(ctx, jobID, runID, m)
+}
+
+// Prepare makes the "running" state commit of runID ahead of BeginAt, so a
+// caller can make it together with other requests. Until BeginAt points
+// the job's ref at it, it is only an object.
+func (s *Store) Prepare(ctx context.Context, runID string) (refstate.Mark, error) {
+	m, err := s.rs.NewMark(ctx, Running, Holder(runID), "")
+	if err != nil {
+		return m, fmt.Errorf("jobstate: %w", err)
+	}
+	return m, nil
+}
+
+// BeginAt is Begin with the state commit Prepare made for runID.
+func (s *Store) BeginAt(ctx context.Context, jobID, runID string, m refstate.Mark) (Begin, error) {
+	holder := Holder(runID)
 	cur, created, err := s.rs.Create(ctx, Ref(jobID), m)
 	if err != nil {
 		return Begin{}, fmt.Errorf("jobstate: mark job %s running: %w", jobID, err)

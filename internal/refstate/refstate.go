@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/google/go-github/v62/github"
+	"golang.org/x/sync/errgroup"
 )
 
 // EmptyTree is git's empty tree. Every repository has it, so a state
@@ -255,6 +256,9 @@ func isStatus(err error, code int, msg string) bool {
 		strings.Contains(strings.ToLower(ge.Message), msg)
 }
 
+// sweepParallel bounds a sweep's concurrent requests.
+const sweepParallel = 24
+
 // SweepOptions bound one sweep.
 type SweepOptions struct {
 	Prefix string        // e.g. "refs/mention-runner/dispatched/"
@@ -303,32 +307,48 @@ func (s *Store) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 	}
 	res := &SweepResult{Listed: len(refs)}
 	o.Rand.Shuffle(len(refs), func(i, j int) { refs[i], refs[j] = refs[j], refs[i] })
-	cutoff := s.now().Add(-o.MaxAge)
+	// Known states cost nothing; at most MaxChecks others are read. Every
+	// ref is read (and maybe deleted) beside the others, so a sweep costs
+	// two round trips, not two per ref.
+	var pick []*github.Reference
 	for _, r := range refs {
-		if ctx.Err() != nil {
-			break
-		}
-		sha := r.GetObject().GetSHA()
-		m, cached := s.known(sha)
-		if !cached {
+		if _, cached := s.known(r.GetObject().GetSHA()); !cached {
 			if res.Checked == o.MaxChecks {
 				continue
 			}
 			res.Checked++
-			var err error
-			if m, err = s.markOf(ctx, r.GetRef(), sha); err != nil {
-				res.Errors = append(res.Errors, err)
-				continue
+		}
+		pick = append(pick, r)
+	}
+	cutoff := s.now().Add(-o.MaxAge)
+	deleted := make([]bool, len(pick))
+	errs := make([]error, len(pick))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(sweepParallel)
+	for k, r := range pick {
+		g.Go(func() error {
+			m, err := s.markOf(gctx, r.GetRef(), r.GetObject().GetSHA())
+			if err != nil {
+				errs[k] = err
+				return nil
 			}
+			if !m.At.Before(cutoff) || (o.Keep != nil && o.Keep(m)) {
+				return nil
+			}
+			if errs[k] = s.Delete(gctx, r.GetRef()); errs[k] == nil {
+				deleted[k] = true
+			}
+			return nil
+		})
+	}
+	_ = g.Wait() // every error is per ref
+	for k, r := range pick {
+		if errs[k] != nil {
+			res.Errors = append(res.Errors, errs[k])
 		}
-		if !m.At.Before(cutoff) || (o.Keep != nil && o.Keep(m)) {
-			continue
+		if deleted[k] {
+			res.Deleted = append(res.Deleted, r.GetRef())
 		}
-		if err := s.Delete(ctx, r.GetRef()); err != nil {
-			res.Errors = append(res.Errors, err)
-			continue
-		}
-		res.Deleted = append(res.Deleted, r.GetRef())
 	}
 	return res, nil
 }

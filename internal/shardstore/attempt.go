@@ -100,7 +100,7 @@ func (st *Stored) meta() ShardMeta {
 func (s *Store) each(ctx context.Context, n int, f func(ctx context.Context, k int) bool) {
 	par := s.Parallel
 	if par <= 0 {
-		par = 4
+		par = DefaultParallel
 	}
 	sem := make(chan struct{}, par)
 	var wg sync.WaitGroup

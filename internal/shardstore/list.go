@@ -116,12 +116,35 @@ type LockResult struct {
 // held by the same run id (a re-run) counts as won; a lock that vanished
 // meanwhile (the job ended) counts as lost.
 func (s *Store) Lock(ctx context.Context, j *Job, h Holder, tree string) (*LockResult, error) {
+	var sha string
+	if j.Lock == "" {
+		var err error
+		if sha, err = s.LockCommit(ctx, h, tree); err != nil {
+			return nil, err
+		}
+	}
+	return s.LockAt(ctx, j, h, sha)
+}
+
+// LockCommit makes the commit naming h that LockAt puts the lock ref at,
+// so a caller can make it together with other requests; unused, it is
+// only an object.
+func (s *Store) LockCommit(ctx context.Context, h Holder, tree string) (string, error) {
+	sha, err := s.commit(ctx, tree, formatLock(h))
+	if err != nil {
+		return "", fmt.Errorf("shardstore: lock job %s: %w", h.JobID, err)
+	}
+	return sha, nil
+}
+
+// LockAt is Lock with the commit LockCommit made ("" when the listing j
+// shows a lock already: nothing is created then).
+func (s *Store) LockAt(ctx context.Context, j *Job, h Holder, sha string) (*LockResult, error) {
 	where := "shardstore: lock job " + h.JobID
 	held := j.Lock
 	if held == "" {
-		sha, err := s.commit(ctx, tree, formatLock(h))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
+		if sha == "" {
+			return nil, fmt.Errorf("%s: no lock commit", where)
 		}
 		ref := contract.LockRef(h.JobID)
 		created, err := s.createRef(ctx, ref, sha)

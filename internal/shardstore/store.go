@@ -21,9 +21,14 @@ type Store struct {
 	Owner, Name string
 	// Now dates the commits and ages them in Sweep; nil = time.Now.
 	Now func() time.Time
-	// Parallel bounds concurrent reads in Read; 0 = 4.
+	// Parallel bounds concurrent reads in Describe and Read; 0 =
+	// DefaultParallel.
 	Parallel int
 }
+
+// DefaultParallel reads a job of up to 24 shards (1.5 MB of context) in
+// one round trip, well under GitHub's limit of 100 concurrent requests.
+const DefaultParallel = 24
 
 // New returns a store for repo ("owner/name").
 func New(client *github.Client, repo string, now func() time.Time) (*Store, error) {
@@ -111,18 +116,19 @@ func (s *Store) commitOn(ctx context.Context, tree, msg, parent string) (string,
 func (s *Store) Put(ctx context.Context, p Piece) (*Stored, error) {
 	st := &Stored{Piece: p}
 	where := fmt.Sprintf("shardstore: store shard %d of job %s", p.Index, p.JobID)
-	blob, _, err := s.Client.Git.CreateBlob(ctx, s.Owner, s.Name, &github.Blob{Content: github.String(p.B64), Encoding: github.String("utf-8")})
-	if err != nil {
-		return nil, fmt.Errorf("%s: create blob: %w", where, err)
-	}
-	st.Blob = blob.GetSHA()
+	// The tree carries the piece as content: GitHub writes the blob with
+	// it (one request, not two), and the blob's id is git's hash of it.
+	st.Blob = blobSHA([]byte(p.B64))
 	tree, _, err := s.Client.Git.CreateTree(ctx, s.Owner, s.Name, "", []*github.TreeEntry{{
-		Path: github.String(pieceFile), Mode: github.String("100644"), Type: github.String("blob"), SHA: github.String(st.Blob),
+		Path: github.String(pieceFile), Mode: github.String("100644"), Type: github.String("blob"), Content: github.String(p.B64),
 	}})
 	if err != nil {
 		return nil, fmt.Errorf("%s: create tree: %w", where, err)
 	}
 	st.Tree = tree.GetSHA()
+	if want, _ := treeSHA(st.Blob); st.Tree != want {
+		return nil, fmt.Errorf("%s: create tree: GitHub answered tree %s, not %s (the piece as one blob)", where, st.Tree, want)
+	}
 	msg := formatShard(ShardMeta{JobID: p.JobID, Index: p.Index, Total: p.Total, Timestamp: p.Timestamp, Blob: st.Blob})
 	if st.Commit, err = s.commit(ctx, st.Tree, msg); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)

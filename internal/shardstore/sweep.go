@@ -55,28 +55,40 @@ func (s *Store) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 	}
 	o.Rand.Shuffle(len(refs), func(i, j int) { refs[i], refs[j] = refs[j], refs[i] })
 	cutoff := s.now().Add(-o.MaxAge)
-	for _, r := range refs {
-		if res.Checked == o.MaxChecks || ctx.Err() != nil {
-			break
-		}
-		res.Checked++
+	refs = refs[:min(len(refs), o.MaxChecks)]
+	res.Checked = len(refs)
+	// Each ref is read (and maybe deleted) beside the others: a sweep
+	// costs two round trips, not two per ref.
+	deleted := make([]bool, len(refs))
+	errs := make([]error, len(refs))
+	s.each(ctx, len(refs), func(ctx context.Context, k int) bool {
+		r := refs[k]
 		c, _, err := s.Client.Git.GetCommit(ctx, s.Owner, s.Name, r.Commit)
 		if err != nil {
-			res.Errors = append(res.Errors, fmt.Errorf("sweep: read %s: %w", r.Name, err))
-			continue
+			errs[k] = fmt.Errorf("sweep: read %s: %w", r.Name, err)
+			return true
 		}
 		when := c.GetCommitter().GetDate().Time
 		if when.IsZero() {
 			when = c.GetAuthor().GetDate().Time
 		}
 		if when.IsZero() || !when.Before(cutoff) {
-			continue
+			return true
 		}
 		if err := s.deleteRef(ctx, r.Name); err != nil {
-			res.Errors = append(res.Errors, fmt.Errorf("sweep: %w", err))
-			continue
+			errs[k] = fmt.Errorf("sweep: %w", err)
+			return true
 		}
-		res.Deleted = append(res.Deleted, r.Name)
+		deleted[k] = true
+		return true
+	})
+	for k, r := range refs {
+		if errs[k] != nil {
+			res.Errors = append(res.Errors, errs[k])
+		}
+		if deleted[k] {
+			res.Deleted = append(res.Deleted, r.Name)
+		}
 	}
 	return res, nil
 }
