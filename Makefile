@@ -118,5 +118,7 @@ clean:
 # one row per scenario: lost mentions, duplicate agent runs, duplicate
 # writes, duplicate log issues, manual re-runs needed. `make test` runs the
 # same scenarios small.
+# The fault, restart and burst tests run at full size here too (200, 200
+# and 500 mentions; make test runs them at 50, 50 and 120).
 prove:
-	MENTION_RUNNER_PROVE=full $(GO) test -count=1 -timeout 60m -run 'TestProve' ./internal/loadtest/ -v 2>&1 | grep -E '^\| |^(ok|FAIL|--- FAIL)'
+	MENTION_RUNNER_PROVE=full $(GO) test -count=1 -timeout 60m -run 'TestProve|TestFaults200Mentions|TestRestarts200Mentions|TestBurst500Mentions' ./internal/loadtest/ -v 2>&1 | grep -E '^\| |^(ok|FAIL|--- FAIL)'

@@ -22,9 +22,9 @@ func (t *tableRun) dispatch() []benchreport.Row {
 		maxReqs, maxRounds float64
 	}{
 		{"issue/cold", "issue mention, fresh dispatcher (event mode)", 8, 4},
-		{"issue/warm", "issue mention, running dispatcher (serve/poll)", 6, 3},
+		{"issue/warm", "issue mention, running dispatcher (serve)", 6, 3},
 		{"pr/cold", "PR mention, fresh dispatcher (event mode)", 0, 0},
-		{"pr/warm", "PR mention, running dispatcher (serve/poll)", 9, 3},
+		{"pr/warm", "PR mention, running dispatcher (serve)", 9, 3},
 	} {
 		b, ok := benchreport.Find(res, bench+"/"+sub.name)
 		if !ok {
@@ -36,6 +36,11 @@ func (t *tableRun) dispatch() []benchreport.Row {
 			countRow("dispatcher: sequential round trips per "+sub.label, "round trips", command, b.Metrics["roundtrips/mention"], sub.maxRounds),
 			benchreport.Row{Name: "dispatcher: wall time per " + sub.label + ", 50 ms latency", Figure: benchreport.Num(b.Metrics["ms/mention"]), Unit: "ms", Command: command},
 		)
+		if w, ok := b.Metrics["ratewrites/mention"]; ok && w > 0 {
+			// serve writes the rate state once per CacheTTL, not per mention
+			rows = append(rows, benchreport.Row{Name: "dispatcher: rate-state writes per " + sub.label + " (one per 30 s at most, over the run)",
+				Figure: benchreport.Num(w), Unit: "requests", Command: command})
+		}
 	}
 	return rows
 }

@@ -235,7 +235,37 @@ func (t *tableRun) assemble() []benchreport.Row {
 	if !ok {
 		return []benchreport.Row{benchreport.Failed(name, command, fmt.Errorf("benchmark result missing"))}
 	}
-	return []benchreport.Row{{Name: name, Figure: benchreport.Num(b.Metrics["ns/op"] / 1e6), Unit: "ms", Command: command}}
+	rows := []benchreport.Row{{Name: name, Figure: benchreport.Num(b.Metrics["ns/op"] / 1e6), Unit: "ms", Command: command}}
+	return append(rows, t.assembleRequests()...)
+}
+
+// assembleRequests reads assemble's request and round-trip counts from
+// internal/assemble's BenchmarkAssembleRequests (250 ms of latency on every
+// request), with issue 16's goals.
+func (t *tableRun) assembleRequests() []benchreport.Row {
+	const bench = "BenchmarkAssembleRequests"
+	res, command, err := goBench(t.ctx, "./internal/assemble", "^"+bench+"$", "-benchtime", "3x")
+	if err != nil {
+		return []benchreport.Row{benchreport.Failed("assemble: requests", command, err)}
+	}
+	var rows []benchreport.Row
+	for _, sub := range []struct {
+		name, label        string
+		maxReqs, maxRounds float64
+	}{
+		{"small", "agent_small run", 0, 3},
+		{"shards20", "winner of 20 shards", 0, 8},
+	} {
+		b, ok := benchreport.Find(res, bench+"/"+sub.name)
+		if !ok {
+			rows = append(rows, benchreport.Failed("assemble: "+sub.label, command, fmt.Errorf("benchmark result %s missing", sub.name)))
+			continue
+		}
+		rows = append(rows,
+			countRow("assemble: requests per "+sub.label, "requests", command, b.Metrics["requests/run"], sub.maxReqs),
+			countRow("assemble: sequential round trips per "+sub.label, "round trips", command, b.Metrics["roundtrips/run"], sub.maxRounds))
+	}
+	return rows
 }
 
 // peakSizes are the log sizes (MB) whose peak memory make bench shows:

@@ -17,18 +17,28 @@ import (
 	"github.com/mention-runner/mention-runner/internal/githubsim"
 )
 
-const (
-	mentions  = 200
-	repos     = 20
-	faultRate = 0.20
-)
+const faultRate = 0.20
+
+// Sizes of the fault, restart and burst tests: make test runs them small,
+// make prove (MENTION_RUNNER_PROVE=full) at full size. The small size
+// still has every fault kind fire, sharded and PR contexts, restarts, and
+// far more writes a minute than the limit.
+func mentions() int { return scale(50, 200) }
+func repos() int    { return scale(10, 20) }
+
+func scale(small, full int) int {
+	if proveFull() {
+		return full
+	}
+	return small
+}
 
 func newWorld(t *testing.T, seed int64) *World {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("load test: skipped in -short mode (make test runs it)")
 	}
-	w, err := NewWorld(WorldOptions{Repos: repos, Seed: seed})
+	w, err := NewWorld(WorldOptions{Repos: repos(), Seed: seed})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = w.Close() })
 	return w
@@ -45,13 +55,14 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-// TestFaults200Mentions: 200 mentions over 20 repos while 20% of all
-// requests fail (5xx, resets, hangs, secondary limits). Exactly 200 jobs
-// are dispatched, each once; every queued write is published exactly once.
+// TestFaults200Mentions: 200 mentions over 20 repos (make test: 50 over
+// 10) while 20% of all requests fail (5xx, resets, hangs, secondary
+// limits). Exactly one job per mention is dispatched, each once; every
+// queued write is published exactly once.
 func TestFaults200Mentions(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, 8)
-	ms, err := w.SeedMentions(mentions, 5)
+	ms, err := w.SeedMentions(mentions(), 5)
 	require.NoError(t, err)
 	w.InjectFaults(faultRate, 5*time.Millisecond)
 
@@ -70,7 +81,7 @@ func TestFaults200Mentions(t *testing.T) {
 func TestRestarts200Mentions(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, 9)
-	ms, err := w.SeedMentions(mentions, 5)
+	ms, err := w.SeedMentions(mentions(), 5)
 	require.NoError(t, err)
 	w.InjectFaults(faultRate, 5*time.Millisecond)
 	rng := rand.New(rand.NewPCG(9, 9))
