@@ -40,6 +40,10 @@ func (w *World) NewDispatcher(opts ...func(*dispatch.Config)) (*dispatch.Dispatc
 	return dispatch.New(cfg, dispatch.Clients{GitHub: gh, Control: ctl, Dispatch: dsp})
 }
 
+// pollInterval is the time between DispatchAll's cycles (a poller's
+// interval: GitHub's X-Poll-Interval is 60 s).
+const pollInterval = time.Minute
+
 // DispatchStats says how a DispatchAll went.
 type DispatchStats struct {
 	Cycles   int
@@ -101,6 +105,9 @@ func (w *World) DispatchAll(ctx context.Context, ms []Mention, maxCycles int, re
 		if pending == 0 {
 			return st, nil
 		}
+		// Cycles are a poll interval apart: a claim left by a killed
+		// process is taken over once its lease ran out.
+		w.Clock.Advance(pollInterval)
 	}
 	return st, fmt.Errorf("loadtest: %d mentions still failing after %d cycles", len(ms)-len(st.Decided), maxCycles)
 }
