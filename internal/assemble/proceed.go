@@ -215,13 +215,18 @@ func failureBody(rep render.Report, section, jobID string) string {
 	return body
 }
 
-// resolveIDs looks up the ids of the thread's repository and of every
-// deny= entry for the agent's gate, so a deny= naming a repository's old
-// name (GitHub redirects it) still denies it. A lookup that fails only
+// resolveIDs looks up the ids of every deny= entry for the agent's gate,
+// so a deny= naming a repository's old name (GitHub redirects it) still
+// denies it. The thread's own repository is not looked up: the context
+// carries its ids (agent.LoadRepoIDs), and the workflow token this job
+// holds cannot read a private target anyway. A lookup that fails only
 // weakens the gate's early answer: publish resolves every id again before
 // writing and refuses everything when it cannot.
 func (r *run) resolveIDs(ctx context.Context, j *job.Job) (policy.IDs, error) {
-	return (&ghid.Resolver{Client: r.blocks.Client}).Repos(ctx, append([]string{j.Repo}, j.Flags.DenyRepos...))
+	if len(j.Flags.DenyRepos) == 0 {
+		return policy.IDs{}, nil
+	}
+	return (&ghid.Resolver{Client: r.blocks.Client}).Repos(ctx, j.Flags.DenyRepos)
 }
 
 // writeIDs writes what resolveIDs found for the agent job.

@@ -84,10 +84,10 @@ func TestRequestCounts(t *testing.T) {
 	o, n, trips, detail := requestsOf(t, h, small[0])
 	require.NoError(t, o.err)
 	t.Logf("agent_small run: %d requests, %d round trips (%s)", n, trips, detail)
-	// job state commit with the opt-out list, the repository's ids, the
-	// log issue listing and both sweep listings; the state ref; the log
-	// issue
-	assert.Equal(t, 8, n)
+	// job state commit with the opt-out list, the log issue listing and
+	// both sweep listings; the state ref; the log issue (the thread's
+	// repository ids come from the context, not a request)
+	assert.Equal(t, 7, n)
 	assert.LessOrEqual(t, trips, 3)
 	assert.NotContains(t, detail, "user")
 
@@ -116,9 +116,9 @@ func TestRequestCounts(t *testing.T) {
 		t.Logf("%d shards, the proceeding run: %d requests, %d round trips (%s)", total, n, trips, detail)
 		// tree, commit, ref, listing; the other shards' commits with the
 		// lock and state commits; the lock ref with their blobs; the
-		// state ref with the opt-out list, the repository's ids and the log
-		// issue listing; the log issue; two sweep listings beside
-		assert.Equal(t, 4+(total-1)+2+1+(total-1)+4+1+2, n)
+		// state ref with the opt-out list and the log issue listing; the
+		// log issue; two sweep listings beside
+		assert.Equal(t, 4+(total-1)+2+1+(total-1)+3+1+2, n)
 		assert.LessOrEqual(t, trips, 8)
 		assert.NotContains(t, detail, "user")
 
