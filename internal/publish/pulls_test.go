@@ -138,6 +138,7 @@ func TestPullRequestRefused(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each case has its own simulator and run dir; git work dominates
 			f := newFixture(t, "")
 			b := f.agentBundle(testTarget, "pr-0.bundle", tc.files)
 			e := prEntry(testTarget, "pr-0.bundle", b.HeadSHA)
@@ -180,6 +181,7 @@ func TestPullRequestBaseFromTrustedThread(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each case has its own simulator and run dir; git work dominates
 			f := newFixture(t, "")
 			n := f.issue
 			if tc.pr {
