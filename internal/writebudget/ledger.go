@@ -209,7 +209,7 @@ func (l *Ledger) SlowDown(ctx context.Context, until time.Time) error {
 // reserve adds a grant of n slots (plus the ledger's own cost) at the
 // earliest moment it fits, and returns that moment.
 func (l *Ledger) reserve(ctx context.Context, n int) (time.Time, error) {
-	for attempt := 0; ; attempt++ {
+	for lost := 0; ; {
 		cur, sha, err := l.read(ctx)
 		if err != nil {
 			return time.Time{}, err
@@ -230,6 +230,15 @@ func (l *Ledger) reserve(ctx context.Context, n int) (time.Time, error) {
 			perMinute, perHour = next.PerMinute, next.PerHour
 		}
 		at := next.fit(now, need, []window{{l.window(time.Minute), perMinute}, {l.window(time.Hour), perHour}})
+		if at.After(now) {
+			// no room yet: wait for it, then read again. The ledger is
+			// written only when the grant starts now, so its own writes
+			// (SelfCost) land in the window they are counted in.
+			if err := l.o.Sleep(ctx, at.Sub(now)); err != nil {
+				return time.Time{}, fmt.Errorf("writebudget: waiting for room in the account's limits: %w", err)
+			}
+			continue
+		}
 		next.Grants = append(next.Grants, grant{At: at.UnixMilli(), N: need})
 		next.Holder = l.o.Holder
 		err = l.write(ctx, sha, next)
@@ -238,7 +247,7 @@ func (l *Ledger) reserve(ctx context.Context, n int) (time.Time, error) {
 			l.grants++
 			return at, nil
 		}
-		if !errors.Is(err, refstate.ErrLost) || attempt >= 50 {
+		if lost++; !errors.Is(err, refstate.ErrLost) || lost > 50 {
 			return time.Time{}, err
 		}
 		// the commit of the lost swap was a write of the account too
