@@ -73,6 +73,7 @@ func (o *origin) fetch(t *testing.T, tg Target, max int64) (Manifest, string, er
 }
 
 func TestFetchAndUnpackDefaultBranch(t *testing.T) {
+	t.Parallel() // each test has its own origin repos
 	o := newOrigin(t)
 	tg := Target{Repo: "octo/hello", DefaultBranch: "main"}
 	m, art, err := o.fetch(t, tg, 0)
@@ -108,6 +109,7 @@ func TestFetchAndUnpackDefaultBranch(t *testing.T) {
 // TestFetchAsksForDefaultBranch: a context without default_branch (the
 // repository object of a notification) still fetches the default branch.
 func TestFetchAsksForDefaultBranch(t *testing.T) {
+	t.Parallel() // each test has its own origin repos
 	o := newOrigin(t)
 	m, art, err := o.fetch(t, Target{Repo: "octo/hello"}, 0)
 	require.NoError(t, err)
@@ -121,6 +123,7 @@ func TestFetchAsksForDefaultBranch(t *testing.T) {
 }
 
 func TestFetchPRHeadAtRecordedCommit(t *testing.T) {
+	t.Parallel() // each test has its own origin repos
 	o := newOrigin(t)
 	head := o.pushPR("feature", 7, "pr-only.txt")
 	tg := Target{Repo: "octo/hello", DefaultBranch: "main", PullNumber: 7, HeadSHA: head, HeadRef: "feature", HeadRepo: "octo/hello"}
@@ -150,6 +153,7 @@ func TestFetchPRHeadAtRecordedCommit(t *testing.T) {
 // branched off), checked out as origin/<default> beside the fork's head,
 // even when the fork's branch has the default branch's name.
 func TestFetchForkPRCarriesDefaultTip(t *testing.T) {
+	t.Parallel() // each test has its own origin repos
 	o := newOrigin(t)
 	o.git(o.dir, "checkout", "--quiet", "-b", "fork-main")
 	head := o.commit(map[string]string{"fork-only.txt": "from the fork\n"})
@@ -190,6 +194,7 @@ func TestFetchForkPRCarriesDefaultTip(t *testing.T) {
 }
 
 func TestFetchRefusesMovedHead(t *testing.T) {
+	t.Parallel() // each test has its own origin repos
 	o := newOrigin(t)
 	o.pushPR("feature", 7, "pr-only.txt")
 	tg := Target{Repo: "octo/hello", DefaultBranch: "main", PullNumber: 7, HeadSHA: strings.Repeat("b", 40), HeadRef: "feature", HeadRepo: "octo/hello"}
@@ -199,6 +204,7 @@ func TestFetchRefusesMovedHead(t *testing.T) {
 }
 
 func TestFetchSizeCap(t *testing.T) {
+	t.Parallel() // each test has its own origin repos
 	o := newOrigin(t)
 	big := make([]byte, 3<<20)
 	_, _ = rand.New(rand.NewSource(1)).Read(big) // incompressible
