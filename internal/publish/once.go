@@ -44,3 +44,19 @@ func (p *publisher) writeOnce(ctx context.Context, what string, find func(fresh 
 		}
 	}
 }
+
+// repeatIdempotent sends a write whose repetition is harmless (a PATCH
+// that sets a whole body and state) again after an answer that may hide
+// whether it landed, as writeOnce does for writes that need a marker.
+func (p *publisher) repeatIdempotent(ctx context.Context, what string, send func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := send()
+		if err == nil || ctx.Err() != nil || !ghclient.Ambiguous(err) || attempt >= writeAttempts {
+			return err
+		}
+		p.logf("%s: %v; sending it again (repeating it is harmless)", what, err)
+		if serr := p.o.sleep(ctx, p.o.RetryDelay<<(attempt-1)); serr != nil {
+			return err
+		}
+	}
+}

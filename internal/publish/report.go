@@ -142,7 +142,10 @@ func (p *publisher) upsertLogComment(ctx context.Context, k key, body string) er
 		return err
 	}
 	if existed && f.body != body && f.id != 0 {
-		if _, _, err := p.o.Control.Issues.EditComment(ctx, owner, name, f.id, &github.IssueComment{Body: github.String(body)}); err != nil {
+		if err := p.repeatIdempotent(ctx, what+": update", func() error {
+			_, _, err := p.o.Control.Issues.EditComment(ctx, owner, name, f.id, &github.IssueComment{Body: github.String(body)})
+			return err
+		}); err != nil {
 			return fmt.Errorf("%s: update: %w", what, err)
 		}
 		f.body = body
@@ -188,7 +191,11 @@ func (p *publisher) finishLogIssue(ctx context.Context, r render.Report) error {
 	if p.res.Status == "completed" {
 		req.State, req.StateReason = github.String("closed"), github.String("completed")
 	}
-	is, _, err := p.o.Control.Issues.Edit(ctx, owner, name, n, req)
+	var is *github.Issue
+	err := p.repeatIdempotent(ctx, "update the log issue", func() (err error) {
+		is, _, err = p.o.Control.Issues.Edit(ctx, owner, name, n, req)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("update log issue %s#%d: %w", p.o.ControlRepo, n, err)
 	}
