@@ -134,6 +134,7 @@ func TestCeilingsInDecision(t *testing.T) {
 
 // TestOnceAgainstSimulator runs the real command against the simulator.
 func TestOnceAgainstSimulator(t *testing.T) {
+	t.Parallel() // mostly the dispatcher's 1 s write gap
 	sim, base := simfixture.Start(t, githubsim.Options{Logf: t.Logf})
 	for _, u := range []string{"mrbot", "alice", "ops"} {
 		sim.AddUser(u)

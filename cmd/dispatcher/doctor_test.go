@@ -17,6 +17,7 @@ import (
 // settings: exit 0 and all ✓ on a good setup; exit 1 with a ✗ and its fix
 // when ALLOWED_USERS is missing (which other commands refuse as usage).
 func TestDoctorCommand(t *testing.T) {
+	t.Parallel() // mostly the dispatcher's 1 s write gap
 	sim, base := simfixture.Start(t, githubsim.Options{Seed: 1})
 	simfixture.Writer(t, sim, "ops/control", "mrbot", "tok", true)
 	sim.AddToken("ops-tok", "ops")

@@ -77,6 +77,9 @@ const latency = 250 * time.Millisecond
 // refs present, so each sweep costs one listing). No request needs more
 // than a workflow token (no GET /user).
 func TestRequestCounts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("request counts at an added latency: make test and make bench run them")
+	}
 	t.Parallel()
 	h := newHarness(t)
 	h.sim.AddFault(githubsim.Fault{Kind: githubsim.FaultSlow, Rate: 1, Delay: latency})

@@ -105,6 +105,9 @@ func (e *env) measureCost(d *Dispatcher, trig *Trigger) ([]string, int) {
 // rate state once per CacheTTL, not per mention; a fresh one (event mode,
 // FlushEach) reads and writes everything.
 func TestRequestCost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("request counts at an added latency: make test and make bench run them")
+	}
 	e := newEnv(t)
 	d := e.dispatcher()
 	warm := e.issue("warm")
