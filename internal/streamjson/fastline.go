@@ -59,19 +59,7 @@ func messageLine(raw []byte, l *line) bool {
 }
 
 func (c *cursor) message(m *message) bool {
-	var seen [4]bool
-	return c.object(func(key []byte) bool {
-		f, ok := field(key, "id", "model", "usage", "content")
-		switch {
-		case !ok:
-			return false
-		case f < 0:
-			c.skip()
-			return true
-		case seen[f]:
-			return false
-		}
-		seen[f] = true
+	return c.fields(messageFields, func(f int) bool {
 		switch f {
 		case 0, 1:
 			s, ok := c.plain()
@@ -92,22 +80,37 @@ func (c *cursor) message(m *message) bool {
 }
 
 func (c *cursor) usage(u *usage) bool {
-	var seen [2]bool
+	return c.fields(usageFields, func(f int) bool {
+		n, ok := c.integer()
+		*[]*int{&u.InputTokens, &u.OutputTokens}[f] = n
+		return ok
+	})
+}
+
+// The keys the walk reads, in the order fields hands them to fn.
+var (
+	messageFields = []string{"id", "model", "usage", "content"}
+	usageFields   = []string{"input_tokens", "output_tokens"}
+)
+
+// fields walks an object whose keys may be any of names, each at most
+// once: fn reads the value of names[f]; other keys are skipped. A repeated
+// or unreadable key leaves the line to the general decoder.
+func (c *cursor) fields(names []string, fn func(f int) bool) bool {
+	var seen uint64 // names has fewer than 64 entries
 	return c.object(func(key []byte) bool {
-		f, ok := field(key, "input_tokens", "output_tokens")
+		f, ok := field(key, names...)
 		switch {
 		case !ok:
 			return false
 		case f < 0:
 			c.skip()
 			return true
-		case seen[f]:
+		case seen&(1<<f) != 0:
 			return false
 		}
-		seen[f] = true
-		n, ok := c.integer()
-		*[]*int{&u.InputTokens, &u.OutputTokens}[f] = n
-		return ok
+		seen |= 1 << f
+		return fn(f)
 	})
 }
 
