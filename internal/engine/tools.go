@@ -59,6 +59,28 @@ func FileTools(engineName string, allowed []string) ([]string, error) {
 	return tools, nil
 }
 
+// FileToolsSetup is what an engine that reaches the checkout only through
+// the runner's file tools (codex, gemini) checks before it starts its CLI:
+// an executable, a gate command, allowed tools it can grant and no budget
+// it cannot keep. It returns the granted file tools and the command that
+// serves them (nil when spec has no checkout).
+func FileToolsSetup(engineName, bin string, spec Spec) (tools, argv []string, err error) {
+	if bin == "" {
+		return nil, nil, fmt.Errorf("%s engine: no %s executable configured", engineName, engineName)
+	}
+	if len(spec.GateCommand) == 0 || spec.GateCommand[0] == "" {
+		return nil, nil, fmt.Errorf("%s engine: the gate command is empty", engineName)
+	}
+	tools, err = FileTools(engineName, spec.AllowedTools)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := CheckNoBudget(engineName, spec.MaxBudgetUSD); err != nil {
+		return nil, nil, err
+	}
+	return tools, FilesArgv(spec, tools), nil
+}
+
 // FilesArgv is the command that serves tools for spec's checkout, or nil
 // when the spec has none.
 func FilesArgv(spec Spec, tools []string) []string {

@@ -52,3 +52,39 @@ func TestCheckNoBudget(t *testing.T) {
 	assert.NoError(t, CheckNoBudget("gemini", 0))
 	assert.ErrorContains(t, CheckNoBudget("gemini", 1.5), "MR_MAX_BUDGET_USD=1.5")
 }
+
+func TestFileToolsSetup(t *testing.T) {
+	gate := []string{"/r", "mcp"}
+	files := []string{"/r", "mcp-files", "--root", "/c"}
+	for _, tc := range []struct {
+		name      string
+		bin       string
+		spec      Spec
+		wantTools []string
+		wantArgv  []string
+		err       string
+	}{
+		{"no executable", "", Spec{GateCommand: gate}, nil, nil, "codex engine: no codex executable configured"},
+		{"no gate", "/bin/codex", Spec{}, nil, nil, "codex engine: the gate command is empty"},
+		{"empty gate argv0", "/bin/codex", Spec{GateCommand: []string{""}}, nil, nil, "codex engine: the gate command is empty"},
+		{"tool refused", "/bin/codex", Spec{GateCommand: gate, AllowedTools: []string{"Bash"}}, nil, nil, "MR_ALLOWED_TOOLS Bash"},
+		{"budget refused", "/bin/codex", Spec{GateCommand: gate, MaxBudgetUSD: 2}, nil, nil, "MR_MAX_BUDGET_USD=2"},
+		{"no checkout", "/bin/codex", Spec{GateCommand: gate}, []string{"read_file", "list_files", "search_files"}, nil, ""},
+		{"checkout with edit", "/bin/codex", Spec{GateCommand: gate, FilesCommand: files, AllowedTools: []string{"Edit"}},
+			[]string{"read_file", "list_files", "search_files", "edit_file"},
+			[]string{"/r", "mcp-files", "--root", "/c", "--tools", "read_file,list_files,search_files,edit_file"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tools, argv, err := FileToolsSetup("codex", tc.bin, tc.spec)
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				assert.Nil(t, tools)
+				assert.Nil(t, argv)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantTools, tools)
+			assert.Equal(t, tc.wantArgv, argv)
+		})
+	}
+}

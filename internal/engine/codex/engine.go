@@ -19,6 +19,7 @@
 package codex
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -103,7 +104,7 @@ func (e *Engine) Args(spec engine.Spec, workDir, baseURL string, files []string)
 		}
 		args = append(args, "-c", `model_provider="mention-runner"`, "-c", "model_providers.mention-runner="+p+"}")
 	}
-	return append(args, "-m", orModel(spec.Model), "-")
+	return append(args, "-m", cmp.Or(spec.Model, DefaultModel), "-")
 }
 
 // serverTOML is an MCP server entry (the gate, the file tools) as an
@@ -157,20 +158,10 @@ func Prompt(spec engine.Spec, checkout, write bool) (string, error) {
 // when the model would start a turn past spec.MaxTurns and reports
 // error_max_turns.
 func (e *Engine) Run(ctx context.Context, spec engine.Spec, sink engine.Sink) (*session.Result, error) {
-	if e.Bin == "" {
-		return nil, errors.New("codex engine: no codex executable configured")
-	}
-	if len(spec.GateCommand) == 0 || spec.GateCommand[0] == "" {
-		return nil, errors.New("codex engine: the gate command is empty")
-	}
-	tools, err := engine.FileTools(Name, spec.AllowedTools)
+	tools, files, err := engine.FileToolsSetup(Name, e.Bin, spec)
 	if err != nil {
 		return nil, err
 	}
-	if err := engine.CheckNoBudget(Name, spec.MaxBudgetUSD); err != nil {
-		return nil, err
-	}
-	files := engine.FilesArgv(spec, tools)
 	prompt, err := Prompt(spec, files != nil, engine.CanWrite(tools))
 	if err != nil {
 		return nil, fmt.Errorf("codex engine: %w", err)
@@ -184,7 +175,7 @@ func (e *Engine) Run(ctx context.Context, spec engine.Spec, sink engine.Sink) (*
 		return nil, fmt.Errorf("codex engine: %w", err)
 	}
 
-	m := newMapper(orModel(spec.Model))
+	m := newMapper(cmp.Or(spec.Model, DefaultModel))
 	return process.RunStream(ctx, process.Stream{Program: Program, Map: m.Map, MaxTurns: spec.MaxTurns,
 		Spec: process.Spec{Bin: e.Bin, Args: e.Args(spec, workDir, process.Lookup(env, BaseURLEnv), files), Dir: workDir,
 			Env: env, Stdin: strings.NewReader(prompt), Grace: e.Grace, StderrTail: e.StderrTail}}, sink)
@@ -202,11 +193,4 @@ func isolatedEnv(env []string) ([]string, string, error) {
 		return nil, "", err
 	}
 	return process.SetEnv(env, "CODEX_HOME", codexHome), home, nil
-}
-
-func orModel(m string) string {
-	if m == "" {
-		return DefaultModel
-	}
-	return m
 }

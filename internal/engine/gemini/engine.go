@@ -22,6 +22,7 @@
 package gemini
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -127,35 +128,18 @@ func Args(spec engine.Spec, files bool) []string {
 	if files {
 		servers += "," + contract.FilesServer
 	}
-	return []string{"-o", "stream-json", "-m", orModel(spec.Model), "--approval-mode", "default",
+	return []string{"-o", "stream-json", "-m", cmp.Or(spec.Model, DefaultModel), "--approval-mode", "default",
 		"--allowed-mcp-server-names", servers, "-p", "Do the task described above."}
-}
-
-func orModel(m string) string {
-	if m == "" {
-		return DefaultModel
-	}
-	return m
 }
 
 // Run starts the Gemini CLI and blocks until it ends or ctx is done (see
 // engine.Engine). The engine enforces spec.MaxTurns itself and reports
 // error_max_turns.
 func (e *Engine) Run(ctx context.Context, spec engine.Spec, sink engine.Sink) (*session.Result, error) {
-	if e.Bin == "" {
-		return nil, errors.New("gemini engine: no gemini executable configured")
-	}
-	if len(spec.GateCommand) == 0 || spec.GateCommand[0] == "" {
-		return nil, errors.New("gemini engine: the gate command is empty")
-	}
-	fileTools, err := engine.FileTools(Name, spec.AllowedTools)
+	fileTools, files, err := engine.FileToolsSetup(Name, e.Bin, spec)
 	if err != nil {
 		return nil, err
 	}
-	if err := engine.CheckNoBudget(Name, spec.MaxBudgetUSD); err != nil {
-		return nil, err
-	}
-	files := engine.FilesArgv(spec, fileTools)
 	env, workDir, err := prepare(spec, files, fileTools)
 	if err != nil {
 		return nil, fmt.Errorf("gemini engine: %w", err)
@@ -165,7 +149,7 @@ func (e *Engine) Run(ctx context.Context, spec engine.Spec, sink engine.Sink) (*
 		prompt += "\n\nFor your read_file tool the data file is at `" + filepath.Join(workDir, filepath.Base(spec.ContextFile)) + "`."
 	}
 	prompt += engine.FilesNote(spec.WorkDir, files != nil, engine.CanWrite(fileTools), func(t string) string { return ToolName(contract.FilesServer, t) })
-	m := newMapper(orModel(spec.Model))
+	m := newMapper(cmp.Or(spec.Model, DefaultModel))
 	return process.RunStream(ctx, process.Stream{Program: Program, Map: m.Map, Flush: m.Flush, MaxTurns: spec.MaxTurns,
 		Spec: process.Spec{Bin: e.Bin, Args: Args(spec, files != nil), Dir: workDir, Env: env,
 			Stdin: strings.NewReader(prompt), Grace: e.Grace, StderrTail: e.StderrTail}}, sink)
