@@ -61,6 +61,17 @@ func (c *call) repoLocked(need string) (*repoState, func()) {
 	return r, nil
 }
 
+// pageJSONF answers one page of list (see page), each element as item
+// renders it; the list endpoints differ only in what they list and how.
+func pageJSONF[T any](c *call, list []T, item func(T) any) func() {
+	lo, hi := c.page(len(list))
+	out := make([]any, 0, hi-lo)
+	for _, v := range list[lo:hi] {
+		out = append(out, item(v))
+	}
+	return c.jsonF(http.StatusOK, out)
+}
+
 // page reads per_page/page, sets the Link header for n items and returns
 // the slice bounds to serve.
 func (c *call) page(n int) (int, int) {

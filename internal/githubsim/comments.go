@@ -24,12 +24,7 @@ func (c *call) listComments() {
 				list = append(list, cm)
 			}
 		}
-		lo, hi := c.page(len(list))
-		out := make([]any, 0, hi-lo)
-		for _, cm := range list[lo:hi] {
-			out = append(out, c.s.commentLocked(c.base, r, cm))
-		}
-		return c.jsonF(http.StatusOK, out)
+		return pageJSONF(c, list, func(cm *comment) any { return c.s.commentLocked(c.base, r, cm) })
 	})
 }
 
@@ -83,9 +78,17 @@ func (c *call) getComment() {
 	})
 }
 
-// canModifyLocked: the author or someone with write access may edit or delete.
-func (c *call) canModifyLocked(r *repoState, author string) bool {
-	return c.login != "" && (strings.EqualFold(c.login, author) || atLeast(c.s.permissionLocked(r, c.login), "write"))
+// ownCommentLocked is the comment the caller may edit or delete: its
+// author or someone with write access may.
+func (c *call) ownCommentLocked() (*repoState, *comment, func()) {
+	r, cm, fail := c.commentLocked("read")
+	if fail != nil {
+		return nil, nil, fail
+	}
+	if c.login == "" || !strings.EqualFold(c.login, cm.author) && !atLeast(c.s.permissionLocked(r, c.login), "write") {
+		return nil, nil, c.errF(http.StatusForbidden, "Resource not accessible by personal access token")
+	}
+	return r, cm, nil
 }
 
 func (c *call) editComment() {
@@ -94,12 +97,9 @@ func (c *call) editComment() {
 		return
 	}
 	c.locked(func() func() {
-		r, cm, fail := c.commentLocked("read")
+		r, cm, fail := c.ownCommentLocked()
 		if fail != nil {
 			return fail
-		}
-		if !c.canModifyLocked(r, cm.author) {
-			return c.errF(http.StatusForbidden, "Resource not accessible by personal access token")
 		}
 		if req.Body == nil {
 			return c.invalidF("IssueComment", "body", "missing_field", "")
@@ -117,12 +117,9 @@ func (c *call) editComment() {
 
 func (c *call) deleteComment() {
 	c.locked(func() func() {
-		r, cm, fail := c.commentLocked("read")
+		r, cm, fail := c.ownCommentLocked()
 		if fail != nil {
 			return fail
-		}
-		if !c.canModifyLocked(r, cm.author) {
-			return c.errF(http.StatusForbidden, "Resource not accessible by personal access token")
 		}
 		delete(c.s.comments, cm.id)
 		if is := r.issues[cm.number]; is != nil {
@@ -168,12 +165,7 @@ func (c *call) listReactions(list []*reaction) func() {
 			sel = append(sel, rc)
 		}
 	}
-	lo, hi := c.page(len(sel))
-	out := make([]any, 0, hi-lo)
-	for _, rc := range sel[lo:hi] {
-		out = append(out, c.s.reactionLocked(c.base, rc))
-	}
-	return c.jsonF(http.StatusOK, out)
+	return pageJSONF(c, sel, func(rc *reaction) any { return c.s.reactionLocked(c.base, rc) })
 }
 
 func (c *call) createCommentReaction() { c.createReaction(c.commentReactionsLocked) }

@@ -82,11 +82,6 @@ func (c *call) listForks() {
 				visible = append(visible, fr)
 			}
 		}
-		lo, hi := c.page(len(visible))
-		out := make([]any, 0, hi-lo)
-		for _, fr := range visible[lo:hi] {
-			out = append(out, c.s.repoLocked(c.base, fr, false, ""))
-		}
-		return c.jsonF(http.StatusOK, out)
+		return pageJSONF(c, visible, func(fr *repoState) any { return c.s.repoLocked(c.base, fr, false, "") })
 	})
 }

@@ -89,12 +89,7 @@ func (c *call) listIssues() {
 			}
 			return ki.Before(kj) == asc
 		})
-		lo, hi := c.page(len(list))
-		out := make([]any, 0, hi-lo)
-		for _, is := range list[lo:hi] {
-			out = append(out, c.s.issueLocked(c.base, r, is))
-		}
-		return c.jsonF(http.StatusOK, out)
+		return pageJSONF(c, list, func(is *issue) any { return c.s.issueLocked(c.base, r, is) })
 	})
 }
 

@@ -123,12 +123,7 @@ func (c *call) listNotifications() {
 				sel = append(sel, t)
 			}
 		}
-		lo, hi := c.page(len(sel))
-		out := make([]any, 0, hi-lo)
-		for _, t := range sel[lo:hi] {
-			out = append(out, c.s.threadLocked(c.base, t))
-		}
-		return c.jsonF(http.StatusOK, out)
+		return pageJSONF(c, sel, func(t *thread) any { return c.s.threadLocked(c.base, t) })
 	})
 }
 
@@ -150,37 +145,28 @@ func (s *Sim) notModifiedLocked(login, ims string, lastMod time.Time, ver int) b
 	return !lastMod.Truncate(time.Second).After(t)
 }
 
-func (c *call) threadForCallerLocked() (*thread, func()) {
-	t := c.s.threads[c.params["id"]]
-	if t == nil || t.login != lower(c.login) {
-		return nil, c.notFoundF()
-	}
-	return t, nil
-}
-
-func (c *call) getThread() {
+// onThread answers a request about one of the caller's threads: 404 for a
+// thread that is not the caller's, else what do answers (under the lock).
+func (c *call) onThread(do func(t *thread) func()) {
 	if !c.requireLogin() {
 		return
 	}
 	c.locked(func() func() {
-		t, fail := c.threadForCallerLocked()
-		if fail != nil {
-			return fail
+		t := c.s.threads[c.params["id"]]
+		if t == nil || t.login != lower(c.login) {
+			return c.notFoundF()
 		}
-		return c.jsonF(http.StatusOK, c.s.threadLocked(c.base, t))
+		return do(t)
 	})
+}
+
+func (c *call) getThread() {
+	c.onThread(func(t *thread) func() { return c.jsonF(http.StatusOK, c.s.threadLocked(c.base, t)) })
 }
 
 // markThreadRead answers 205 Reset Content, as GitHub does.
 func (c *call) markThreadRead() {
-	if !c.requireLogin() {
-		return
-	}
-	c.locked(func() func() {
-		t, fail := c.threadForCallerLocked()
-		if fail != nil {
-			return fail
-		}
+	c.onThread(func(t *thread) func() {
 		t.unread, t.lastRead = false, c.s.now().UTC()
 		return func() { c.noContent(http.StatusResetContent) }
 	})

@@ -163,21 +163,17 @@ func (c *call) listReviews() {
 		if fail != nil {
 			return fail
 		}
-		list := is.pull.reviews
-		lo, hi := c.page(len(list))
-		out := make([]any, 0, hi-lo)
 		papi := fmt.Sprintf("%srepos/%s/pulls/%d", c.base, r.meta.FullName, is.number)
-		for _, rv := range list[lo:hi] {
+		return pageJSONF(c, is.pull.reviews, func(rv *review) any {
 			html := fmt.Sprintf("%s%s/pull/%d#pullrequestreview-%d", c.base, r.meta.FullName, is.number, rv.id)
-			out = append(out, obj{
+			return obj{
 				"id": rv.id, "node_id": nodeID("PRR", rv.id), "user": c.s.simpleUserLocked(c.base, rv.author),
 				"body": rv.body, "state": rv.state, "commit_id": rv.commitID, "html_url": html,
 				"pull_request_url": papi, "submitted_at": ts(rv.submitted),
 				"author_association": c.s.associationLocked(r, rv.author),
 				"_links":             obj{"html": obj{"href": html}, "pull_request": obj{"href": papi}},
-			})
-		}
-		return c.jsonF(http.StatusOK, out)
+			}
+		})
 	})
 }
 
@@ -187,18 +183,15 @@ func (c *call) listReviewComments() {
 		if fail != nil {
 			return fail
 		}
-		list := is.pull.rcomms
-		lo, hi := c.page(len(list))
-		out := make([]any, 0, hi-lo)
 		papi := fmt.Sprintf("%srepos/%s/pulls/%d", c.base, r.meta.FullName, is.number)
-		for _, rc := range list[lo:hi] {
+		return pageJSONF(c, is.pull.rcomms, func(rc *reviewComment) any {
 			api := fmt.Sprintf("%srepos/%s/pulls/comments/%d", c.base, r.meta.FullName, rc.id)
 			html := fmt.Sprintf("%s%s/pull/%d#discussion_r%d", c.base, r.meta.FullName, is.number, rc.id)
 			var rid any
 			if rc.reviewID != 0 {
 				rid = rc.reviewID
 			}
-			out = append(out, obj{
+			return obj{
 				"url": api, "id": rc.id, "node_id": nodeID("PRRC", rc.id), "pull_request_review_id": rid,
 				"diff_hunk": rc.diffHunk, "path": rc.path, "commit_id": rc.commitID, "original_commit_id": rc.commitID,
 				"user": c.s.simpleUserLocked(c.base, rc.author), "body": rc.body,
@@ -207,9 +200,8 @@ func (c *call) listReviewComments() {
 				"side": "RIGHT", "start_line": nil, "original_start_line": nil, "start_side": nil, "subject_type": "line",
 				"reactions": c.s.reactionRollup(api+"/reactions", rc.reactions),
 				"_links":    obj{"self": obj{"href": api}, "html": obj{"href": html}, "pull_request": obj{"href": papi}},
-			})
-		}
-		return c.jsonF(http.StatusOK, out)
+			}
+		})
 	})
 }
 
