@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/engine"
+	"github.com/mention-runner/mention-runner/internal/engine/enginetest"
 	"github.com/mention-runner/mention-runner/internal/session"
 )
 
@@ -54,14 +55,6 @@ func run(t *testing.T, e *Engine, spec engine.Spec) ([]session.Event, *session.R
 	return evs, res, err
 }
 
-func kinds(evs []session.Event) []session.EventKind {
-	var out []session.EventKind
-	for _, e := range evs {
-		out = append(out, e.Kind)
-	}
-	return out
-}
-
 func TestRunSuccess(t *testing.T) {
 	spec := testSpec(t)
 	evs, res, err := run(t, New(fakeClaude(t, streamOK)), spec)
@@ -69,7 +62,7 @@ func TestRunSuccess(t *testing.T) {
 	require.NotNil(t, res)
 	assert.Equal(t, "success", res.Subtype)
 	assert.Equal(t, 2, res.NumTurns)
-	assert.Equal(t, []session.EventKind{session.EventInit, session.EventToolUse, session.EventUnknown, session.EventToolResult, session.EventResult}, kinds(evs))
+	assert.Equal(t, []session.EventKind{session.EventInit, session.EventToolUse, session.EventUnknown, session.EventToolResult, session.EventResult}, enginetest.Kinds(evs))
 	assert.Equal(t, "toolu_1", evs[1].ToolCallID)
 
 	stdin, err := os.ReadFile(filepath.Join(spec.WorkDir, "stdin.txt"))

@@ -1,50 +1,24 @@
 package codex
 
 import (
-	"bytes"
-	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/engine"
+	"github.com/mention-runner/mention-runner/internal/engine/enginetest"
 	"github.com/mention-runner/mention-runner/internal/session"
-	"github.com/mention-runner/mention-runner/internal/streamjson"
 )
 
-func decodeAll(t *testing.T, in []byte) []session.Event {
-	t.Helper()
-	m := newMapper("gpt-fake")
-	dec := streamjson.NewDecoder(bytes.NewReader(in))
-	dec.Map = m.Map
-	var out []session.Event
-	for {
-		ev, err := dec.Next()
-		if err != nil {
-			return out
-		}
-		out = append(out, ev)
-	}
-}
-
-func kinds(evs []session.Event) []session.EventKind {
-	var out []session.EventKind
-	for _, e := range evs {
-		out = append(out, e.Kind)
-	}
-	return out
-}
+func testMapper() enginetest.Mapper { return enginetest.Mapper{Map: newMapper("gpt-fake").Map} }
 
 // TestMapRealCapture: a denied gate call, as Codex 0.169.0 printed it.
 func TestMapRealCapture(t *testing.T) {
-	b, err := os.ReadFile("testdata/denied_comment.jsonl")
-	require.NoError(t, err)
-	evs := decodeAll(t, b)
+	evs := enginetest.DecodeFile(t, "testdata/denied_comment.jsonl", testMapper())
 	require.Equal(t, []session.EventKind{session.EventInit, session.EventUnknown, session.EventUnknown, session.EventText,
-		session.EventToolUse, session.EventToolResult, session.EventText, session.EventResult}, kinds(evs))
+		session.EventToolUse, session.EventToolResult, session.EventText, session.EventResult}, enginetest.Kinds(evs))
 	assert.Equal(t, "01a204f5-1728-76e3-8d51-fec2f91db16a", evs[0].Init.SessionID)
 	use, res := evs[4], evs[5]
 	assert.Equal(t, "mcp__gate__add_comment", use.ToolName)
@@ -63,46 +37,32 @@ func TestMapRealCapture(t *testing.T) {
 }
 
 func TestMapLines(t *testing.T) {
-	tests := []struct {
-		name  string
-		lines string
-		want  []session.EventKind
-		check func(t *testing.T, evs []session.Event)
-	}{
-		{"turn failed keeps the message", `{"type":"error","message":"Reconnecting... 1/5"}
+	enginetest.RunCases(t, testMapper, []enginetest.Case{
+		{Name: "turn failed keeps the message", Lines: `{"type":"error","message":"Reconnecting... 1/5"}
 {"type":"turn.failed","error":{"message":"unexpected status 401 Unauthorized: invalid key"}}`,
-			[]session.EventKind{session.EventUnknown, session.EventResult}, func(t *testing.T, evs []session.Event) {
+			Want: []session.EventKind{session.EventUnknown, session.EventResult}, Check: func(t *testing.T, evs []session.Event) {
 				assert.True(t, evs[1].Result.IsError)
 				assert.Equal(t, "unexpected status 401 Unauthorized: invalid key", evs[1].Result.Text)
 				assert.Contains(t, evs[0].Text, "Reconnecting")
 			}},
-		{"shell command", `{"type":"item.started","item":{"id":"i1","type":"command_execution","command":"ls","status":"in_progress"}}
+		{Name: "shell command", Lines: `{"type":"item.started","item":{"id":"i1","type":"command_execution","command":"ls","status":"in_progress"}}
 {"type":"item.completed","item":{"id":"i1","type":"command_execution","command":"ls","aggregated_output":"boom","exit_code":2,"status":"failed"}}`,
-			[]session.EventKind{session.EventToolUse, session.EventToolResult}, func(t *testing.T, evs []session.Event) {
+			Want: []session.EventKind{session.EventToolUse, session.EventToolResult}, Check: func(t *testing.T, evs []session.Event) {
 				assert.Equal(t, ShellTool, evs[0].ToolName)
 				assert.JSONEq(t, `{"command":"ls"}`, string(evs[0].Input))
 				assert.True(t, evs[1].IsError)
 				assert.Equal(t, "boom", evs[1].Output)
 			}},
-		{"completed without started", `{"type":"item.completed","item":{"id":"i9","type":"mcp_tool_call","server":"gate","tool":"noop","arguments":null,"error":{"message":"server gone"},"status":"failed"}}`,
-			[]session.EventKind{session.EventToolUse, session.EventToolResult}, func(t *testing.T, evs []session.Event) {
+		{Name: "completed without started", Lines: `{"type":"item.completed","item":{"id":"i9","type":"mcp_tool_call","server":"gate","tool":"noop","arguments":null,"error":{"message":"server gone"},"status":"failed"}}`,
+			Want: []session.EventKind{session.EventToolUse, session.EventToolResult}, Check: func(t *testing.T, evs []session.Event) {
 				assert.JSONEq(t, `{}`, string(evs[0].Input))
 				assert.Equal(t, "server gone", evs[1].Output)
 			}},
-		{"malformed and unknown", "not json\n" + `{"type":"brand.new"}` + "\n" + `{"type":"item.completed","item":{"type":"todo_list"}}`,
-			[]session.EventKind{session.EventUnknown, session.EventUnknown, session.EventUnknown}, nil},
-		{"reasoning", `{"type":"item.completed","item":{"id":"r","type":"reasoning","text":"hmm"}}`,
-			[]session.EventKind{session.EventThinking}, nil},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			evs := decodeAll(t, []byte(tc.lines))
-			require.Equal(t, tc.want, kinds(evs))
-			if tc.check != nil {
-				tc.check(t, evs)
-			}
-		})
-	}
+		{Name: "malformed and unknown", Lines: "not json\n" + `{"type":"brand.new"}` + "\n" + `{"type":"item.completed","item":{"type":"todo_list"}}`,
+			Want: []session.EventKind{session.EventUnknown, session.EventUnknown, session.EventUnknown}},
+		{Name: "reasoning", Lines: `{"type":"item.completed","item":{"id":"r","type":"reasoning","text":"hmm"}}`,
+			Want: []session.EventKind{session.EventThinking}},
+	})
 }
 
 func TestArgs(t *testing.T) {
@@ -121,18 +81,6 @@ func TestArgs(t *testing.T) {
 }
 
 func FuzzMap(f *testing.F) {
-	b, err := os.ReadFile("testdata/denied_comment.jsonl")
-	require.NoError(f, err)
-	f.Add(b)
-	f.Add([]byte(`{"type":"item.completed","item":{"type":"mcp_tool_call","arguments":"x","result":{"content":[{"type":"image"}]}}}`))
-	f.Fuzz(func(t *testing.T, in []byte) {
-		m := newMapper("m")
-		for i, line := range bytes.Split(in, []byte("\n")) {
-			for _, ev := range m.Map(line, i+1, time.Time{}) {
-				if ev.Kind == session.EventToolUse && len(ev.Input) == 0 {
-					t.Fatalf("tool use without input: %q", line)
-				}
-			}
-		}
-	})
+	enginetest.FuzzMapper(f, "testdata/denied_comment.jsonl", func() enginetest.Mapper { return enginetest.Mapper{Map: newMapper("m").Map} },
+		[]byte(`{"type":"item.completed","item":{"type":"mcp_tool_call","arguments":"x","result":{"content":[{"type":"image"}]}}}`))
 }

@@ -1,7 +1,6 @@
 package gemini
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -15,10 +14,10 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/claudetest"
 	"github.com/mention-runner/mention-runner/internal/engine"
+	"github.com/mention-runner/mention-runner/internal/engine/enginetest"
 	"github.com/mention-runner/mention-runner/internal/fakemodel"
 	fakegemini "github.com/mention-runner/mention-runner/internal/fakemodel/gemini"
 	"github.com/mention-runner/mention-runner/internal/session"
-	"github.com/mention-runner/mention-runner/internal/streamjson"
 )
 
 func TestMain(m *testing.M) {
@@ -72,36 +71,16 @@ func TestRealCLI(t *testing.T) {
 	}
 }
 
-func decodeAll(in []byte) []session.Event {
+func testMapper() enginetest.Mapper {
 	m := newMapper("gemini-fake")
-	dec := streamjson.NewDecoder(bytes.NewReader(in))
-	dec.Map = m.Map
-	var out []session.Event
-	for {
-		ev, err := dec.Next()
-		if err != nil {
-			break
-		}
-		out = append(out, ev)
-	}
-	return append(out, m.Flush()...)
-}
-
-func kinds(evs []session.Event) []session.EventKind {
-	var out []session.EventKind
-	for _, e := range evs {
-		out = append(out, e.Kind)
-	}
-	return out
+	return enginetest.Mapper{Map: m.Map, Flush: m.Flush}
 }
 
 // TestMapRealCapture: an allowed gate call, as Gemini CLI 0.61.0 printed it.
 func TestMapRealCapture(t *testing.T) {
-	b, err := os.ReadFile("testdata/allowed_comment.jsonl")
-	require.NoError(t, err)
-	evs := decodeAll(b)
+	evs := enginetest.DecodeFile(t, "testdata/allowed_comment.jsonl", testMapper())
 	require.Equal(t, []session.EventKind{session.EventInit, session.EventUserText, session.EventText, session.EventToolUse,
-		session.EventToolResult, session.EventText, session.EventResult}, kinds(evs))
+		session.EventToolResult, session.EventText, session.EventResult}, enginetest.Kinds(evs))
 	assert.Equal(t, "f64e0dff-0a65-4cb4-b9cd-d743d2790374", evs[0].Init.SessionID)
 	assert.Equal(t, "mcp_gate_add_comment", evs[3].ToolName)
 	assert.Equal(t, evs[3].ToolCallID, evs[4].ToolCallID)
@@ -117,41 +96,27 @@ func TestMapRealCapture(t *testing.T) {
 }
 
 func TestMapLines(t *testing.T) {
-	tests := []struct {
-		name  string
-		lines string
-		want  []session.EventKind
-		check func(t *testing.T, evs []session.Event)
-	}{
-		{"deltas join into one text", `{"type":"message","role":"assistant","content":"Hel","delta":true}
+	enginetest.RunCases(t, testMapper, []enginetest.Case{
+		{Name: "deltas join into one text", Lines: `{"type":"message","role":"assistant","content":"Hel","delta":true}
 {"type":"message","role":"assistant","content":"lo","delta":true}`,
-			[]session.EventKind{session.EventText}, func(t *testing.T, evs []session.Event) {
+			Want: []session.EventKind{session.EventText}, Check: func(t *testing.T, evs []session.Event) {
 				assert.Equal(t, "Hello", evs[0].Text)
 			}},
-		{"error result", `{"type":"result","status":"error","error":{"type":"FatalTurnLimitedError","message":"Reached max session turns"}}`,
-			[]session.EventKind{session.EventResult}, func(t *testing.T, evs []session.Event) {
+		{Name: "error result", Lines: `{"type":"result","status":"error","error":{"type":"FatalTurnLimitedError","message":"Reached max session turns"}}`,
+			Want: []session.EventKind{session.EventResult}, Check: func(t *testing.T, evs []session.Event) {
 				assert.True(t, evs[0].Result.IsError)
 				assert.Equal(t, "Reached max session turns", evs[0].Result.Text)
 			}},
-		{"failed tool", `{"type":"tool_use","tool_name":"read_file","tool_id":"t1","parameters":null}
+		{Name: "failed tool", Lines: `{"type":"tool_use","tool_name":"read_file","tool_id":"t1","parameters":null}
 {"type":"tool_result","tool_id":"t1","status":"error","error":{"type":"x","message":"path outside the workspace"}}`,
-			[]session.EventKind{session.EventToolUse, session.EventToolResult}, func(t *testing.T, evs []session.Event) {
+			Want: []session.EventKind{session.EventToolUse, session.EventToolResult}, Check: func(t *testing.T, evs []session.Event) {
 				assert.JSONEq(t, `{}`, string(evs[0].Input))
 				assert.True(t, evs[1].IsError)
 				assert.Equal(t, "path outside the workspace", evs[1].Output)
 			}},
-		{"warnings and unknown", `{"type":"error","severity":"warning","message":"Loop detected"}` + "\nnot json\n" + `{"type":"new"}`,
-			[]session.EventKind{session.EventUnknown, session.EventUnknown, session.EventUnknown}, nil},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			evs := decodeAll([]byte(tc.lines))
-			require.Equal(t, tc.want, kinds(evs))
-			if tc.check != nil {
-				tc.check(t, evs)
-			}
-		})
-	}
+		{Name: "warnings and unknown", Lines: `{"type":"error","severity":"warning","message":"Loop detected"}` + "\nnot json\n" + `{"type":"new"}`,
+			Want: []session.EventKind{session.EventUnknown, session.EventUnknown, session.EventUnknown}},
+	})
 }
 
 func TestSettingsAndArgs(t *testing.T) {
@@ -181,18 +146,8 @@ func mustJSON(t *testing.T, v any) []byte {
 }
 
 func FuzzMap(f *testing.F) {
-	b, err := os.ReadFile("testdata/allowed_comment.jsonl")
-	require.NoError(f, err)
-	f.Add(b)
-	f.Fuzz(func(t *testing.T, in []byte) {
+	enginetest.FuzzMapper(f, "testdata/allowed_comment.jsonl", func() enginetest.Mapper {
 		m := newMapper("m")
-		for i, line := range bytes.Split(in, []byte("\n")) {
-			for _, ev := range m.Map(line, i+1, time.Time{}) {
-				if ev.Kind == session.EventToolUse && len(ev.Input) == 0 {
-					t.Fatalf("tool use without input: %q", line)
-				}
-			}
-		}
-		m.Flush()
+		return enginetest.Mapper{Map: m.Map, Flush: m.Flush}
 	})
 }
