@@ -15,3 +15,16 @@ func countGrants(msg string) int {
 
 // CountGrants is countGrants for the external tests.
 var CountGrants = countGrants
+
+// GrantSizes lists the sizes of a ledger commit's grants, oldest first (tests).
+func GrantSizes(msg string) []int {
+	s, err := parse(msg)
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, g := range s.Grants {
+		out = append(out, g.N)
+	}
+	return out
+}

@@ -55,9 +55,15 @@ type Options struct {
 	Account string // the login whose writes are budgeted
 	Holder  string // names this process in the ledger (a workflow run, a dispatcher id)
 
-	PerMinute, PerHour int           // 0 = GitHub's 80 and 500
-	Block              int           // slots per grant; 0 = DefaultBlock
-	Hold               time.Duration // a grant's slots are used within this; 0 = DefaultHold
+	PerMinute, PerHour int // 0 = GitHub's 80 and 500
+	Block              int // slots per grant; 0 = DefaultBlock
+	// MaxBlock lets a busy process take bigger grants: one that needs its
+	// next grant while the last still runs gets twice the slots, up to
+	// MaxBlock; one that let slots expire goes back to Block. Fewer
+	// ledger updates for a process that writes steadily, little waste for
+	// one that writes now and then. 0 = Block (fixed size).
+	MaxBlock int
+	Hold     time.Duration // a grant's slots are used within this; 0 = DefaultHold
 	// SelfCost is how many content writes of the account one ledger update
 	// costs: 2 (a commit and a ref update) when Client writes as the
 	// account itself, 0 when it is another account (the workflow's token).
@@ -74,13 +80,19 @@ type Options struct {
 // Ledger is one process's handle on the account's budget. Safe for
 // concurrent use.
 type Ledger struct {
-	o            Options
-	owner, name  string
-	ref          string
+	o           Options
+	owner, name string
+	ref         string
+	// mu guards the grants this process holds (held, last, block,
+	// inflight, broken) and the counters; io serialises the ledger's reads
+	// and writes (cache, wasted), which mu is not held across.
 	mu           sync.Mutex
-	slots        int       // left in the current grant
-	until        time.Time // the current grant's slots expire then
-	wasted       int       // writes of lost compare-and-swaps, not yet in the ledger
+	io           sync.Mutex
+	held         []*held       // grants with slots left, oldest first (see ready.go)
+	last         *held         // the latest grant, kept to size the next
+	block        int           // slots of the next grant (Block … MaxBlock)
+	inflight     chan struct{} // closed when the grant being taken is held (or failed)
+	wasted       int           // writes of lost compare-and-swaps, not yet in the ledger
 	cache        map[string]state
 	grants, cas  int // grants taken, compare-and-swaps lost (for measurement)
 	pausesShared int
@@ -127,8 +139,9 @@ func New(o Options) (*Ledger, error) {
 	if o.Hold <= 0 {
 		o.Hold = DefaultHold
 	}
-	if need := o.Block + o.SelfCost; need > o.PerMinute || need > o.PerHour {
-		return nil, fmt.Errorf("writebudget: a grant of %d slots (+%d for the ledger) exceeds the limits %d/min, %d/h", o.Block, o.SelfCost, o.PerMinute, o.PerHour)
+	o.MaxBlock = max(o.MaxBlock, o.Block)
+	if need := o.MaxBlock + o.SelfCost; need > o.PerMinute || need > o.PerHour {
+		return nil, fmt.Errorf("writebudget: a grant of %d slots (+%d for the ledger) exceeds the limits %d/min, %d/h", o.MaxBlock, o.SelfCost, o.PerMinute, o.PerHour)
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -136,7 +149,7 @@ func New(o Options) (*Ledger, error) {
 	if o.Sleep == nil {
 		o.Sleep = clock.Sleep
 	}
-	return &Ledger{o: o, owner: owner, name: name, ref: contract.PaceRef(o.Account), cache: map[string]state{}}, nil
+	return &Ledger{o: o, owner: owner, name: name, ref: contract.PaceRef(o.Account), cache: map[string]state{}, block: o.Block}, nil
 }
 
 // Stats says how a ledger handle was used: grants taken, compare-and-swaps
@@ -147,37 +160,11 @@ func (l *Ledger) Stats() (grants, lost, pauses int) {
 	return l.grants, l.cas, l.pausesShared
 }
 
-// Take blocks until one content write of the account fits its limits.
+// Take blocks until one content write of the account fits its limits:
+// it uses a slot of a grant this process holds, or waits for the grant
+// being taken (by Ready or another Take), or takes one.
 func (l *Ledger) Take(ctx context.Context) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.slots > 0 && l.o.Now().Before(l.until) {
-		l.slots--
-		return nil
-	}
-	l.slots = 0
-	now := l.o.Now()
-	if now.Before(l.broken) {
-		return nil
-	}
-	at, err := l.reserve(ctx, l.o.Block)
-	if err != nil {
-		if ctx.Err() != nil {
-			return err
-		}
-		l.broken = now.Add(retryBroken)
-		if l.o.Warn != nil {
-			l.o.Warn(fmt.Errorf("%w; this process paces itself alone for %s", err, retryBroken))
-		}
-		return nil
-	}
-	if d := at.Sub(l.o.Now()); d > 0 {
-		if err := l.o.Sleep(ctx, d); err != nil {
-			return fmt.Errorf("writebudget: waiting for the account's next write slot: %w", err)
-		}
-	}
-	l.slots, l.until = l.o.Block-1, at.Add(l.o.Hold)
-	return nil
+	return l.take(ctx)
 }
 
 // SlowDown records that GitHub asked the account to wait until until: no
@@ -185,8 +172,10 @@ func (l *Ledger) Take(ctx context.Context) error {
 // unused slots are dropped.
 func (l *Ledger) SlowDown(ctx context.Context, until time.Time) error {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.slots = 0
+	l.held = nil
+	l.mu.Unlock()
+	l.io.Lock()
+	defer l.io.Unlock()
 	for attempt := 0; ; attempt++ {
 		cur, sha, err := l.read(ctx)
 		if err != nil {
@@ -198,7 +187,9 @@ func (l *Ledger) SlowDown(ctx context.Context, until time.Time) error {
 		next := cur.pruned(l.o.Now(), l.window(time.Hour))
 		next.Pause = until.UnixMilli()
 		if err := l.write(ctx, sha, next); err == nil {
+			l.mu.Lock()
 			l.pausesShared++
+			l.mu.Unlock()
 			return nil
 		} else if !errors.Is(err, refstate.ErrLost) || attempt >= 20 {
 			return err
@@ -207,7 +198,7 @@ func (l *Ledger) SlowDown(ctx context.Context, until time.Time) error {
 }
 
 // reserve adds a grant of n slots (plus the ledger's own cost) at the
-// earliest moment it fits, and returns that moment.
+// earliest moment it fits, and returns that moment. The caller holds l.io.
 func (l *Ledger) reserve(ctx context.Context, n int) (time.Time, error) {
 	for lost := 0; ; {
 		cur, sha, err := l.read(ctx)
@@ -244,14 +235,18 @@ func (l *Ledger) reserve(ctx context.Context, n int) (time.Time, error) {
 		err = l.write(ctx, sha, next)
 		if err == nil {
 			l.wasted = 0
+			l.mu.Lock()
 			l.grants++
+			l.mu.Unlock()
 			return at, nil
 		}
 		if lost++; !errors.Is(err, refstate.ErrLost) || lost > 50 {
 			return time.Time{}, err
 		}
 		// the commit of the lost swap was a write of the account too
+		l.mu.Lock()
 		l.cas++
+		l.mu.Unlock()
 		if l.o.SelfCost > 0 {
 			l.wasted++
 		}
@@ -391,11 +386,11 @@ func (l *Ledger) write(ctx context.Context, parent string, next state) error {
 // uses them from its next grant on, instead of its own (GitHub's 80 and
 // 500). For GitHub Enterprise Server's own limits, or a simulator.
 func (l *Ledger) SetLimits(ctx context.Context, perMinute, perHour int) error {
-	if perMinute < l.o.Block+l.o.SelfCost || perHour < l.o.Block+l.o.SelfCost {
-		return fmt.Errorf("writebudget: limits %d/min, %d/h leave no room for a grant of %d", perMinute, perHour, l.o.Block+l.o.SelfCost)
+	if perMinute < l.o.MaxBlock+l.o.SelfCost || perHour < l.o.MaxBlock+l.o.SelfCost {
+		return fmt.Errorf("writebudget: limits %d/min, %d/h leave no room for a grant of %d", perMinute, perHour, l.o.MaxBlock+l.o.SelfCost)
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.io.Lock()
+	defer l.io.Unlock()
 	for attempt := 0; ; attempt++ {
 		cur, sha, err := l.read(ctx)
 		if err != nil {

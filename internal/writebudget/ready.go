@@ -1,0 +1,147 @@
+package writebudget
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// held is a grant this process holds: slots left, usable from at until
+// until (at + Hold).
+type held struct {
+	slots     int
+	at, until time.Time
+}
+
+// Ready is called when the process is about to write about low times
+// (the dispatcher, as it starts reading a mention's thread): when the
+// grants it holds have fewer than low slots left that stay usable a
+// while yet, it takes the next grant now, so the ledger is read and
+// written while the caller does its own reads; a Take meanwhile uses the
+// slots still held and then waits for this grant rather than taking one
+// of its own. Ready blocks until the grant is held (run it beside the
+// reads); it returns at once when enough is held, another grant is
+// being taken, or the ledger is unusable just now. Its error is ctx's.
+func (l *Ledger) Ready(ctx context.Context, low int) error {
+	l.mu.Lock()
+	now := l.o.Now()
+	if now.Before(l.broken) || l.inflight != nil || l.usableLocked(now, l.o.Hold/3) >= low {
+		l.mu.Unlock()
+		return nil
+	}
+	return l.reserveHeld(ctx) // unlocks
+}
+
+// take is Take: one slot of a held grant, else the grant being taken,
+// else a new one.
+func (l *Ledger) take(ctx context.Context) error {
+	l.mu.Lock()
+	for {
+		now := l.o.Now()
+		if h := l.useLocked(now); h != nil {
+			at := h.at
+			l.mu.Unlock()
+			if d := at.Sub(l.o.Now()); d > 0 {
+				if err := l.o.Sleep(ctx, d); err != nil {
+					return fmt.Errorf("writebudget: waiting for the account's next write slot: %w", err)
+				}
+			}
+			return nil
+		}
+		if now.Before(l.broken) {
+			l.mu.Unlock()
+			return nil // pacing alone for now (see Options.Warn)
+		}
+		if ch := l.inflight; ch != nil {
+			l.mu.Unlock()
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return fmt.Errorf("writebudget: waiting for the account's next write slot: %w", ctx.Err())
+			}
+			l.mu.Lock()
+			continue
+		}
+		if err := l.reserveHeld(ctx); err != nil { // unlocks
+			return err
+		}
+		l.mu.Lock()
+	}
+}
+
+// useLocked drops spent and expired grants and takes one slot of the
+// oldest grant left (the first to expire), or returns nil.
+func (l *Ledger) useLocked(now time.Time) *held {
+	for len(l.held) > 0 && (l.held[0].slots == 0 || !now.Before(l.held[0].until)) {
+		l.held = l.held[1:]
+	}
+	if len(l.held) == 0 {
+		return nil
+	}
+	h := l.held[0]
+	h.slots--
+	return h
+}
+
+// usableLocked counts the slots held that are usable for at least margin.
+func (l *Ledger) usableLocked(now time.Time, margin time.Duration) int {
+	n := 0
+	for _, h := range l.held {
+		if now.Add(margin).Before(h.until) {
+			n += h.slots
+		}
+	}
+	return n
+}
+
+// nextBlockLocked sizes the next grant: twice the last one (up to
+// MaxBlock) while the last is still running, so the process uses its
+// grants up faster than they expire; back to Block when the last one
+// expired with slots unused.
+func (l *Ledger) nextBlockLocked(now time.Time) int {
+	switch {
+	case l.last == nil:
+	case now.Before(l.last.until):
+		l.block = min(2*l.block, l.o.MaxBlock)
+	case l.last.slots > 0:
+		l.block = l.o.Block
+	}
+	return l.block
+}
+
+// reserveHeld takes a grant and holds it. Called with l.mu held, which it
+// releases: the ledger is read and written under l.io only, and anyone
+// needing a slot meanwhile waits on l.inflight. Its error is ctx's; a
+// ledger that fails otherwise leaves the process pacing alone for
+// retryBroken (Options.Warn hears why).
+func (l *Ledger) reserveHeld(ctx context.Context) error {
+	now := l.o.Now()
+	n := l.nextBlockLocked(now)
+	ch := make(chan struct{})
+	l.inflight = ch
+	l.mu.Unlock()
+
+	l.io.Lock()
+	at, err := l.reserve(ctx, n)
+	l.io.Unlock()
+
+	l.mu.Lock()
+	l.inflight = nil
+	close(ch)
+	switch {
+	case err == nil:
+		h := &held{slots: n, at: at, until: at.Add(l.o.Hold)}
+		l.held = append(l.held, h)
+		l.last = h
+	case ctx.Err() != nil:
+		l.mu.Unlock()
+		return err
+	default:
+		l.broken = now.Add(retryBroken)
+	}
+	l.mu.Unlock()
+	if err != nil && l.o.Warn != nil {
+		l.o.Warn(fmt.Errorf("%w; this process paces itself alone for %s", err, retryBroken))
+	}
+	return nil
+}
