@@ -26,6 +26,17 @@ func WriteJSON(path string, v any) error {
 	return writeFileAtomic(path, out.Bytes())
 }
 
+// decodeStrict decodes data, the content of record file name, into v,
+// refusing fields v's schema does not have.
+func decodeStrict(name string, data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("read %s: %w", name, err)
+	}
+	return nil
+}
+
 // writeFileAtomic replaces path with data so readers never see half a file.
 func writeFileAtomic(path string, data []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")

@@ -1,8 +1,6 @@
 package record
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -49,10 +47,8 @@ func ReadMeta(dir string) (m RunMeta, ok bool, err error) {
 	if err != nil {
 		return RunMeta{}, false, fmt.Errorf("read run meta: %w", err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&m); err != nil {
-		return RunMeta{}, false, fmt.Errorf("read %s: %w", contract.MetaFile, err)
+	if err := decodeStrict(contract.MetaFile, data, &m); err != nil {
+		return RunMeta{}, false, err
 	}
 	return m, true, nil
 }

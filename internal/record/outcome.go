@@ -1,8 +1,6 @@
 package record
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -58,10 +56,8 @@ func ReadOutcome(dir string) (Outcome, error) {
 	if err != nil {
 		return o, fmt.Errorf("read outcome: %w", err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&o); err != nil {
-		return o, fmt.Errorf("read %s: %w", contract.OutcomeFile, err)
+	if err := decodeStrict(contract.OutcomeFile, data, &o); err != nil {
+		return o, err
 	}
 	if o.Status != contract.StatusCompleted && o.Status != contract.StatusFailed {
 		return o, errors.New("read " + contract.OutcomeFile + ": status must be completed or failed")
