@@ -82,15 +82,10 @@ func LoadAgentRun(dir string) AgentRun {
 	if a.Cause == contract.CauseLoop {
 		a.Loop = loopCalls(loop, dir)
 	}
-	if data, err := os.ReadFile(filepath.Join(dir, contract.SessionFile)); err == nil {
-		var s session.Session
-		if err := json.Unmarshal(data, &s); err != nil {
-			a.Problems = append(a.Problems, fmt.Sprintf("%s: %v", contract.SessionFile, err))
-		} else {
-			a.Session = &s
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		a.Problems = append(a.Problems, fmt.Sprintf("%s: %v", contract.SessionFile, err))
+	if s, err := record.ReadSession(dir); err != nil {
+		a.Problems = append(a.Problems, err.Error())
+	} else {
+		a.Session = s
 	}
 	return a
 }

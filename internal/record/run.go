@@ -48,7 +48,7 @@ func LoadRun(dir string) (*Run, error) {
 	if r.Meta, r.HasMeta, err = ReadMeta(dir); err != nil {
 		return nil, fmt.Errorf("load run %s: %w", dir, err)
 	}
-	if r.Session, err = readSession(filepath.Join(dir, contract.SessionFile)); err != nil {
+	if r.Session, err = ReadSession(dir); err != nil {
 		return nil, fmt.Errorf("load run %s: %w", dir, err)
 	}
 	if r.Outputs, torn, err = readOpaqueLines(filepath.Join(dir, contract.OutputsFile)); err != nil {
@@ -64,8 +64,9 @@ func (r *Run) noteTorn(file string, t *TornLine) {
 	}
 }
 
-func readSession(path string) (*session.Session, error) {
-	data, err := os.ReadFile(path)
+// ReadSession reads dir/session.json; nil (and no error) when there is none.
+func ReadSession(dir string) (*session.Session, error) {
+	data, err := os.ReadFile(filepath.Join(dir, contract.SessionFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
