@@ -192,6 +192,7 @@ func runScenarios(ctx context.Context, env *cli.Env, o demo.Options, scenarios [
 	base := o.OutDir
 	// pacing between writes is for GitHub's limits; the stories do not need it
 	o.Settings = append(o.Settings, "MR_WRITE_GAP=0s")
+	o.DispatcherSettings = append(o.DispatcherSettings, "WRITE_GAP=0s")
 	type told struct {
 		out bytes.Buffer
 		ok  bool

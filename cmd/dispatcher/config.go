@@ -39,6 +39,7 @@ var settings = []setting{
 	{"MAX_DIFF_BYTES", "max-diff-bytes", strconv.Itoa(threadctx.DefaultMaxDiffBytes), "cap on a pull request's diff in bytes"},
 	{"RATE_LIMIT_PER_HOUR", "rate-limit", strconv.Itoa(dispatch.DefaultRatePerHour), "runs per user per rolling hour"},
 	{"POLL_INTERVAL", "poll-interval", "60s", "least wait between poll cycles (GitHub's X-Poll-Interval wins when longer)"},
+	{"WRITE_GAP", "write-gap", ghclient.DefaultWriteGap.String(), "least time between two of the bot's content-creating requests (GitHub's secondary limits also cap them at 80/min and 500/h); 0s turns the gap off, the caps stay"},
 	{"CLAIM_LEASE", "claim-lease", dispatch.DefaultClaimLease.String(), "how long a claimed mention may stay undispatched before another dispatcher takes it over"},
 	{"COMMENT_LIMIT", "comment-limit", strconv.Itoa(policy.DefaultCeilings().CommentLimit), "operator ceiling: comments per issue/PR per run (0…1000; keep equal to the runner's)"},
 	{"ISSUE_LIMIT", "issue-limit", strconv.Itoa(policy.DefaultCeilings().IssueLimit), "operator ceiling: issues created per run (0…1000; keep equal to the runner's)"},
@@ -68,7 +69,7 @@ type conf struct {
 	bot, token, control, controlToken, secret, apiURL string
 	allowed                                           dispatch.AllowList
 	maxContext, maxDiff, rate                         int
-	pollInterval, claimLease                          time.Duration
+	pollInterval, claimLease, writeGap                time.Duration
 	ceilings                                          policy.Ceilings
 	flushEach                                         bool // event mode: write the rate state in Handle
 
@@ -140,6 +141,11 @@ func (f *flags) resolve(env *cli.Env, mode string, dryRun bool) (*conf, error) {
 		errs = append(errs, fmt.Sprintf("CLAIM_LEASE=%q: want a positive duration, like 10m", val["CLAIM_LEASE"]))
 	}
 	c.claimLease = lease
+	gap, err := time.ParseDuration(strings.TrimSpace(val["WRITE_GAP"]))
+	if err != nil || gap < 0 || gap > time.Minute {
+		errs = append(errs, fmt.Sprintf("WRITE_GAP=%q: want a duration from 0s to 1m, like 1s", val["WRITE_GAP"]))
+	}
+	c.writeGap = gap
 	c.ceilings, errs = resolveCeilings(val, errs)
 	if len(errs) > 0 {
 		return nil, cli.Usagef("%s", strings.Join(errs, "; "))
@@ -212,7 +218,11 @@ func (c *conf) clients(log *slog.Logger) (gh, ctl, dsp *github.Client, err error
 	// GitHub's content-creation limits count per account, and the
 	// dispatcher's tokens are normally all the bot's: every client shares
 	// one pacer.
-	p := ghclient.NewPacer(0, 0, 0, nil, nil)
+	gap := c.writeGap
+	if gap == 0 {
+		gap = -1 // the pacer reads 0 as "default"; the operator asked for none
+	}
+	p := ghclient.NewPacer(0, 0, gap, nil, nil)
 	mk := func(token string, unsafe bool, p *ghclient.Pacer) (*github.Client, error) {
 		return ghclient.New(ghclient.Options{BaseURL: c.apiURL, Token: token, UserAgent: "mention-runner-dispatcher/" + cli.Version,
 			RetryUnsafe: unsafe, Logger: log, Pacer: p})

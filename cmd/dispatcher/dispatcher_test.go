@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,6 +46,10 @@ func TestConfigErrors(t *testing.T) {
 		{"event needs name", nil, []string{"event"}, []string{"--name and --payload are required"}},
 		{"bad ceilings", map[string]string{"BOT_LOGIN": "b", "BOT_TOKEN": "t", "CONTROL_REPO": "o/c", "ALLOWED_USERS": "*", "COMMENT_LIMIT": "-1", "ISSUE_LIMIT": "one", "PR_LIMIT": "1001"}, []string{"once"},
 			[]string{`COMMENT_LIMIT="-1": want a whole number 0…1000`, `ISSUE_LIMIT="one"`, `PR_LIMIT="1001"`}},
+		{"bad write gap", map[string]string{"BOT_LOGIN": "b", "BOT_TOKEN": "t", "CONTROL_REPO": "o/c", "ALLOWED_USERS": "*", "WRITE_GAP": "-1s"}, []string{"once", "--write-gap", "2m"},
+			[]string{`WRITE_GAP="2m": want a duration from 0s to 1m`}},
+		{"negative write gap", map[string]string{"BOT_LOGIN": "b", "BOT_TOKEN": "t", "CONTROL_REPO": "o/c", "ALLOWED_USERS": "*", "WRITE_GAP": "-1s"}, []string{"once"},
+			[]string{`WRITE_GAP="-1s"`}},
 		{"bad ceiling flag", map[string]string{"BOT_LOGIN": "b", "BOT_TOKEN": "t", "CONTROL_REPO": "o/c", "ALLOWED_USERS": "*"}, []string{"once", "--pr-limit", "2000"}, []string{`PR_LIMIT="2000"`}},
 	}
 	for _, tc := range cases {
@@ -168,4 +174,34 @@ func TestServeStopsOnCancel(t *testing.T) {
 	code := app.Main(ctx, env, []string{"serve", "--addr", "127.0.0.1:0"})
 	assert.Equal(t, 0, code, errb.String())
 	assert.Contains(t, errb.String(), "serving webhooks")
+}
+
+// TestWriteGapSetting: the pacer's least gap between the bot's writes is
+// 1 s unless WRITE_GAP (or --write-gap) says otherwise; 0s turns it off.
+func TestWriteGapSetting(t *testing.T) {
+	base := map[string]string{"BOT_LOGIN": "b", "BOT_TOKEN": "t", "CONTROL_REPO": "o/c", "ALLOWED_USERS": "*"}
+	for _, tc := range []struct {
+		name string
+		env  string
+		args []string
+		want time.Duration
+	}{
+		{"default", "", nil, time.Second},
+		{"env off", "0s", nil, 0},
+		{"flag wins", "0s", []string{"--write-gap", "250ms"}, 250 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vars := maps.Clone(base)
+			if tc.env != "" {
+				vars["WRITE_GAP"] = tc.env
+			}
+			env := &cli.Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard, Getenv: func(k string) string { return vars[k] }}
+			fs := cli.FlagSet(env, "dispatcher", "once", "[flags]")
+			f := addSettings(fs)
+			require.NoError(t, cli.ParseFlags(fs, tc.args, false))
+			c, err := f.resolve(env, "once", false)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, c.writeGap)
+		})
+	}
 }

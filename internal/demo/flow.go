@@ -45,6 +45,8 @@ type Options struct {
 	EngineEnv []string
 	// Settings are extra runner settings for every runner job (MR_*=…).
 	Settings []string
+	// DispatcherSettings are extra dispatcher settings (WRITE_GAP=0s…).
+	DispatcherSettings []string
 
 	// Root is the repository whose agent-run.yml and action.yml say which
 	// token each job gets ("" = the module root above the working directory).

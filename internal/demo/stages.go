@@ -32,6 +32,7 @@ func (f *Flow) Dispatch(ctx context.Context) error {
 		"ALLOWED_USERS=" + Author,
 		"GITHUB_API_URL=" + f.w.BaseURL,
 	}
+	env = append(env, f.o.DispatcherSettings...)
 	st, err := run(ctx, "dispatcher once", dir, f.o.StageTimeout, env, f.o.Bins.Dispatcher, "once")
 	f.Dispatcher = st
 	if err != nil {

@@ -21,9 +21,8 @@ import (
 // the code (an anonymous checkout would fail). The real Claude Code reads
 // the file and posts what it read; the comment lands on the thread.
 func TestFlowClaudeRightCode(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end with the real Claude Code")
-	}
+	t.Parallel()
+	needBins(t)
 	real := claudetest.Binary(t)
 	tests := []struct {
 		name        string
@@ -35,6 +34,7 @@ func TestFlowClaudeRightCode(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
 				switch req.Turn() {
 				case 0:
@@ -84,9 +84,8 @@ func TestFlowClaudeRightCode(t *testing.T) {
 // the diff). From a same-repository pull request it stacks on the PR's
 // head branch, again with only the agent's commit.
 func TestFlowClaudePRFromPR(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end with the real Claude Code")
-	}
+	t.Parallel()
+	needBins(t)
 	real := claudetest.Binary(t)
 	const fixFile, fixText = "FIX.md", "Line endings are normalised by .gitattributes.\n"
 	for _, tc := range []struct {
@@ -98,6 +97,7 @@ func TestFlowClaudePRFromPR(t *testing.T) {
 		{"same-repo PR stacks on its branch", false, demo.PRBranch},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
 				switch req.Turn() {
 				case 0:

@@ -20,6 +20,7 @@ import (
 // here-only), then ends. The engine runs behind a wrapper that records its
 // environment, so the test sees exactly what Claude Code was given.
 func TestFlowClaude(t *testing.T) {
+	t.Parallel()
 	needBins(t)
 	real := claudetest.Binary(t) // skips unless installed or required
 

@@ -23,6 +23,7 @@ import (
 // pull request; the gate commits, publish pushes, and the pull request is
 // opened on the simulator.
 func TestFlowEnginePR(t *testing.T) {
+	t.Parallel()
 	needBins(t)
 	for _, tc := range []struct {
 		engine    string
@@ -46,6 +47,7 @@ func TestFlowEnginePR(t *testing.T) {
 			}},
 	} {
 		t.Run(tc.engine, func(t *testing.T) {
+			t.Parallel()
 			bin := tc.bin(t)
 			script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
 				switch req.Turn() {
@@ -62,7 +64,7 @@ func TestFlowEnginePR(t *testing.T) {
 			env, stop := tc.start(script)
 			t.Cleanup(stop)
 			o := demo.Options{Bins: bins, OutDir: t.TempDir(), Engine: tc.engine, EngineEnv: env,
-				Settings: []string{"MR_WRITE_GAP=0s", "MR_TIMEOUT=3m"}}
+				Settings: settings("MR_TIMEOUT=3m"), DispatcherSettings: dispatcherSettings}
 			if tc.engine == demo.EngineCodex {
 				o.CodexBin = bin
 			} else {

@@ -51,8 +51,7 @@ func runFlow(t *testing.T, c flowCase) (*demo.World, *demo.Flow) {
 		World: w, Bins: bins, OutDir: t.TempDir(),
 		Engine: c.engine, ReplayScript: c.script, ClaudeBin: c.claude, EngineEnv: c.extraEnv,
 		ParallelShards: c.parallel,
-		// pacing is tested in ghclient; here it would only make the suite slow
-		Settings: append([]string{"MR_WRITE_GAP=0s"}, c.settings...),
+		Settings:       settings(c.settings...), DispatcherSettings: dispatcherSettings,
 	})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), flowTimeout)
@@ -66,6 +65,7 @@ func runFlow(t *testing.T, c flowCase) (*demo.World, *demo.Flow) {
 }
 
 func TestFlowSmall(t *testing.T) {
+	t.Parallel()
 	w, f := runFlow(t, flowCase{engine: demo.EngineReplay, script: "testdata/replay.jsonl"})
 
 	ds := f.Dispatches()
@@ -80,6 +80,7 @@ func TestFlowSmall(t *testing.T) {
 }
 
 func TestFlowSharded(t *testing.T) {
+	t.Parallel()
 	w, f := runFlow(t, flowCase{shard: true, parallel: true, engine: demo.EngineReplay, script: "testdata/replay.jsonl"})
 
 	ds := f.Dispatches()
@@ -229,11 +230,13 @@ func logIssueBody(t *testing.T, w *demo.World, f *demo.Flow) string {
 // TestFlowBadFlagsDoesNotRun: a typo in !cfg never starts a run; the bot
 // replies once on the thread, and a second dispatcher cycle stays quiet.
 func TestFlowBadFlagsDoesNotRun(t *testing.T) {
+	t.Parallel()
 	needBins(t)
 	w, err := demo.Seed(demo.SeedOptions{Comment: "@" + demo.BotLogin + " !cfg here-onyl\nexplain the failure", Logf: t.Logf})
 	require.NoError(t, err)
 	t.Cleanup(func() { w.Sim.Close() })
-	f, err := demo.New(demo.Options{World: w, Bins: bins, OutDir: t.TempDir(), ReplayScript: "testdata/replay.jsonl"})
+	f, err := demo.New(demo.Options{World: w, Bins: bins, OutDir: t.TempDir(), ReplayScript: "testdata/replay.jsonl",
+		Settings: settings(), DispatcherSettings: dispatcherSettings})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), flowTimeout)
 	defer cancel()
@@ -260,6 +263,7 @@ func TestFlowBadFlagsDoesNotRun(t *testing.T) {
 // run-log issue, still carrying the one log-issue marker assemble looks
 // for, and nothing is written twice.
 func TestFlowRedeliveredOneLogIssue(t *testing.T) {
+	t.Parallel()
 	w, f := runFlow(t, flowCase{engine: demo.EngineReplay, script: "testdata/replay.jsonl"})
 	first, jobID := f.LogIssue, f.JobID
 	threadBefore := len(w.Sim.Comments(demo.TargetRepo, w.Issue))

@@ -60,3 +60,16 @@ func needBins(t *testing.T) {
 		t.Skip("end-to-end test: skipped in -short mode (make test runs it)")
 	}
 }
+
+// Pacing between writes is for GitHub's secondary limits (ghclient's
+// pacer tests and cmd/dispatcher's WRITE_GAP test cover it); in a
+// simulated world it would only make each flow wait a second per write.
+var (
+	runnerSettings     = []string{"MR_WRITE_GAP=0s"}
+	dispatcherSettings = []string{"WRITE_GAP=0s"}
+)
+
+// settings returns the runner settings for a flow: no write gap, then extra.
+func settings(extra ...string) []string {
+	return append(append([]string{}, runnerSettings...), extra...)
+}

@@ -24,16 +24,18 @@ import (
 // the log issue and every comment a person sees. Times, durations, ports,
 // hashes and temporary paths are normalised; everything else must match.
 func TestScenarios(t *testing.T) {
+	t.Parallel()
 	needBins(t)
 	root, err := demo.ModuleRoot(".")
 	require.NoError(t, err)
 	for _, sc := range demo.Scenarios {
 		t.Run(sc.Name, func(t *testing.T) {
+			t.Parallel()
 			out := t.TempDir()
 			ctx, cancel := context.WithTimeout(context.Background(), flowTimeout)
 			defer cancel()
 			res, err := demo.RunScenario(ctx, sc, demo.Options{Bins: bins, OutDir: out,
-				ReplayScript: filepath.Join(root, "demo", "replay.jsonl"), Settings: []string{"MR_WRITE_GAP=0s"}})
+				ReplayScript: filepath.Join(root, "demo", "replay.jsonl"), Settings: settings(), DispatcherSettings: dispatcherSettings})
 			require.NoError(t, err)
 			defer res.World.Sim.Close()
 			var shown strings.Builder

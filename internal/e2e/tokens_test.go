@@ -67,12 +67,13 @@ func onControl(path string) bool {
 // workflow token of each job using exactly the permissions the job
 // declares (each scope at its level, nothing more).
 func TestTokensAsWired(t *testing.T) {
+	t.Parallel()
 	needBins(t)
 	w, err := demo.Seed(demo.SeedOptions{Logf: t.Logf})
 	require.NoError(t, err)
 	t.Cleanup(func() { w.Sim.Close() })
 	f, err := demo.New(demo.Options{World: w, Bins: bins, OutDir: t.TempDir(), ReplayScript: "testdata/replay.jsonl",
-		Settings: []string{"MR_WRITE_GAP=0s"}})
+		Settings: settings(), DispatcherSettings: dispatcherSettings})
 	require.NoError(t, err)
 	wd, err := os.Getwd()
 	require.NoError(t, err)
