@@ -36,28 +36,15 @@ func findReviewComment(r *repoState, id int64) *reviewComment {
 	return nil
 }
 
-func (c *call) createReviewCommentReaction() {
-	var req reactionRequest
-	if !c.requireLogin() || !c.decode(&req) {
-		return
-	}
-	c.locked(func() func() {
-		rc, fail := c.reviewCommentLocked("read")
-		if fail != nil {
-			return fail
-		}
-		return c.react(&rc.reactions, req.Content)
-	})
-}
+func (c *call) createReviewCommentReaction() { c.createReaction(c.reviewCommentReactionsLocked) }
+func (c *call) listReviewCommentReactions()  { c.listReactionsOf(c.reviewCommentReactionsLocked) }
 
-func (c *call) listReviewCommentReactions() {
-	c.locked(func() func() {
-		rc, fail := c.reviewCommentLocked("read")
-		if fail != nil {
-			return fail
-		}
-		return c.listReactions(rc.reactions)
-	})
+func (c *call) reviewCommentReactionsLocked() (*[]*reaction, func()) {
+	rc, fail := c.reviewCommentLocked("read")
+	if fail != nil {
+		return nil, fail
+	}
+	return &rc.reactions, nil
 }
 
 // ReviewCommentReactions returns the reaction contents on a pull request
