@@ -72,8 +72,13 @@ func (s *Sim) Reactions(repo string, commentID int64) []string {
 	if cm == nil || cm.repo != lower(repo) {
 		return nil
 	}
-	out := make([]string, 0, len(cm.reactions))
-	for _, rc := range cm.reactions {
+	return reactionContents(cm.reactions)
+}
+
+// reactionContents lists the contents of list, in creation order.
+func reactionContents(list []*reaction) []string {
+	out := make([]string, 0, len(list))
+	for _, rc := range list {
 		out = append(out, rc.content)
 	}
 	return out

@@ -60,9 +60,5 @@ func (s *Sim) ReviewCommentReactions(repo string, commentID int64) []string {
 	if rc == nil {
 		return nil
 	}
-	out := make([]string, 0, len(rc.reactions))
-	for _, x := range rc.reactions {
-		out = append(out, x.content)
-	}
-	return out
+	return reactionContents(rc.reactions)
 }
