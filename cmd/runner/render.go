@@ -84,7 +84,9 @@ func renderStream(ctx context.Context, env *cli.Env, path string, o render.Sessi
 		in = f
 	}
 	w := bufio.NewWriterSize(env.Stdout, 64<<10)
-	out := render.NewSessionStream(w, o)
+	// decoding and assembling on one core, rendering and writing on the other
+	out := render.NewPipelinedSessionStream(w, o)
+	defer out.Close() // on an early return: stops the writing goroutine
 	dec := streamjson.NewDecoder(in)
 	dec.Strict = true // a file that is not a stream-json log is a mistake to name, not an empty session
 	for n := 0; ; n++ {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -212,20 +214,56 @@ func TestStreamMatchesSessionMarkdown(t *testing.T) {
 		},
 	}
 	for name, evs := range cases {
-		t.Run(name, func(t *testing.T) {
-			var buf bytes.Buffer
-			s := NewSessionStream(&buf, SessionOptions{})
-			for _, ev := range evs {
-				require.NoError(t, s.Add(ev))
-			}
-			require.NoError(t, s.Close())
-			want := SessionMarkdown(assemble(evs), SessionOptions{MaxPartBytes: contract.GitHubBodyChars - 1})
-			if len(want) == 1 {
-				assert.Equal(t, want[0], buf.String())
-			} else {
-				assert.Equal(t, "## Session\n\n"+SessionTurns(assemble(evs), SessionOptions{}), buf.String())
-			}
-		})
+		for kind, newStream := range streamKinds {
+			t.Run(name+"/"+kind, func(t *testing.T) {
+				var buf bytes.Buffer
+				s := newStream(&buf, SessionOptions{})
+				for _, ev := range evs {
+					require.NoError(t, s.Add(ev))
+				}
+				require.NoError(t, s.Close())
+				want := SessionMarkdown(assemble(evs), SessionOptions{MaxPartBytes: contract.GitHubBodyChars - 1})
+				if len(want) == 1 {
+					assert.Equal(t, want[0], buf.String())
+				} else {
+					assert.Equal(t, "## Session\n\n"+SessionTurns(assemble(evs), SessionOptions{}), buf.String())
+				}
+			})
+		}
+	}
+}
+
+// streamKinds are the two ways to stream a session; they write the same.
+var streamKinds = map[string]func(io.Writer, SessionOptions) *SessionStream{
+	"synchronous": NewSessionStream,
+	"pipelined":   NewPipelinedSessionStream,
+}
+
+// TestPipelinedStreamWritesTheSame: many turns (several batches), giant
+// payloads cut early, a stream that never ends its calls.
+func TestPipelinedStreamWritesTheSame(t *testing.T) {
+	giant := strings.Repeat("y", preCutBytes+3)
+	withCuts := bigSession(300, 500)
+	withCuts = append(withCuts,
+		session.Event{Kind: session.EventToolUse, MessageID: "g", ToolCallID: "g1", ToolName: "Read", Input: json.RawMessage(`{"p":"` + giant + `"}`)},
+		session.Event{Kind: session.EventToolResult, ToolCallID: "g1", Output: giant},
+		session.Event{Kind: session.EventToolUse, MessageID: "g2", ToolCallID: "g2", ToolName: "Read", Input: json.RawMessage(`{}`)})
+	for name, evs := range map[string][]session.Event{"scripted": scripted(), "long": bigSession(2000, 300), "cuts": withCuts} {
+		for _, opts := range []SessionOptions{{}, {MaxResultChars: 7}} {
+			t.Run(fmt.Sprintf("%s/%d", name, opts.MaxResultChars), func(t *testing.T) {
+				var want, got bytes.Buffer
+				for buf, newStream := range map[*bytes.Buffer]func(io.Writer, SessionOptions) *SessionStream{&want: NewSessionStream, &got: NewPipelinedSessionStream} {
+					s := newStream(buf, opts)
+					for _, ev := range evs {
+						require.NoError(t, s.Add(ev))
+					}
+					require.NoError(t, s.Close())
+					require.NoError(t, s.Close(), "closing twice is fine")
+					assert.Error(t, s.Add(evs[0]), "adding after Close")
+				}
+				assert.Equal(t, want.String(), got.String())
+			})
+		}
 	}
 }
 
@@ -260,11 +298,24 @@ type failWriter struct{}
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
 func TestStreamWriteError(t *testing.T) {
-	s := NewSessionStream(failWriter{}, SessionOptions{})
-	for _, ev := range scripted()[:3] {
-		_ = s.Add(ev)
+	for kind, newStream := range streamKinds {
+		t.Run(kind, func(t *testing.T) {
+			s := newStream(failWriter{}, SessionOptions{})
+			for _, ev := range scripted()[:3] {
+				_ = s.Add(ev)
+			}
+			assert.ErrorContains(t, s.Close(), "disk full")
+		})
 	}
-	assert.ErrorContains(t, s.Close(), "disk full")
+	t.Run("pipelined: a later Add reports it", func(t *testing.T) {
+		s := NewPipelinedSessionStream(failWriter{}, SessionOptions{})
+		var err error
+		for i := 0; err == nil && i < 1e6; i++ {
+			err = s.Add(session.Event{Kind: session.EventText, MessageID: fmt.Sprint(i), Text: "x"})
+		}
+		assert.ErrorContains(t, err, "disk full")
+		assert.ErrorContains(t, s.Close(), "disk full")
+	})
 }
 
 func TestShortArgs(t *testing.T) {

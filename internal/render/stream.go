@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"sync/atomic"
 
 	"github.com/mention-runner/mention-runner/internal/redact"
 	"github.com/mention-runner/mention-runner/internal/render/turns"
@@ -17,43 +18,94 @@ const streamWindow = 16
 // they arrive, so one giant output does not sit in memory whole.
 const preCutBytes = 1 << 20
 
+// Write-behind bounds (NewPipelinedSessionStream): a batch of finished
+// turns goes to the writing goroutine at pipeTurns turns or about
+// pipeBytes of content, and at most pipeBatches batches wait, so memory
+// stays bounded whatever the session's length.
+const (
+	pipeTurns   = 64
+	pipeBytes   = 256 << 10
+	pipeBatches = 2
+)
+
 // SessionStream renders a session from engine events as they come, writing
 // each turn as soon as it is complete, for logs too big to hold. It writes
 // one part (no splitting) whose text equals SessionMarkdown's for the same
 // events when nothing needed cutting early.
 type SessionStream struct {
-	w      io.Writer
-	r      turnRenderer
 	asm    *turns.Assembler
-	wrote  bool
 	ended  bool
-	err    error
 	closed bool
+	// preCut says how many characters of a call's arguments or result
+	// were dropped as they arrived, until its turn is released.
+	preCut map[string]cutCounts
+	out    *turnWriter
+
+	// write-behind (pipelined streams only; nil otherwise)
+	work   chan []finishedTurn
+	free   chan []finishedTurn
+	done   chan struct{}
+	batch  []finishedTurn
+	size   int
+	failed atomic.Bool // the writing goroutine stopped on an error
+	err    error       // what Close returned
 }
 
-// NewSessionStream writes to w.
+// finishedTurn is a released turn with the early cuts of its calls.
+type finishedTurn struct {
+	t    session.TurnProjection
+	cuts map[string]cutCounts // nil: nothing was cut early
+}
+
+// turnWriter renders finished turns and writes them; in a pipelined
+// stream only its goroutine touches it until Close has waited for it.
+type turnWriter struct {
+	w     io.Writer
+	r     turnRenderer
+	wrote bool
+	err   error
+}
+
+// NewSessionStream writes to w as events are added.
 func NewSessionStream(w io.Writer, o SessionOptions) *SessionStream {
 	return &SessionStream{
-		w:   w,
-		r:   turnRenderer{o: o.withDefaults(), preCut: map[string]cutCounts{}},
-		asm: turns.New(streamWindow),
+		asm:    turns.New(streamWindow),
+		preCut: map[string]cutCounts{},
+		out:    &turnWriter{w: w, r: turnRenderer{o: o.withDefaults()}},
 	}
+}
+
+// NewPipelinedSessionStream is NewSessionStream whose rendering and writing
+// run on a goroutine of its own while the caller decodes and adds the next
+// events (two cores for a log that is read from a file). The text written
+// is the same; w is written only by that goroutine, and not after Close
+// returns. A write error comes back from a later Add or from Close.
+func NewPipelinedSessionStream(w io.Writer, o SessionOptions) *SessionStream {
+	s := NewSessionStream(w, o)
+	s.work = make(chan []finishedTurn, pipeBatches)
+	s.free = make(chan []finishedTurn, pipeBatches+2)
+	s.done = make(chan struct{})
+	go s.writeBehind()
+	return s
 }
 
 // Add takes the next event; it returns the first write error, if any.
 func (s *SessionStream) Add(ev session.Event) error {
-	if s.err != nil {
-		return s.err
-	}
 	if s.closed {
 		return fmt.Errorf("render: session stream already closed")
+	}
+	if s.stopped() {
+		if s.work != nil {
+			return s.Close() // winds the goroutine down; the error is the writer's
+		}
+		return s.out.err
 	}
 	s.trim(&ev)
 	if ev.Kind == session.EventResult {
 		s.ended = true
 	}
 	s.asm.Add(ev)
-	return s.write(s.asm.Released())
+	return s.release()
 }
 
 // Close writes the turns still open; calls without a result show "no result",
@@ -63,63 +115,158 @@ func (s *SessionStream) Close() error {
 		return s.err
 	}
 	s.closed = true
-	if s.err != nil {
-		return s.err
-	}
 	status := session.ToolPending
 	if s.ended {
 		status = session.ToolCancelled
 	}
-	s.asm.Flush(status)
-	if err := s.write(s.asm.Released()); err != nil {
-		return err
+	if !s.stopped() {
+		s.asm.Flush(status)
+		_ = s.release()
 	}
-	if !s.wrote {
-		_, s.err = io.WriteString(s.w, "## Session\n\n"+noMessages)
+	if s.work != nil {
+		s.send()
+		close(s.work)
+		<-s.done
 	}
+	o := s.out
+	if o.err == nil && !o.wrote {
+		if _, err := io.WriteString(o.w, "## Session\n\n"+noMessages); err != nil {
+			o.err = fmt.Errorf("render: write session: %w", err)
+		}
+	}
+	s.err = o.err
 	return s.err
+}
+
+// stopped reports a write error: nothing more is rendered.
+func (s *SessionStream) stopped() bool {
+	if s.work != nil {
+		return s.failed.Load()
+	}
+	return s.out.err != nil
 }
 
 // trim cuts giant arguments and results as they arrive (redacting first, so
 // no token is left half-visible at the cut).
 func (s *SessionStream) trim(ev *session.Event) {
-	limit := s.r.o.MaxResultChars
+	limit := s.out.r.o.MaxResultChars
 	switch {
 	case ev.Kind == session.EventToolUse && len(ev.Input) > preCutBytes:
 		kept, n := cutRunes(redact.String(string(ev.Input)), limit)
-		c := s.r.preCut[ev.ToolCallID]
+		c := s.preCut[ev.ToolCallID]
 		c.args = n
-		s.r.preCut[ev.ToolCallID] = c
+		s.preCut[ev.ToolCallID] = c
 		ev.Input = []byte(kept)
 	case ev.Kind == session.EventToolResult && len(ev.Output) > preCutBytes:
 		kept, n := cutRunes(redact.String(ev.Output), limit)
-		c := s.r.preCut[ev.ToolCallID]
+		c := s.preCut[ev.ToolCallID]
 		c.result = n
-		s.r.preCut[ev.ToolCallID] = c
+		s.preCut[ev.ToolCallID] = c
 		ev.Output = kept
 	}
 }
 
-func (s *SessionStream) write(ts []session.TurnProjection) error {
-	for _, t := range ts {
-		u := s.r.unit(t)
-		for _, c := range t.ToolCalls {
-			delete(s.r.preCut, c.ID)
+// release hands the turns the assembler released to the writer, each with
+// the early cuts of its calls (taken out of preCut).
+func (s *SessionStream) release() error {
+	for _, t := range s.asm.Released() {
+		f := finishedTurn{t: t}
+		if len(s.preCut) > 0 {
+			for _, c := range t.ToolCalls {
+				if n, ok := s.preCut[c.ID]; ok {
+					if f.cuts == nil {
+						f.cuts = map[string]cutCounts{}
+					}
+					f.cuts[c.ID] = n
+					delete(s.preCut, c.ID)
+				}
+			}
 		}
-		for _, p := range u.pieces {
-			prefix := "\n"
-			if !s.wrote {
-				prefix = "## Session\n\n"
-				s.wrote = true
+		if s.work == nil {
+			if err := s.out.write(f); err != nil {
+				return err
 			}
-			_, err := io.WriteString(s.w, prefix)
-			if err == nil {
-				_, err = io.WriteString(s.w, p)
+			continue
+		}
+		s.batch = append(s.batch, f)
+		s.size += turnSize(t)
+		if len(s.batch) >= pipeTurns || s.size >= pipeBytes {
+			s.send()
+		}
+	}
+	return nil
+}
+
+// send hands the current batch to the writing goroutine.
+func (s *SessionStream) send() {
+	if len(s.batch) == 0 {
+		return
+	}
+	s.work <- s.batch
+	s.size = 0
+	select {
+	case s.batch = <-s.free:
+	default:
+		s.batch = make([]finishedTurn, 0, pipeTurns)
+	}
+}
+
+// writeBehind is the writing goroutine: it renders and writes every batch;
+// after a write error it only drains the rest.
+func (s *SessionStream) writeBehind() {
+	defer close(s.done)
+	for b := range s.work {
+		for _, f := range b {
+			if s.out.write(f) != nil {
+				s.failed.Store(true)
 			}
-			if err != nil {
-				s.err = fmt.Errorf("render: write session: %w", err)
-				return s.err
-			}
+		}
+		clear(b) // drop the turns before the array is reused
+		select {
+		case s.free <- b[:0]:
+		default:
+		}
+	}
+}
+
+// turnSize approximates the memory a finished turn holds.
+func turnSize(t session.TurnProjection) int {
+	n := 256
+	for _, b := range t.Blocks {
+		if s, ok := b.Content.(string); ok {
+			n += len(s)
+		}
+	}
+	for _, c := range t.ToolCalls {
+		n += len(c.Arguments)
+		if s, ok := c.Result.(string); ok {
+			n += len(s)
+		}
+	}
+	return n
+}
+
+// write renders one finished turn and writes it.
+func (o *turnWriter) write(f finishedTurn) error {
+	if o.err != nil {
+		return o.err
+	}
+	r := o.r
+	r.preCut = f.cuts
+	u := r.unit(f.t)
+	for _, p := range u.pieces {
+		prefix := "\n"
+		if !o.wrote {
+			prefix = "## Session\n\n"
+			o.wrote = true
+		}
+		_, err := io.WriteString(o.w, prefix)
+		if err == nil {
+			_, err = io.WriteString(o.w, p)
+		}
+		if err != nil {
+			o.err = fmt.Errorf("render: write session: %w", err)
+			return o.err
 		}
 	}
 	return nil
