@@ -50,9 +50,7 @@ func run(t *testing.T, e *Engine, spec engine.Spec) ([]session.Event, *session.R
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var evs []session.Event
-	res, err := e.Run(ctx, spec, func(ev session.Event) { evs = append(evs, ev) })
-	return evs, res, err
+	return enginetest.Run(ctx, e, spec)
 }
 
 func TestRunSuccess(t *testing.T) {

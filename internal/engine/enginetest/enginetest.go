@@ -1,17 +1,20 @@
-// Package enginetest tests an engine's event mapper (the code that turns
-// its CLI's JSONL stream into session events): it decodes a capture the
-// way process.RunStream does, runs table rows of lines against a fresh
+// Package enginetest tests engines: it runs one and collects its events,
+// and for an engine's event mapper (the code that turns its CLI's JSONL
+// stream into session events) decodes a capture the way
+// process.RunStream does, runs table rows of lines against a fresh
 // mapper, and fuzzes a mapper for the one rule every engine keeps.
 package enginetest
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/engine"
 	"github.com/mention-runner/mention-runner/internal/session"
 	"github.com/mention-runner/mention-runner/internal/streamjson"
 )
@@ -49,6 +52,14 @@ func DecodeFile(t testing.TB, path string, m Mapper) []session.Event {
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	return Decode(b, m)
+}
+
+// Run runs e on spec and returns the events its sink received, in order,
+// with what Run returned.
+func Run(ctx context.Context, e engine.Engine, spec engine.Spec) ([]session.Event, *session.Result, error) {
+	var evs []session.Event
+	res, err := e.Run(ctx, spec, func(ev session.Event) { evs = append(evs, ev) })
+	return evs, res, err
 }
 
 // Kinds lists the kinds of evs, in order.

@@ -55,9 +55,8 @@ func TestRealCLI(t *testing.T) {
 	spec, gateLog := realSpec(t, fake)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var evs []session.Event
 	start := time.Now()
-	res, err := New(bin).Run(ctx, spec, func(ev session.Event) { evs = append(evs, ev) })
+	evs, res, err := enginetest.Run(ctx, New(bin), spec)
 	t.Logf("took %s", time.Since(start))
 	require.NoError(t, err)
 	require.NotNil(t, res)

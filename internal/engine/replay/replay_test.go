@@ -15,6 +15,7 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/engine"
+	"github.com/mention-runner/mention-runner/internal/engine/enginetest"
 	"github.com/mention-runner/mention-runner/internal/gate"
 	"github.com/mention-runner/mention-runner/internal/gate/gatetest"
 	"github.com/mention-runner/mention-runner/internal/outputs"
@@ -60,14 +61,6 @@ func script(t *testing.T, lines ...string) *Engine {
 	return FromSteps(steps)
 }
 
-// collect runs e and returns its events.
-func collect(t *testing.T, ctx context.Context, e *Engine, spec engine.Spec) ([]session.Event, *session.Result, error) {
-	t.Helper()
-	var evs []session.Event
-	res, err := e.Run(ctx, spec, func(ev session.Event) { evs = append(evs, ev) })
-	return evs, res, err
-}
-
 func kinds(evs []session.Event) string {
 	var k []string
 	for _, e := range evs {
@@ -84,7 +77,7 @@ func TestReplayAgainstRealGate(t *testing.T) {
 		`{"tool": "create_issue", "args": {"repo": "o/r", "title": "Follow-up", "body": "more"}}`,
 		`{"text": "Done; I could not open an issue."}`,
 	)
-	evs, res, err := collect(t, context.Background(), e, fx.spec)
+	evs, res, err := enginetest.Run(context.Background(), e, fx.spec)
 	require.NoError(t, err)
 	assert.Equal(t, "init text tool_use tool_result tool_use tool_result text result", kinds(evs), "the prompt is not echoed")
 
@@ -130,7 +123,7 @@ func TestReplayAgainstRealGate(t *testing.T) {
 func TestReplayCrash(t *testing.T) {
 	fx := newFixture(t, "", nil)
 	e := script(t, `{"text": "working"}`, `{"crash": "segfault in the model"}`, `{"text": "never"}`)
-	evs, res, err := collect(t, context.Background(), e, fx.spec)
+	evs, res, err := enginetest.Run(context.Background(), e, fx.spec)
 	assert.Nil(t, res)
 	var ce *CrashError
 	require.ErrorAs(t, err, &ce)
@@ -146,7 +139,7 @@ func TestReplayMaxTurns(t *testing.T) {
 		`{"tool": "add_comment", "args": {"repo": "o/r", "number": 5, "body": "one"}}`,
 		`{"tool": "add_comment", "args": {"repo": "o/r", "number": 5, "body": "two"}}`,
 	)
-	evs, res, err := collect(t, context.Background(), e, fx.spec)
+	evs, res, err := enginetest.Run(context.Background(), e, fx.spec)
 	require.NoError(t, err)
 	require.NotNil(t, res)
 	assert.Equal(t, "error_max_turns", res.Subtype)
@@ -194,7 +187,7 @@ func TestReplaySleepStops(t *testing.T) {
 func TestReplayGateMissing(t *testing.T) {
 	spec := engine.Spec{GateCommand: []string{filepath.Join(t.TempDir(), "no-such-runner"), "mcp"}}
 	e := script(t, `{"tool": "noop", "args": {"reason": "x"}}`, `{"text": "bye"}`)
-	evs, res, err := collect(t, context.Background(), e, spec)
+	evs, res, err := enginetest.Run(context.Background(), e, spec)
 	require.NoError(t, err)
 	assert.Equal(t, "init unknown tool_use tool_result text result", kinds(evs))
 	assert.Contains(t, evs[1].Text, "gate MCP server failed to start")
@@ -227,7 +220,7 @@ func TestReplayBashAndPullRequest(t *testing.T) {
 		`{"bash": "git nonsense"}`,
 		`{"tool": "create_pull_request", "args": {"repo": "o/r", "title": "Fix README", "body": "Small fix."}}`,
 	)
-	evs, res, err := collect(t, context.Background(), e, fx.spec)
+	evs, res, err := enginetest.Run(context.Background(), e, fx.spec)
 	require.NoError(t, err)
 	results := map[string]session.Event{}
 	var order []string
@@ -267,7 +260,7 @@ func TestNewReadsScriptFile(t *testing.T) {
 	e, err := New(path)
 	require.NoError(t, err)
 	assert.Equal(t, "replay", e.Name())
-	_, res, err := collect(t, context.Background(), e, engine.Spec{})
+	_, res, err := enginetest.Run(context.Background(), e, engine.Spec{})
 	require.NoError(t, err)
 	assert.Equal(t, 1, res.NumTurns)
 
