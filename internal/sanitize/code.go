@@ -33,6 +33,8 @@ func CodeCounts(s string) (string, int) {
 	return string(buf), n
 }
 
+// plainCode reports whether s is printable ASCII (plus tab and newlines),
+// which Code returns without copying.
 func plainCode(s string) bool {
 	for i := 0; i < len(s); i++ {
 		b := s[i]

@@ -86,18 +86,7 @@ func TextCounts(s string) (string, Counts) {
 
 // plain reports whether s is printable ASCII (plus tab and newlines) with no
 // comment opener, so Text can return it without copying.
-func plain(s string) bool {
-	for i := 0; i < len(s); i++ {
-		b := s[i]
-		if b >= 0x7f || (b < 0x20 && b != '\t' && b != '\n' && b != '\r') {
-			return false
-		}
-		if b == '<' && i+3 < len(s) && s[i+1] == '!' && s[i+2] == '-' && s[i+3] == '-' {
-			return false
-		}
-	}
-	return true
-}
+func plain(s string) bool { return plainCode(s) && !strings.Contains(s, "<!--") }
 
 // isInvisible reports characters that render as nothing or reorder text:
 // Unicode's Default_Ignorable_Code_Point set (zero-width, bidi controls,
