@@ -54,7 +54,7 @@ func Run(ctx context.Context, s Spec, decode func(io.Reader)) (Exit, error) {
 	// environment, tokens included.
 	cmd.Env = append([]string{}, s.Env...)
 	cmd.Stdin = s.Stdin
-	stderr := newTail(orInt(s.StderrTail, DefaultStderrTail))
+	stderr := NewTail(orInt(s.StderrTail, DefaultStderrTail))
 	cmd.Stderr = stderr
 	pr, pw := io.Pipe()
 	cmd.Stdout = pw

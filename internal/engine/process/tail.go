@@ -2,17 +2,19 @@ package process
 
 import "sync"
 
-// tailBuffer keeps the last max bytes written to it (stderr for reports).
-type tailBuffer struct {
+// Tail keeps the last max bytes written to it: a child's stderr, for
+// error reports. It is safe for concurrent use.
+type Tail struct {
 	mu    sync.Mutex
 	max   int
 	buf   []byte
 	total int64
 }
 
-func newTail(max int) *tailBuffer { return &tailBuffer{max: max} }
+// NewTail keeps the last max bytes.
+func NewTail(max int) *Tail { return &Tail{max: max} }
 
-func (t *tailBuffer) Write(p []byte) (int, error) {
+func (t *Tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.total += int64(len(p))
@@ -28,7 +30,7 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 }
 
 // String is the kept tail, marked when earlier output was dropped.
-func (t *tailBuffer) String() string {
+func (t *Tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.total > int64(len(t.buf)) {

@@ -7,7 +7,7 @@ import (
 )
 
 func TestTailBuffer(t *testing.T) {
-	tb := newTail(5)
+	tb := NewTail(5)
 	_, _ = tb.Write([]byte("ab"))
 	assert.Equal(t, "ab", tb.String())
 	_, _ = tb.Write([]byte("cdefg"))

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/cli"
 	"github.com/mention-runner/mention-runner/internal/engine"
+	"github.com/mention-runner/mention-runner/internal/engine/process"
 )
 
 // gateStartTimeout bounds starting the gate and listing its tools.
@@ -25,7 +25,7 @@ type gateConn struct {
 	cmd    *exec.Cmd
 	cs     *mcp.ClientSession
 	tools  []string
-	stderr *tailBuffer
+	stderr *process.Tail
 }
 
 // startGate starts spec.GateCommand in its own process group with the
@@ -37,7 +37,7 @@ func startGate(ctx context.Context, spec engine.Spec) (*gateConn, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return killGroup(cmd) }
 	cmd.WaitDelay = 2 * time.Second
-	stderr := &tailBuffer{max: 8 << 10}
+	stderr := process.NewTail(process.DefaultStderrTail)
 	cmd.Stderr = stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "mention-runner-replay", Version: cli.Version}, nil)
 	sctx, cancel := context.WithTimeout(ctx, gateStartTimeout)
@@ -48,13 +48,13 @@ func startGate(ctx context.Context, spec engine.Spec) (*gateConn, error) {
 			_ = killGroup(cmd)
 			_ = cmd.Wait()
 		}
-		return nil, fmt.Errorf("%s: %w%s", strings.Join(spec.GateCommand, " "), err, stderr.suffix())
+		return nil, fmt.Errorf("%s: %w%s", strings.Join(spec.GateCommand, " "), err, stderrSuffix(stderr))
 	}
 	g := &gateConn{cmd: cmd, cs: cs, stderr: stderr}
 	res, err := cs.ListTools(sctx, nil)
 	if err != nil {
 		g.close()
-		return nil, fmt.Errorf("list gate tools: %w%s", err, stderr.suffix())
+		return nil, fmt.Errorf("list gate tools: %w%s", err, stderrSuffix(stderr))
 	}
 	for _, t := range res.Tools {
 		g.tools = append(g.tools, t.Name)
@@ -75,7 +75,7 @@ func (g *gateConn) has(tool string) bool {
 func (g *gateConn) call(ctx context.Context, tool string, args []byte) (string, bool, error) {
 	res, err := g.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: json.RawMessage(args)})
 	if err != nil {
-		return "", true, fmt.Errorf("%w%s", err, g.stderr.suffix())
+		return "", true, fmt.Errorf("%w%s", err, stderrSuffix(g.stderr))
 	}
 	var parts []string
 	for _, c := range res.Content {
@@ -115,31 +115,8 @@ func nonNil(env []string) []string {
 	return env
 }
 
-// tailBuffer keeps the last max bytes written (a child's stderr).
-type tailBuffer struct {
-	max int
-	b   []byte
-	mu  sync.Mutex
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = t.b[len(t.b)-t.max:]
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
-}
-
-// suffix is ": <stderr>" for error messages, or "".
-func (t *tailBuffer) suffix() string {
+// stderrSuffix is " (stderr: …)" for error messages, or "".
+func stderrSuffix(t *process.Tail) string {
 	if s := strings.TrimSpace(t.String()); s != "" {
 		return " (stderr: " + s + ")"
 	}
