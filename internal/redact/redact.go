@@ -12,25 +12,70 @@ import (
 type rule struct {
 	label string
 	re    *regexp.Regexp
-	// hint is a cheap substring test so clean text skips the regexp.
-	hint []string
-	// fold: the pattern ignores case, so the hint must too (a hint list of
-	// a few casings let "SeCrEt_access_key=…" past the rule).
-	fold bool
+	// may is a cheap test that holds for every text re matches in (it
+	// looks for a rare byte of the pattern's literal part, then checks
+	// around it), so most text skips the regexp. It may say yes when re
+	// finds nothing; it must never say no when re finds something
+	// (FuzzMayHolds checks that against the patterns themselves).
+	may func(s string) bool
 }
 
 // Token prefixes are matched even when glued to a word ("xghp_…" still
 // reads as a token on GitHub), and a token runs to its last token character.
 var rules = []rule{
-	{"github-token", regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{20,255}`), []string{"ghp_", "gho_", "ghs_", "ghu_", "ghr_"}, false},
-	{"github-token", regexp.MustCompile(`github_pat_[A-Za-z0-9_]{20,255}`), []string{"github_pat_"}, false},
-	{"anthropic-key", regexp.MustCompile(`sk-ant-[A-Za-z0-9_\-]{10,}`), []string{"sk-ant-"}, false},
-	{"aws-access-key", regexp.MustCompile(`(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b`), []string{"AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA"}, false},
+	{"github-token", regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{20,255}`), func(s string) bool {
+		return anyAt(s, '_', func(i int) bool {
+			return i >= 3 && s[i-3] == 'g' && s[i-2] == 'h' && strings.IndexByte("pousr", s[i-1]) >= 0
+		})
+	}},
+	{"github-token", regexp.MustCompile(`github_pat_[A-Za-z0-9_]{20,255}`), func(s string) bool {
+		return anyAt(s, '_', func(i int) bool { return i >= 10 && s[i-10:i+1] == "github_pat_" })
+	}},
+	{"anthropic-key", regexp.MustCompile(`sk-ant-[A-Za-z0-9_\-]{10,}`), func(s string) bool {
+		return anyAt(s, '-', func(i int) bool { return i >= 2 && strings.HasPrefix(s[i-2:], "sk-ant-") })
+	}},
+	{"aws-access-key", regexp.MustCompile(`(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b`), func(s string) bool {
+		return anyAt(s, 'A', func(i int) bool {
+			if i+4 > len(s) {
+				return false
+			}
+			switch s[i : i+4] {
+			case "AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA":
+				return true
+			}
+			return false
+		})
+	}},
 	// A secret access key is 40 base64 characters; only redact it next to a
-	// name that says what it is, or every long hash would go.
-	{"aws-secret-key", regexp.MustCompile(`(?i)(aws_?secret_?access_?key|secret_?access_?key|aws_?secret)(["']?\s*[:=]\s*["']?)[A-Za-z0-9/+=]{40}\b`), []string{"secret"}, true},
-	{"jwt", regexp.MustCompile(`eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}`), []string{"eyJ"}, false},
-	{"bearer-token", regexp.MustCompile(`(?i)(authorization:\s*(?:bearer|token)\s+)[A-Za-z0-9_\-\.=]{20,}`), []string{"authorization"}, true},
+	// name that says what it is, or every long hash would go. The pattern
+	// ignores case, so its test must too (a hint list of a few casings let
+	// "SeCrEt_access_key=…" past the rule); ':' and '=' are not folded.
+	{"aws-secret-key", regexp.MustCompile(`(?i)(aws_?secret_?access_?key|secret_?access_?key|aws_?secret)(["']?\s*[:=]\s*["']?)[A-Za-z0-9/+=]{40}\b`), func(s string) bool {
+		return strings.ContainsAny(s, ":=") && containsAnyFold(s, []string{"secret"})
+	}},
+	{"jwt", regexp.MustCompile(`eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}`), func(s string) bool {
+		return anyAt(s, 'J', func(i int) bool { return i >= 2 && s[i-2:i] == "ey" })
+	}},
+	// No other character folds to a letter of "authorization" (only ſ and
+	// the Kelvin sign fold to ASCII, to s and k), so the name is 13 ASCII
+	// bytes right before the colon.
+	{"bearer-token", regexp.MustCompile(`(?i)(authorization:\s*(?:bearer|token)\s+)[A-Za-z0-9_\-\.=]{20,}`), func(s string) bool {
+		return anyAt(s, ':', func(i int) bool { return i >= 13 && strings.EqualFold(s[i-13:i], "authorization") })
+	}},
+}
+
+// anyAt reports whether at holds for some index of the byte c in s.
+func anyAt(s string, c byte, at func(i int) bool) bool {
+	for off := 0; ; {
+		j := strings.IndexByte(s[off:], c)
+		if j < 0 {
+			return false
+		}
+		if at(off + j) {
+			return true
+		}
+		off += j + 1
+	}
 }
 
 // String returns s with every secret replaced by [REDACTED:<kind>]: the
@@ -72,7 +117,7 @@ func matches(text string, v *view, secrets []string) []match {
 		out = append(out, match{a, b, label})
 	}
 	for _, r := range rules {
-		if r.fold && !containsAnyFold(text, r.hint) || !r.fold && !containsAny(text, r.hint) {
+		if !r.may(text) {
 			continue
 		}
 		for _, m := range r.re.FindAllStringSubmatchIndex(text, -1) {
@@ -138,9 +183,9 @@ func invisible(r rune) bool {
 	return false
 }
 
-// containsAnyFold is containsAny ignoring case as (?i) does (subs are
-// lower-case ASCII). (?i) also folds s with ſ (U+017F) and k with the
-// Kelvin sign (U+212A): text holding either is always let through.
+// containsAnyFold is strings.Contains for any of subs (lower-case ASCII),
+// ignoring case as (?i) does. (?i) also folds s with ſ (U+017F) and k
+// with the Kelvin sign (U+212A): text holding either is always let through.
 func containsAnyFold(s string, subs []string) bool {
 	if strings.Contains(s, "\u017f") || strings.Contains(s, "\u212a") {
 		return true
@@ -151,15 +196,6 @@ func containsAnyFold(s string, subs []string) bool {
 			if c := s[i]; (c == lower || c == upper) && strings.EqualFold(s[i:i+len(sub)], sub) {
 				return true
 			}
-		}
-	}
-	return false
-}
-
-func containsAny(s string, subs []string) bool {
-	for _, sub := range subs {
-		if strings.Contains(s, sub) {
-			return true
 		}
 	}
 	return false

@@ -78,3 +78,24 @@ func TestStringIgnoresCaseLikeThePatterns(t *testing.T) {
 		assert.NotContains(t, out, key, in)
 	}
 }
+
+// FuzzMayHolds: a rule's cheap test never skips a text its pattern
+// matches (the test is a necessary condition of a match).
+func FuzzMayHolds(f *testing.F) {
+	for _, s := range []string{
+		"ghp_" + strings.Repeat("a1B2", 9), "xgho_" + strings.Repeat("Z", 20), "github_pat_" + strings.Repeat("a_", 12),
+		"sk-ant-api03-" + strings.Repeat("x", 12), "AKIAIOSFODNN7EXAMPLE", "id ASIA1234567890ABCDEF.",
+		"aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "\u017fecret=" + strings.Repeat("k", 40),
+		"eyJhbGciOi.eyJzdWIiOi.abcdefghijkl", "AUTHORIZATION:\tBearer " + strings.Repeat("t", 20),
+		"authorization: to\u212aen " + strings.Repeat("t", 20), "plain text: a=b", "",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, r := range rules {
+			if r.re.MatchString(s) {
+				assert.True(t, r.may(s), "%s: %q", r.label, s)
+			}
+		}
+	})
+}
