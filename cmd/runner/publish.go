@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/google/go-github/v62/github"
+
 	"github.com/mention-runner/mention-runner/internal/cli"
 	"github.com/mention-runner/mention-runner/internal/config"
 	"github.com/mention-runner/mention-runner/internal/contract"
@@ -112,18 +114,26 @@ func runPublish(ctx context.Context, env *cli.Env, args []string) error {
 // account's ledger in the control repo, shared with the dispatcher and the
 // other publish jobs running at the same time. The ledger is written with
 // the workflow's token when there is one (not the bot's account, so it
-// costs the bot nothing), else with the bot's.
+// costs the bot nothing), else with the bot's; and with the bot's while
+// the workflow's token is refused (every assemble job writes with it).
 func shareBudget(env *cli.Env, cfg *config.Config, pacer *ghclient.Pacer, botToken, controlToken, ua string) error {
-	tok, self := controlToken, 0
-	if tok == "" || tok == botToken {
-		tok, self = botToken, 2
+	mk := func(tok string) (*github.Client, error) {
+		return ghclient.New(ghclient.Options{BaseURL: cfg.APIURL, Token: tok, UserAgent: ua, RetryUnsafe: true})
 	}
-	lc, err := ghclient.New(ghclient.Options{BaseURL: cfg.APIURL, Token: tok, UserAgent: ua, RetryUnsafe: true})
+	bc, err := mk(botToken)
 	if err != nil {
 		return err
 	}
+	lc, self, fallback := bc, 2, (*github.Client)(nil)
+	if controlToken != "" && controlToken != botToken {
+		if lc, err = mk(controlToken); err != nil {
+			return err
+		}
+		self, fallback = 0, bc
+	}
 	ledger, err := writebudget.New(writebudget.Options{Client: lc, Repo: cfg.ControlRepo, Account: cfg.BotLogin,
 		Holder: "publish-" + env.Env("GITHUB_RUN_ID") + "-" + env.Env("GITHUB_RUN_ATTEMPT"), SelfCost: self,
+		Fallback: fallback, FallbackCost: 2,
 		Warn: func(err error) { fmt.Fprintf(env.Stderr, "publish: account write budget unavailable: %v\n", err) }})
 	if err != nil {
 		return err

@@ -10,6 +10,17 @@ func TestRefs(t *testing.T) {
 	j := "6f1c1a53-2b1e-5d4f-9a57-0c0a4e0b8d11"
 	assert.Equal(t, "refs/mention-runner/jobs/"+j+"/shards/3", ShardRef(j, 3))
 	assert.Equal(t, "refs/mention-runner/jobs/"+j+"/lock", LockRef(j))
+	assert.Equal(t, "refs/mention-runner/pace/bot", PaceGenRef("Bot", 0))
+	assert.Equal(t, "refs/mention-runner/pace/bot.12", PaceGenRef("bot", 12))
+	for ref, want := range map[string]int{"refs/mention-runner/pace/bot": 0, "refs/mention-runner/pace/bot.7": 7, "refs/mention-runner/pace/bot.12": 12} {
+		gen, ok := PaceGen("bot", ref)
+		assert.True(t, ok, ref)
+		assert.Equal(t, want, gen, ref)
+	}
+	for _, ref := range []string{"refs/mention-runner/pace/bot-2", "refs/mention-runner/pace/bot.", "refs/mention-runner/pace/bot.01", "refs/mention-runner/pace/bot.x", "refs/mention-runner/pace/bot.-1", "refs/mention-runner/pace/bo", "refs/mention-runner/pace/bot.99999999999999999999"} {
+		_, ok := PaceGen("bot", ref)
+		assert.False(t, ok, ref)
+	}
 	assert.Equal(t, "refs/mention-runner/dispatched/"+j, DispatchedRef(j))
 }
 

@@ -42,5 +42,37 @@ func DispatchedRef(jobID string) string { return DispatchedRefPrefix + jobID }
 // RunStateRef is the ref recording whether a job's agent started or ended.
 func RunStateRef(jobID string) string { return RunStateRefPrefix + jobID }
 
-// PaceRef is the write budget ledger of the account login (lower case).
+// PaceRef is the write budget ledger of the account login (lower case):
+// its first generation, the only one before ledgers were rotated. Each
+// later generation is PaceGenRef; the highest that exists is the ledger.
 func PaceRef(login string) string { return PaceRefPrefix + strings.ToLower(login) }
+
+// PaceGenRef is generation gen of the account's ledger: PaceRef for 0,
+// PaceRef + "." + gen after (a login has no dot, so no other account's
+// ledger has these names).
+func PaceGenRef(login string, gen int) string {
+	if gen == 0 {
+		return PaceRef(login)
+	}
+	return PaceRef(login) + "." + strconv.Itoa(gen)
+}
+
+// PaceGen is the generation of ref if it is a ledger of login.
+func PaceGen(login, ref string) (int, bool) {
+	rest, ok := strings.CutPrefix(ref, PaceRef(login))
+	if !ok {
+		return 0, false
+	}
+	if rest == "" {
+		return 0, true
+	}
+	digits, ok := strings.CutPrefix(rest, ".")
+	if !ok || digits == "" || digits[0] == '0' {
+		return 0, false
+	}
+	gen, err := strconv.Atoi(digits)
+	if err != nil || gen <= 0 || strconv.Itoa(gen) != digits {
+		return 0, false
+	}
+	return gen, true
+}

@@ -251,6 +251,7 @@ func TestProveBurst(t *testing.T) {
 	assert.Zero(t, m)
 	assert.LessOrEqual(t, minute, 80)
 	assert.LessOrEqual(t, hour, 500)
+	assert.Zero(t, limited[true], "the ledger keeps every bot write within the limits: GitHub refuses none")
 }
 
 func newWorldN(t *testing.T, repos int, seed int64) *World {

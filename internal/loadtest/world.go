@@ -168,12 +168,16 @@ func (w *World) ProcessPacer(controlToken string) (*ghclient.Pacer, *writebudget
 	w.procs++
 	holder := fmt.Sprintf("process-%d", w.procs)
 	w.procsMu.Unlock()
-	self := 0
-	if controlToken != RunnerToken {
-		self = 2 // a commit and a ref update, written as the bot
+	o := writebudget.Options{Client: ctl, Repo: Control, Account: Bot, Holder: holder, SelfCost: 2, // a commit and a ref update, written as the bot
+		Now: w.Clock.Now, Sleep: w.Clock.Sleep}
+	if controlToken == RunnerToken {
+		// publish: the workflow's token, and the bot's while that is refused
+		if o.Fallback, err = w.Client(BotToken, true, nil); err != nil {
+			return nil, nil, err
+		}
+		o.SelfCost, o.FallbackCost = 0, 2
 	}
-	l, err := writebudget.New(writebudget.Options{Client: ctl, Repo: Control, Account: Bot, Holder: holder, SelfCost: self,
-		Now: w.Clock.Now, Sleep: w.Clock.Sleep})
+	l, err := writebudget.New(o)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -28,3 +28,13 @@ func GrantSizes(msg string) []int {
 	}
 	return out
 }
+
+// LedgerState is a ledger commit's commits-since-root, whether it is
+// closed, and whether it says when its generation started (tests).
+func LedgerState(msg string) (seq int, closed, dated bool) {
+	s, err := parse(msg)
+	if err != nil {
+		return -1, false, false
+	}
+	return s.Seq, s.Closed, s.Since != 0
+}

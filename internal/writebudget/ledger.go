@@ -16,15 +16,17 @@
 // the limit. A process told to slow down (a 403/429 secondary limit with
 // Retry-After) records the pause in the ledger; every other process sees
 // it at its next grant, at most Hold later, and waits too.
+//
+// The ledger is rotated (rotate.go) so its commit chain stays short: after
+// RotateEvery commits or RotateAfter, a grant closes the chain and the
+// next generation of the ref starts at a root commit carrying the grants
+// and pause still in force; the old chain becomes unreachable.
 package writebudget
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -38,8 +40,11 @@ import (
 
 // Defaults for Options left zero.
 const (
-	DefaultBlock = 8
-	DefaultHold  = 15 * time.Second
+	DefaultBlock       = 8
+	DefaultHold        = 15 * time.Second
+	DefaultRotateEvery = 1000
+	DefaultRotateAfter = 24 * time.Hour
+	DefaultSpare       = 2
 )
 
 // messagePrefix starts every ledger commit's message.
@@ -68,6 +73,25 @@ type Options struct {
 	// costs: 2 (a commit and a ref update) when Client writes as the
 	// account itself, 0 when it is another account (the workflow's token).
 	SelfCost int
+	// Fallback, when set, writes the ledger when Client cannot (its own
+	// account refused by a secondary limit, say: a workflow token shared
+	// with every assemble job), for retryBroken at a time; FallbackCost is
+	// SelfCost for it (2 when it is the account's own token). Without it
+	// the process would pace itself alone, blind to the others.
+	Fallback     *github.Client
+	FallbackCost int
+	// RotateEvery and RotateAfter bound the ledger's commit chain: a
+	// generation is closed and the next started after this many commits
+	// or this long (0 = DefaultRotateEvery, DefaultRotateAfter).
+	RotateEvery int
+	RotateAfter time.Duration
+	// Spare slots of each window are never granted: a process that pays
+	// for its own ledger updates (SelfCost > 0) and loses a
+	// compare-and-swap has made a commit and a refused ref update no
+	// ledger records; they land in the spare. 0 = DefaultSpare (the one
+	// such process, the dispatcher; publish writes the ledger with the
+	// workflow's token); negative = none.
+	Spare int
 
 	Now   func() time.Time
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -82,10 +106,9 @@ type Options struct {
 type Ledger struct {
 	o           Options
 	owner, name string
-	ref         string
 	// mu guards the grants this process holds (held, last, block,
 	// inflight, broken) and the counters; io serialises the ledger's reads
-	// and writes (cache, wasted), which mu is not held across.
+	// and writes (cache, wasted, fallback), which mu is not held across.
 	mu           sync.Mutex
 	io           sync.Mutex
 	held         []*held       // grants with slots left, oldest first (see ready.go)
@@ -97,6 +120,8 @@ type Ledger struct {
 	grants, cas  int // grants taken, compare-and-swaps lost (for measurement)
 	pausesShared int
 	broken       time.Time // ledger unusable: not tried again before then
+	fallback     time.Time // written with Options.Fallback until then
+	rotations    int       // generations this handle closed or opened
 }
 
 // retryBroken is how long a process paces itself alone after the ledger
@@ -108,6 +133,14 @@ type state struct {
 	Grants []grant `json:"grants"`           // the last hour's, oldest first
 	Pause  int64   `json:"pause_until_ms"`   // no grant before this (unix ms)
 	Holder string  `json:"holder,omitempty"` // who wrote this state
+	// Seq counts the commits of this generation since its root, written
+	// at Since (unix ms). A state without Since (the first generation,
+	// written before rotation existed) is rotated at its next grant.
+	Seq   int   `json:"seq,omitempty"`
+	Since int64 `json:"since_ms,omitempty"`
+	// Closed: no grant is added to this generation any more; the next
+	// one carries its grants on (rotate.go).
+	Closed bool `json:"closed,omitempty"`
 	// Limits, when set, replace every process's own: the operator's way
 	// to give the account other limits (GitHub Enterprise Server, a test
 	// simulator) in one place, by committing them to the ledger.
@@ -149,7 +182,17 @@ func New(o Options) (*Ledger, error) {
 	if o.Sleep == nil {
 		o.Sleep = clock.Sleep
 	}
-	return &Ledger{o: o, owner: owner, name: name, ref: contract.PaceRef(o.Account), cache: map[string]state{}, block: o.Block}, nil
+	if o.Spare == 0 {
+		o.Spare = DefaultSpare
+	}
+	o.Spare = max(o.Spare, 0)
+	if o.RotateEvery <= 0 {
+		o.RotateEvery = DefaultRotateEvery
+	}
+	if o.RotateAfter <= 0 {
+		o.RotateAfter = DefaultRotateAfter
+	}
+	return &Ledger{o: o, owner: owner, name: name, cache: map[string]state{}, block: o.Block}, nil
 }
 
 // Stats says how a ledger handle was used: grants taken, compare-and-swaps
@@ -177,7 +220,7 @@ func (l *Ledger) SlowDown(ctx context.Context, until time.Time) error {
 	l.io.Lock()
 	defer l.io.Unlock()
 	for attempt := 0; ; attempt++ {
-		cur, sha, err := l.read(ctx)
+		cur, h, err := l.read(ctx)
 		if err != nil {
 			return err
 		}
@@ -186,7 +229,7 @@ func (l *Ledger) SlowDown(ctx context.Context, until time.Time) error {
 		}
 		next := cur.pruned(l.o.Now(), l.window(time.Hour))
 		next.Pause = until.UnixMilli()
-		if err := l.write(ctx, sha, next); err == nil {
+		if err := l.write(ctx, h, next); err == nil {
 			l.mu.Lock()
 			l.pausesShared++
 			l.mu.Unlock()
@@ -201,7 +244,7 @@ func (l *Ledger) SlowDown(ctx context.Context, until time.Time) error {
 // earliest moment it fits, and returns that moment. The caller holds l.io.
 func (l *Ledger) reserve(ctx context.Context, n int) (time.Time, error) {
 	for lost := 0; ; {
-		cur, sha, err := l.read(ctx)
+		cur, h, err := l.read(ctx)
 		if err != nil {
 			return time.Time{}, err
 		}
@@ -214,13 +257,26 @@ func (l *Ledger) reserve(ctx context.Context, n int) (time.Time, error) {
 			}
 			continue
 		}
-		need := n + l.o.SelfCost + l.wasted
+		// the grant pays for the ledger's own writes: this update, lost
+		// ones, a rotation and deleting generations it left behind
+		selfCost := l.selfCost(now)
+		rotate := h.sha != "" && !h.closed && l.due(cur, now)
+		dropped := h.stale
+		if rotate || h.closed {
+			dropped = append(dropped[:len(dropped):len(dropped)], h.gen)
+		}
+		need := n + selfCost + l.wasted + len(dropped)*min(selfCost, 1)
+		if rotate {
+			need += selfCost // the next generation's root and ref
+		}
 		next := cur.pruned(now, l.window(time.Hour))
 		perMinute, perHour := l.o.PerMinute, l.o.PerHour
 		if next.PerMinute > 0 && next.PerHour > 0 && need <= next.PerMinute && need <= next.PerHour {
 			perMinute, perHour = next.PerMinute, next.PerHour
 		}
-		at := next.fit(now, need, []window{{l.window(time.Minute), perMinute}, {l.window(time.Hour), perHour}})
+		// Spare is left free for a lost update's writes, which no ledger
+		// records (see Options.Spare)
+		at := next.fit(now, need, []window{{l.window(time.Minute), max(perMinute-l.o.Spare, need)}, {l.window(time.Hour), max(perHour-l.o.Spare, need)}})
 		if at.After(now) {
 			// no room yet: wait for it, then read again. The ledger is
 			// written only when the grant starts now, so its own writes
@@ -232,24 +288,43 @@ func (l *Ledger) reserve(ctx context.Context, n int) (time.Time, error) {
 		}
 		next.Grants = append(next.Grants, grant{At: at.UnixMilli(), N: need})
 		next.Holder = l.o.Holder
-		err = l.write(ctx, sha, next)
+		next.Closed = rotate
+		err = l.write(ctx, h, next)
 		if err == nil {
 			l.wasted = 0
 			l.mu.Lock()
 			l.grants++
+			if rotate || h.closed {
+				l.rotations++
+			}
 			l.mu.Unlock()
+			if rotate && !l.open(ctx, h, next) {
+				dropped = h.stale // the closed generation stays until someone opens the next
+			}
+			l.drop(ctx, dropped)
 			return at, nil
 		}
-		if lost++; !errors.Is(err, refstate.ErrLost) || lost > 50 {
+		if !errors.Is(err, refstate.ErrLost) {
+			if l.o.Fallback != nil && !now.Before(l.fallback) {
+				// this client cannot write the ledger just now: the
+				// fallback can, at its own cost, counted from the next round
+				l.fallback = now.Add(retryBroken)
+				if l.o.Warn != nil {
+					l.o.Warn(fmt.Errorf("%w; the ledger is written with the fallback token for %s", err, retryBroken))
+				}
+				continue
+			}
 			return time.Time{}, err
 		}
-		// the commit of the lost swap was a write of the account too
+		if lost++; lost > 50 {
+			return time.Time{}, err
+		}
+		// the lost swap's commit and refused ref update were writes of
+		// the account too
 		l.mu.Lock()
 		l.cas++
 		l.mu.Unlock()
-		if l.o.SelfCost > 0 {
-			l.wasted++
-		}
+		l.wasted += selfCost
 	}
 }
 
@@ -263,7 +338,7 @@ type window struct {
 
 // pruned drops grants no window can see any more.
 func (s state) pruned(now time.Time, keep time.Duration) state {
-	out := state{Pause: s.Pause, PerMinute: s.PerMinute, PerHour: s.PerHour}
+	out := state{Pause: s.Pause, PerMinute: s.PerMinute, PerHour: s.PerHour, Seq: s.Seq, Since: s.Since}
 	for _, g := range s.Grants {
 		if g.At > now.Add(-keep).UnixMilli() {
 			out.Grants = append(out.Grants, g)
@@ -305,83 +380,6 @@ func (s state) fit(now time.Time, need int, ws []window) time.Time {
 	return time.UnixMilli(at).UTC()
 }
 
-// read returns the ledger and the commit it is at ("" when there is none).
-func (l *Ledger) read(ctx context.Context) (state, string, error) {
-	r, resp, err := l.o.Client.Git.GetRef(ctx, l.owner, l.name, strings.TrimPrefix(l.ref, "refs/"))
-	if resp != nil && resp.StatusCode == http.StatusNotFound {
-		return state{}, "", nil
-	}
-	if err != nil {
-		return state{}, "", fmt.Errorf("writebudget: read %s: %w", l.ref, err)
-	}
-	if r.GetRef() != l.ref {
-		return state{}, "", nil // a prefix answer: not our ref
-	}
-	sha := r.GetObject().GetSHA()
-	if s, ok := l.cache[sha]; ok {
-		return s, sha, nil
-	}
-	c, _, err := l.o.Client.Git.GetCommit(ctx, l.owner, l.name, sha)
-	if err != nil {
-		return state{}, "", fmt.Errorf("writebudget: read the ledger commit %s: %w", sha, err)
-	}
-	s, err := parse(c.GetMessage())
-	if err != nil {
-		return state{}, "", fmt.Errorf("writebudget: %s does not hold a write budget (%v): delete the ref and it starts afresh", l.ref, err)
-	}
-	l.cache[sha] = s
-	return s, sha, nil
-}
-
-func parse(msg string) (state, error) {
-	body, ok := strings.CutPrefix(msg, messagePrefix)
-	if !ok {
-		return state{}, errors.New("not a ledger commit")
-	}
-	var s state
-	if err := json.Unmarshal([]byte(body), &s); err != nil {
-		return state{}, err
-	}
-	if !sort.SliceIsSorted(s.Grants, func(i, j int) bool { return s.Grants[i].At < s.Grants[j].At }) {
-		return state{}, errors.New("grants out of order")
-	}
-	return s, nil
-}
-
-// write commits next on top of parent and moves the ref there without
-// force; refstate.ErrLost when another process moved it first.
-func (l *Ledger) write(ctx context.Context, parent string, next state) error {
-	body, err := json.Marshal(next)
-	if err != nil {
-		return fmt.Errorf("writebudget: encode: %w", err)
-	}
-	c := &github.Commit{Message: github.String(messagePrefix + string(body)), Tree: &github.Tree{SHA: github.String(refstate.EmptyTree)}}
-	if parent != "" {
-		c.Parents = []*github.Commit{{SHA: github.String(parent)}}
-	}
-	got, _, err := l.o.Client.Git.CreateCommit(ctx, l.owner, l.name, c, nil)
-	if err != nil {
-		return fmt.Errorf("writebudget: commit the ledger: %w", err)
-	}
-	ref := &github.Reference{Ref: github.String(l.ref), Object: &github.GitObject{SHA: github.String(got.GetSHA())}}
-	if parent == "" {
-		_, _, err = l.o.Client.Git.CreateRef(ctx, l.owner, l.name, ref)
-	} else {
-		_, _, err = l.o.Client.Git.UpdateRef(ctx, l.owner, l.name, ref, false)
-	}
-	if err == nil {
-		l.cache[got.GetSHA()] = next
-		return nil
-	}
-	var ge *github.ErrorResponse
-	if errors.As(err, &ge) && ge.Response != nil && ge.Response.StatusCode == http.StatusUnprocessableEntity {
-		// created meanwhile, or moved on: a lost answer of our own
-		// update reads as moved too and costs one more round
-		return fmt.Errorf("writebudget: update %s: %w", l.ref, refstate.ErrLost)
-	}
-	return fmt.Errorf("writebudget: update %s: %w", l.ref, err)
-}
-
 // SetLimits commits the account's limits into the ledger: every process
 // uses them from its next grant on, instead of its own (GitHub's 80 and
 // 500). For GitHub Enterprise Server's own limits, or a simulator.
@@ -392,14 +390,14 @@ func (l *Ledger) SetLimits(ctx context.Context, perMinute, perHour int) error {
 	l.io.Lock()
 	defer l.io.Unlock()
 	for attempt := 0; ; attempt++ {
-		cur, sha, err := l.read(ctx)
+		cur, h, err := l.read(ctx)
 		if err != nil {
 			return err
 		}
 		next := cur.pruned(l.o.Now(), l.window(time.Hour))
 		next.Holder = l.o.Holder
 		next.PerMinute, next.PerHour = perMinute, perHour
-		if err := l.write(ctx, sha, next); err == nil || !errors.Is(err, refstate.ErrLost) || attempt >= 20 {
+		if err := l.write(ctx, h, next); err == nil || !errors.Is(err, refstate.ErrLost) || attempt >= 20 {
 			return err
 		}
 	}

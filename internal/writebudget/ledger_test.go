@@ -20,14 +20,21 @@ import (
 )
 
 type world struct {
-	sim *githubsim.Sim
-	clk *fakeclock.Clock
-	gh  *github.Client
+	sim  *githubsim.Sim
+	clk  *fakeclock.Clock
+	gh   *github.Client
+	base string
 }
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	clk := fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	return newWorldOn(t, fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)))
+}
+
+// newWorldOn is newWorld on clk (a virtual clock for processes that wait
+// at once).
+func newWorldOn(t *testing.T, clk *fakeclock.Clock) *world {
+	t.Helper()
 	sim, err := githubsim.New(githubsim.Options{Seed: 3, Now: clk.Now})
 	require.NoError(t, err)
 	base, err := sim.Start()
@@ -37,14 +44,25 @@ func newWorld(t *testing.T) *world {
 	sim.AddToken("tok", "ops")
 	_, err = sim.AddRepo("ops/control", true)
 	require.NoError(t, err)
-	gh, err := ghclient.New(ghclient.Options{BaseURL: base, Token: "tok", RetryUnsafe: true, Sleep: clk.Sleep, Now: clk.Now, RequestTimeout: 5 * time.Second})
+	w := &world{sim: sim, clk: clk, base: base}
+	w.gh = w.client(t, "tok")
+	return w
+}
+
+// client is a client of the simulator with token, on the world's clock.
+func (w *world) client(t *testing.T, token string) *github.Client {
+	t.Helper()
+	gh, err := ghclient.New(ghclient.Options{BaseURL: w.base, Token: token, RetryUnsafe: true, Sleep: w.clk.Sleep, Now: w.clk.Now, RequestTimeout: 5 * time.Second})
 	require.NoError(t, err)
-	return &world{sim: sim, clk: clk, gh: gh}
+	return gh
 }
 
 func (w *world) ledger(t *testing.T, holder string, o writebudget.Options) *writebudget.Ledger {
 	t.Helper()
-	o.Client, o.Repo, o.Account, o.Holder, o.Now, o.Sleep = w.gh, "ops/control", "bot", holder, w.clk.Now, w.clk.Sleep
+	if o.Client == nil {
+		o.Client = w.gh
+	}
+	o.Repo, o.Account, o.Holder, o.Now, o.Sleep = "ops/control", "bot", holder, w.clk.Now, w.clk.Sleep
 	l, err := writebudget.New(o)
 	require.NoError(t, err)
 	return l
@@ -110,12 +128,9 @@ func TestConcurrentGrantsNeverLost(t *testing.T) {
 	}
 	assert.Equal(t, 20, total)
 	// the ledger's last commit lists every grant
-	ref, _, err := w.gh.Git.GetRef(ctx, "ops", "control", "mention-runner/pace/bot")
-	require.NoError(t, err)
-	c, _, err := w.gh.Git.GetCommit(ctx, "ops", "control", ref.GetObject().GetSHA())
-	require.NoError(t, err)
-	assert.Equal(t, 20, writebudget.CountGrants(c.GetMessage()))
-	assert.Equal(t, contract.PaceRef("bot"), ref.GetRef())
+	refs, msg := w.ledgerNow(t, ctx)
+	assert.Equal(t, 20, writebudget.CountGrants(msg))
+	assert.Equal(t, []string{contract.PaceGenRef("bot", 1)}, refs, "a new ledger starts at generation 1")
 }
 
 // TestSlowDownReachesEveryProcess: once one process records GitHub's
@@ -191,4 +206,25 @@ func TestLimitsFromTheLedger(t *testing.T) {
 		require.NoError(t, p.Take(ctx))
 	}
 	assert.Equal(t, start, w.clk.Now(), "the ledger's limits: no wait")
+}
+
+// ledgerNow lists the account's ledger refs and returns them with the
+// message of the highest generation's commit.
+func (w *world) ledgerNow(t *testing.T, ctx context.Context) (refs []string, msg string) {
+	t.Helper()
+	list, _, err := w.gh.Git.ListMatchingRefs(ctx, "ops", "control", &github.ReferenceListOptions{Ref: "mention-runner/pace/bot"})
+	require.NoError(t, err)
+	best, sha := -1, ""
+	for _, r := range list {
+		gen, ok := contract.PaceGen("bot", r.GetRef())
+		require.True(t, ok, r.GetRef())
+		refs = append(refs, r.GetRef())
+		if gen > best {
+			best, sha = gen, r.GetObject().GetSHA()
+		}
+	}
+	require.NotEmpty(t, sha, "no ledger")
+	c, _, err := w.gh.Git.GetCommit(ctx, "ops", "control", sha)
+	require.NoError(t, err)
+	return refs, c.GetMessage()
 }

@@ -16,11 +16,8 @@ import (
 // account's ledger lists, oldest first.
 func (w *world) ledgerGrants(t *testing.T, ctx context.Context) []int {
 	t.Helper()
-	ref, _, err := w.gh.Git.GetRef(ctx, "ops", "control", "mention-runner/pace/bot")
-	require.NoError(t, err)
-	c, _, err := w.gh.Git.GetCommit(ctx, "ops", "control", ref.GetObject().GetSHA())
-	require.NoError(t, err)
-	return writebudget.GrantSizes(c.GetMessage())
+	_, msg := w.ledgerNow(t, ctx)
+	return writebudget.GrantSizes(msg)
 }
 
 // TestReadyTakesTheGrantAhead: Ready takes the grant the next writes use;

@@ -1,0 +1,70 @@
+package writebudget
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/refstate"
+)
+
+// Rotation keeps the ledger's commit chain short. Every update is a
+// commit on top of the last, so a ledger that is never cut grows by a
+// commit a grant (1–2 thousand a day at full load). GitHub's ref update
+// has no "expected value": a non-forced update is the compare-and-swap,
+// and a root commit is never a fast forward, so the chain cannot be cut
+// in place. Instead the ledger has generations (contract.PaceGenRef) and
+// the highest present is the ledger:
+//
+//  1. A grant taken when the generation is due (RotateEvery commits or
+//     RotateAfter since its root, or the first generation, which predates
+//     rotation) is written like any other, by compare-and-swap, with the
+//     state marked Closed: no later grant lands on this chain, because
+//     every process reading a Closed state opens the next generation
+//     instead of committing on top.
+//  2. The next generation's ref is created pointing at a root commit that
+//     carries the closed state's grants and pause. Creating a ref fails
+//     when it exists, so exactly one root wins; the process that closed
+//     does this at once, any other that reads the Closed state first does
+//     it with its own grant (so a closer killed in between leaves no gap).
+//  3. The closed generation's ref is deleted (also any older one still
+//     present): its chain is unreachable and GitHub collects it. A process
+//     still holding an older generation's commit fails its update (not a
+//     fast forward, or no such ref) and reads again.
+//
+// The ledger's writes of a rotation (closing, the root, the deletions) are
+// paid by the grant that makes them, like the update's own cost.
+
+// due says whether the generation read should be closed by the next grant.
+func (l *Ledger) due(s state, now time.Time) bool {
+	return s.Since == 0 || s.Seq+1 >= l.o.RotateEvery || now.Sub(time.UnixMilli(s.Since)) >= l.o.RotateAfter
+}
+
+// open starts the generation after the closed one h with closed's grants.
+// It reports whether that generation exists now (opened by this process
+// or another); false when the write failed otherwise (the next reader
+// opens it).
+func (l *Ledger) open(ctx context.Context, h head, closed state) bool {
+	next := closed
+	next.Closed = false
+	h.closed = true
+	err := l.write(ctx, h, next)
+	return err == nil || errors.Is(err, refstate.ErrLost)
+}
+
+// drop deletes the generations a rotation left behind. Best effort: one
+// already deleted is fine, and one left is deleted by a later grant.
+func (l *Ledger) drop(ctx context.Context, gens []int) {
+	for _, gen := range gens {
+		_, _ = l.client().Git.DeleteRef(ctx, l.owner, l.name, contract.PaceGenRef(l.o.Account, gen)[len("refs/"):])
+	}
+}
+
+// Rotations says how many generations this handle closed or opened
+// (measurement).
+func (l *Ledger) Rotations() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.rotations
+}

@@ -1,0 +1,202 @@
+package writebudget_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-github/v62/github"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/githubsim"
+	"github.com/mention-runner/mention-runner/internal/testkit/fakeclock"
+	"github.com/mention-runner/mention-runner/internal/writebudget"
+)
+
+// TestRotationUnderConcurrency: processes granting at once across many
+// rotations (a generation every 4 commits), as the account's writers do:
+// one (the dispatcher) writes the ledger as the account, the others
+// (publish jobs) with another token. No grant is lost (the last
+// generation lists every grant taken), the account's limits hold for
+// every write it made (the processes' and the ledger's own, rotations
+// included: GitHub refuses none), each generation is opened exactly once,
+// the generations left behind are deleted and the live chain stays short.
+func TestRotationUnderConcurrency(t *testing.T) {
+	clk := fakeclock.NewVirtual(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	w := newWorldOn(t, clk)
+	ctx := ctxT(t)
+	const perMinute, perHour, every = 30, 500, 4
+	w.sim.SetContentLimits(perMinute, perHour)
+	w.sim.AddUser("runner")
+	w.sim.AddToken("runtok", "runner")
+	w.sim.SetPermission("ops/control", "runner", "write")
+	runner := w.client(t, "runtok")
+	// the publish processes' own token runs out in the first minute (the
+	// limits are every account's): then they too write the ledger as the
+	// account, so all four may lose a swap at once
+	o := writebudget.Options{PerMinute: perMinute, PerHour: perHour, Block: 3, Hold: 5 * time.Second, RotateEvery: every, Spare: 4 * 2}
+	ls := make([]*writebudget.Ledger, 4)
+	for i := range ls {
+		o.Client, o.SelfCost, o.Fallback, o.FallbackCost = runner, 0, w.gh, 2
+		if i == 0 {
+			o.Client, o.SelfCost, o.Fallback = w.gh, 2, nil
+		}
+		ls[i] = w.ledger(t, fmt.Sprintf("p%d", i), o)
+	}
+	var wg sync.WaitGroup
+	release := clk.Hold()
+	for _, l := range ls {
+		clk.Go(&wg, func() {
+			for k := 0; k < 16; k++ {
+				if !assert.NoError(t, l.Take(ctx)) {
+					return
+				}
+				// the write the slot was for, as the same account
+				_, _, err := w.gh.Git.CreateCommit(ctx, "ops", "control", &github.Commit{Message: github.String("work"),
+					Tree: &github.Tree{SHA: github.String("4b825dc642cb6eb9a060e54bf8d69288fbee4904")}}, nil)
+				assert.NoError(t, err)
+			}
+		})
+	}
+	release()
+	wg.Wait()
+
+	grants, rotations := 0, 0
+	for _, l := range ls {
+		g, _, _ := l.Stats()
+		grants += g
+		rotations += l.Rotations()
+	}
+	refs, msg := w.ledgerNow(t, ctx)
+	assert.Len(t, writebudget.GrantSizes(msg), grants, "every grant taken is in the ledger")
+	require.Len(t, refs, 1, "the generations left behind are deleted")
+	gen, _ := contract.PaceGen("bot", refs[0])
+	assert.GreaterOrEqual(t, gen, 5, "rotated again and again")
+	assert.Positive(t, rotations)
+
+	opened := map[string]int{}
+	refused := 0
+	for _, r := range w.sim.Requests() {
+		if r.Login == "ops" && r.Status == http.StatusForbidden && strings.Contains(string(r.RespBody), "secondary rate limit") {
+			refused++
+			t.Logf("refused %s %s %s at %s", r.Login, r.Method, r.Path, r.At.Format("15:04:05.000"))
+		}
+		if r.Method == http.MethodPost && strings.HasSuffix(r.Path, "/git/refs") && r.Status == http.StatusCreated {
+			var body struct{ Ref string }
+			require.NoError(t, json.Unmarshal(r.ReqBody, &body))
+			opened[body.Ref]++
+		}
+	}
+	assert.Zero(t, refused, "GitHub refused none of the account's writes (the publish processes' token may be refused: they then write the ledger as the account)")
+	ts := w.sim.ContentWrites()["ops"]
+	assert.LessOrEqual(t, githubsim.BusiestWindow(ts, time.Minute), perMinute)
+	require.Len(t, opened, gen, "generations 1…%d", gen)
+	for g := 1; g <= gen; g++ {
+		assert.Equal(t, 1, opened[contract.PaceGenRef("bot", g)], "generation %d opened exactly once", g)
+	}
+
+	// the live chain: at most RotateEvery commits back to its root
+	ref, _, err := w.gh.Git.GetRef(ctx, "ops", "control", strings.TrimPrefix(refs[0], "refs/"))
+	require.NoError(t, err)
+	sha, length := ref.GetObject().GetSHA(), 0
+	for sha != "" {
+		c, _, err := w.gh.Git.GetCommit(ctx, "ops", "control", sha)
+		require.NoError(t, err)
+		length++
+		sha = ""
+		if len(c.Parents) > 0 {
+			sha = c.Parents[0].GetSHA()
+		}
+	}
+	assert.LessOrEqual(t, length, every)
+	seq, closed, dated := writebudget.LedgerState(msg)
+	assert.Equal(t, length-1, seq)
+	assert.False(t, closed)
+	assert.True(t, dated)
+}
+
+// TestFirstGenerationIsCarriedOn: a ledger written before rotation (the
+// first generation, contract.PaceRef, no start date) is read, closed by
+// the next grant and carried into generation 1 with its grants and pause;
+// its ref is deleted.
+func TestFirstGenerationIsCarriedOn(t *testing.T) {
+	w := newWorld(t)
+	ctx := ctxT(t)
+	at := w.clk.Now().Add(-10 * time.Second).UnixMilli()
+	old := fmt.Sprintf("mention-runner write budget\n\n{\"grants\":[{\"at_ms\":%d,\"n\":7}],\"pause_until_ms\":%d,\"holder\":\"old\"}", at, w.clk.Now().Add(30*time.Second).UnixMilli())
+	c, _, err := w.gh.Git.CreateCommit(ctx, "ops", "control", &github.Commit{Message: github.String(old),
+		Tree: &github.Tree{SHA: github.String("4b825dc642cb6eb9a060e54bf8d69288fbee4904")}}, nil)
+	require.NoError(t, err)
+	_, _, err = w.gh.Git.CreateRef(ctx, "ops", "control", &github.Reference{Ref: github.String(contract.PaceRef("bot")), Object: &github.GitObject{SHA: c.SHA}})
+	require.NoError(t, err)
+
+	start := w.clk.Now()
+	l := w.ledger(t, "new", writebudget.Options{Block: 2})
+	require.NoError(t, l.Take(ctx))
+	assert.Equal(t, start.Add(30*time.Second), w.clk.Now(), "the old generation's pause holds")
+	refs, msg := w.ledgerNow(t, ctx)
+	assert.Equal(t, []string{contract.PaceGenRef("bot", 1)}, refs)
+	assert.Equal(t, []int{7, 2 + 0}, writebudget.GrantSizes(msg), "the old grant carried on, the new one added")
+	seq, closed, dated := writebudget.LedgerState(msg)
+	assert.Zero(t, seq)
+	assert.False(t, closed)
+	assert.True(t, dated)
+	assert.Equal(t, 1, l.Rotations())
+}
+
+// TestRotationAfterADay: a generation older than RotateAfter is closed by
+// the next grant however few commits it has.
+func TestRotationAfterADay(t *testing.T) {
+	w := newWorld(t)
+	ctx := ctxT(t)
+	l := w.ledger(t, "a", writebudget.Options{Block: 1})
+	require.NoError(t, l.Take(ctx))
+	require.NoError(t, l.Take(ctx))
+	refs, _ := w.ledgerNow(t, ctx)
+	assert.Equal(t, []string{contract.PaceGenRef("bot", 1)}, refs)
+	w.clk.Advance(writebudget.DefaultRotateAfter)
+	require.NoError(t, l.Take(ctx))
+	refs, msg := w.ledgerNow(t, ctx)
+	assert.Equal(t, []string{contract.PaceGenRef("bot", 2)}, refs)
+	assert.Equal(t, []int{1}, writebudget.GrantSizes(msg), "the day-old grants are pruned, the new one carried")
+}
+
+// TestFallbackWritesTheLedger: when the ledger's own client is refused (its
+// account's limits used up, as a workflow token shared by every assemble
+// job can be), the ledger is written with the fallback at its cost
+// instead of the process pacing itself alone.
+func TestFallbackWritesTheLedger(t *testing.T) {
+	w := newWorld(t)
+	ctx := ctxT(t)
+	w.sim.AddUser("bot")
+	w.sim.AddToken("bottok", "bot")
+	w.sim.SetPermission("ops/control", "bot", "write")
+	botClient := w.client(t, "bottok")
+	w.sim.SetContentLimits(1000, 12)
+	for i := 0; i < 9; i++ { // ops (the primary) has 3 writes left this hour
+		_, _, err := w.gh.Git.CreateCommit(ctx, "ops", "control", &github.Commit{Message: github.String("work"),
+			Tree: &github.Tree{SHA: github.String("4b825dc642cb6eb9a060e54bf8d69288fbee4904")}}, nil)
+		require.NoError(t, err)
+	}
+	var warned []string
+	o := writebudget.Options{Block: 2, Fallback: botClient, FallbackCost: 2, Warn: func(err error) { warned = append(warned, err.Error()) }}
+	l := w.ledger(t, "pub", o)
+	for i := 0; i < 6; i++ {
+		require.NoError(t, l.Take(ctx))
+	}
+	g, _, _ := l.Stats()
+	assert.Equal(t, 3, g, "three grants of 2, all in the ledger")
+	_, msg := w.ledgerNow(t, ctx)
+	assert.Equal(t, []int{2, 4, 4}, writebudget.GrantSizes(msg), "the first written by ops (free), then by the bot (+2 each)")
+	require.NotEmpty(t, warned)
+	assert.Contains(t, warned[0], "fallback")
+	for _, s := range warned {
+		assert.NotContains(t, s, "alone")
+	}
+}

@@ -1,0 +1,162 @@
+package writebudget
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v62/github"
+
+	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/refstate"
+)
+
+// head is where the ledger was read: the highest generation present.
+type head struct {
+	gen    int    // its generation (0 is contract.PaceRef)
+	sha    string // its commit; "" when the account has no ledger yet
+	closed bool   // its state is Closed: the next write opens gen+1
+	stale  []int  // lower generations a rotation left behind
+}
+
+// maxCache bounds the parsed commits kept (a long-running dispatcher
+// reads thousands of ledger commits a day; only the latest are asked again).
+const maxCache = 64
+
+// read returns the ledger and where it is. Every generation of the
+// account's ledger is listed in one request; the highest is the ledger.
+func (l *Ledger) read(ctx context.Context) (state, head, error) {
+	prefix := contract.PaceRef(l.o.Account)
+	opt := &github.ReferenceListOptions{Ref: strings.TrimPrefix(prefix, "refs/"), ListOptions: github.ListOptions{PerPage: 100}}
+	h, shas := head{gen: -1}, map[int]string{}
+	for {
+		refs, resp, err := l.o.Client.Git.ListMatchingRefs(ctx, l.owner, l.name, opt)
+		if err != nil {
+			return state{}, head{}, fmt.Errorf("writebudget: read %s: %w", prefix, err)
+		}
+		for _, r := range refs {
+			if gen, ok := contract.PaceGen(l.o.Account, r.GetRef()); ok {
+				shas[gen] = r.GetObject().GetSHA()
+				h.gen = max(h.gen, gen)
+			}
+		}
+		if resp == nil || resp.NextPage == 0 {
+			break
+		}
+		opt.Page = resp.NextPage
+	}
+	if h.gen < 0 {
+		return state{}, head{}, nil
+	}
+	for gen := range shas {
+		if gen != h.gen {
+			h.stale = append(h.stale, gen)
+		}
+	}
+	sort.Ints(h.stale)
+	h.sha = shas[h.gen]
+	ref := contract.PaceGenRef(l.o.Account, h.gen)
+	s, ok := l.cache[h.sha]
+	if !ok {
+		c, _, err := l.o.Client.Git.GetCommit(ctx, l.owner, l.name, h.sha)
+		if err != nil {
+			return state{}, head{}, fmt.Errorf("writebudget: read the ledger commit %s: %w", h.sha, err)
+		}
+		if s, err = parse(c.GetMessage()); err != nil {
+			return state{}, head{}, fmt.Errorf("writebudget: %s does not hold a write budget (%v): delete the ref and it starts afresh", ref, err)
+		}
+		l.remember(h.sha, s)
+	}
+	h.closed = s.Closed
+	return s, h, nil
+}
+
+func (l *Ledger) remember(sha string, s state) {
+	if len(l.cache) >= maxCache {
+		clear(l.cache)
+	}
+	l.cache[sha] = s
+}
+
+func parse(msg string) (state, error) {
+	body, ok := strings.CutPrefix(msg, messagePrefix)
+	if !ok {
+		return state{}, errors.New("not a ledger commit")
+	}
+	var s state
+	if err := json.Unmarshal([]byte(body), &s); err != nil {
+		return state{}, err
+	}
+	if !sort.SliceIsSorted(s.Grants, func(i, j int) bool { return s.Grants[i].At < s.Grants[j].At }) {
+		return state{}, errors.New("grants out of order")
+	}
+	return s, nil
+}
+
+// write records next where h was read, without force: on top of h's
+// commit, or, when there is no ledger yet or h is closed, as the root of
+// the next generation, whose ref is created (which fails when it exists).
+// refstate.ErrLost when another process moved or created it first.
+func (l *Ledger) write(ctx context.Context, h head, next state) error {
+	gen, parent := h.gen, h.sha
+	if h.sha == "" || h.closed {
+		gen, parent = h.gen+1, ""
+		next.Seq, next.Since = 0, l.o.Now().UnixMilli()
+	} else {
+		next.Seq++
+	}
+	body, err := json.Marshal(next)
+	if err != nil {
+		return fmt.Errorf("writebudget: encode: %w", err)
+	}
+	gh := l.client()
+	c := &github.Commit{Message: github.String(messagePrefix + string(body)), Tree: &github.Tree{SHA: github.String(refstate.EmptyTree)}}
+	if parent != "" {
+		c.Parents = []*github.Commit{{SHA: github.String(parent)}}
+	}
+	got, _, err := gh.Git.CreateCommit(ctx, l.owner, l.name, c, nil)
+	if err != nil {
+		return fmt.Errorf("writebudget: commit the ledger: %w", err)
+	}
+	name := contract.PaceGenRef(l.o.Account, gen)
+	ref := &github.Reference{Ref: github.String(name), Object: &github.GitObject{SHA: github.String(got.GetSHA())}}
+	if parent == "" {
+		_, _, err = gh.Git.CreateRef(ctx, l.owner, l.name, ref)
+	} else {
+		_, _, err = gh.Git.UpdateRef(ctx, l.owner, l.name, ref, false)
+	}
+	if err == nil {
+		l.remember(got.GetSHA(), next)
+		return nil
+	}
+	var ge *github.ErrorResponse
+	if errors.As(err, &ge) && ge.Response != nil && ge.Response.StatusCode == http.StatusUnprocessableEntity {
+		// created meanwhile, moved on, or deleted by a rotation: a lost
+		// answer of our own update reads as moved too and costs one more round
+		return fmt.Errorf("writebudget: update %s: %w", name, refstate.ErrLost)
+	}
+	return fmt.Errorf("writebudget: update %s: %w", name, err)
+}
+
+// client writes the ledger: Options.Client, or its fallback for a while
+// after Client failed.
+func (l *Ledger) client() *github.Client {
+	if l.o.Fallback != nil && l.o.Now().Before(l.fallback) {
+		return l.o.Fallback
+	}
+	return l.o.Client
+}
+
+// selfCost is what one ledger update costs the account with the client
+// used at now.
+func (l *Ledger) selfCost(now time.Time) int {
+	if l.o.Fallback != nil && now.Before(l.fallback) {
+		return l.o.FallbackCost
+	}
+	return l.o.SelfCost
+}
