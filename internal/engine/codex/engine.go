@@ -21,7 +21,6 @@ package codex
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -166,12 +165,12 @@ func (e *Engine) Run(ctx context.Context, spec engine.Spec, sink engine.Sink) (*
 	if err != nil {
 		return nil, fmt.Errorf("codex engine: %w", err)
 	}
-	env, home, err := isolatedEnv(spec.Env)
+	home, workDir, err := process.WorkDir(spec.Env)
 	if err != nil {
 		return nil, fmt.Errorf("codex engine: %w", err)
 	}
-	workDir := filepath.Join(home, "work")
-	if err := os.MkdirAll(workDir, 0o700); err != nil {
+	env, err := isolatedEnv(spec.Env, home)
+	if err != nil {
 		return nil, fmt.Errorf("codex engine: %w", err)
 	}
 
@@ -181,16 +180,12 @@ func (e *Engine) Run(ctx context.Context, spec engine.Spec, sink engine.Sink) (*
 			Env: env, Stdin: strings.NewReader(prompt), Grace: e.Grace, StderrTail: e.StderrTail}}, sink)
 }
 
-// isolatedEnv is env with CODEX_HOME set to a fresh directory under HOME
-// (which the caller made for this run).
-func isolatedEnv(env []string) ([]string, string, error) {
-	home := process.Lookup(env, "HOME")
-	if home == "" {
-		return nil, "", errors.New("the environment has no HOME (the runner makes a fresh one per run)")
-	}
+// isolatedEnv is env with CODEX_HOME set to a fresh directory under home
+// (which the runner made for this run).
+func isolatedEnv(env []string, home string) ([]string, error) {
 	codexHome := filepath.Join(home, ".codex")
 	if err := os.MkdirAll(codexHome, 0o700); err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	return process.SetEnv(env, "CODEX_HOME", codexHome), home, nil
+	return process.SetEnv(env, "CODEX_HOME", codexHome), nil
 }

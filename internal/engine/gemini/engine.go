@@ -27,7 +27,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -155,13 +154,13 @@ func (e *Engine) Run(ctx context.Context, spec engine.Spec, sink engine.Sink) (*
 			Stdin: strings.NewReader(prompt), Grace: e.Grace, StderrTail: e.StderrTail}}, sink)
 }
 
-// prepare writes the settings under the fresh HOME, makes the empty
-// working directory with a copy of the context, and returns the CLI's
+// prepare makes the empty working directory with a copy of the context,
+// writes the settings under the fresh HOME, and returns the CLI's
 // environment.
 func prepare(spec engine.Spec, files, fileTools []string) (env []string, workDir string, err error) {
-	home := process.Lookup(spec.Env, "HOME")
-	if home == "" {
-		return nil, "", errors.New("the environment has no HOME (the runner makes a fresh one per run)")
+	home, workDir, err := process.WorkDir(spec.Env)
+	if err != nil {
+		return nil, "", err
 	}
 	nonce := make([]byte, 12)
 	if _, err := rand.Read(nonce); err != nil {
@@ -175,10 +174,6 @@ func prepare(spec engine.Spec, files, fileTools []string) (env []string, workDir
 		return nil, "", err
 	}
 	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), b, 0o600); err != nil {
-		return nil, "", err
-	}
-	workDir = filepath.Join(home, "work")
-	if err := os.MkdirAll(workDir, 0o700); err != nil {
 		return nil, "", err
 	}
 	if spec.ContextFile != "" {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -91,6 +93,21 @@ func RunStream(ctx context.Context, s Stream, sink engine.Sink) (*session.Result
 		text = result.Text
 	}
 	return result, NewExitError(s.Program, x, result == nil, text)
+}
+
+// WorkDir makes the empty working directory an engine runs its CLI in,
+// under the fresh HOME the runner makes for every run (named in env), so
+// the CLI discovers no project file of the target repository.
+func WorkDir(env []string) (home, dir string, err error) {
+	home = Lookup(env, "HOME")
+	if home == "" {
+		return "", "", errors.New("the environment has no HOME (the runner makes a fresh one per run)")
+	}
+	dir = filepath.Join(home, "work")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", "", err
+	}
+	return home, dir, nil
 }
 
 // Lookup is the value of name in env ("" when absent; the last wins).
