@@ -137,14 +137,20 @@ var IsolationEnv = []string{
 
 // WriteSettings writes the --settings file.
 func WriteSettings(path string) error {
-	b, err := json.MarshalIndent(settings, "", "  ")
-	if err != nil {
-		return fmt.Errorf("settings: %w", err)
-	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+	if err := writeJSON(path, settings); err != nil {
 		return fmt.Errorf("settings: %w", err)
 	}
 	return nil
+}
+
+// writeJSON writes v, indented, as the file path (a file Claude Code reads
+// from the run directory).
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
 // mcpConfig is the --mcp-config file: one stdio server named gate.
@@ -167,11 +173,7 @@ func WriteMCPConfig(path string, argv []string) error {
 	cfg := mcpConfig{MCPServers: map[string]mcpServer{
 		contract.GateServer: {Type: "stdio", Command: argv[0], Args: append([]string{}, argv[1:]...)},
 	}}
-	b, err := json.MarshalIndent(cfg, "", "  ")
-	if err != nil {
-		return fmt.Errorf("mcp config: %w", err)
-	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+	if err := writeJSON(path, cfg); err != nil {
 		return fmt.Errorf("mcp config: %w", err)
 	}
 	return nil
