@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -140,8 +141,9 @@ func TestCeilingsInDecision(t *testing.T) {
 
 // TestOnceAgainstSimulator runs the real command against the simulator.
 func TestOnceAgainstSimulator(t *testing.T) {
-	t.Parallel() // mostly the dispatcher's 1 s write gap
-	sim, base := simfixture.Start(t, githubsim.Options{Logf: t.Logf})
+	t.Parallel()          // mostly the dispatcher's 1 s write gap
+	var skew atomic.Int64 // GitHub's clock, ahead of the wall clock by the time between mention and poll
+	sim, base := simfixture.Start(t, githubsim.Options{Logf: t.Logf, Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
 	for _, u := range []string{"mrbot", "alice", "ops"} {
 		sim.AddUser(u)
 	}
@@ -155,6 +157,7 @@ func TestOnceAgainstSimulator(t *testing.T) {
 	require.NoError(t, err)
 	_, err = sim.Comment("alice/proj", n, "alice", "@mrbot fix it")
 	require.NoError(t, err)
+	skew.Add(int64(time.Minute)) // the next scheduled run
 	vars := map[string]string{"BOT_LOGIN": "mrbot", "BOT_TOKEN": "tok", "CONTROL_REPO": "ops/control", "ALLOWED_USERS": "alice", "GITHUB_API_URL": base}
 	code, out, errs := run(t, vars, "once")
 	require.Equal(t, 0, code, errs)

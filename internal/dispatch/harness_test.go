@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -57,11 +58,25 @@ type env struct {
 	dsp  *github.Client
 	logs *syncBuffer
 	cfg  Config
+	skew *atomic.Int64 // how far newEnv's simulator clock is ahead of the wall clock
 }
 
+// newEnv's simulator runs on the wall clock, moved ahead by later.
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	return newEnvAt(t, nil)
+	skew := &atomic.Int64{}
+	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	e := newEnvAt(t, now)
+	e.skew, e.cfg.Now = skew, now
+	return e
+}
+
+// later moves GitHub's clock on by d: the time between a mention and the
+// poll cycle that finds it, which marks a thread read only when its last
+// update is a moment older than the listing.
+func (e *env) later(d time.Duration) {
+	require.NotNil(e.t, e.skew, "later needs newEnv's clock")
+	e.skew.Add(int64(d))
 }
 
 // newEnvAt is newEnv with the simulator's clock (nil = the wall clock).

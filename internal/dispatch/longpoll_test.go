@@ -26,6 +26,7 @@ type longPoll struct {
 	gate   chan struct{}
 	exited chan struct{}
 	err    error
+	world  func(time.Duration) // moves GitHub's clock on with each wait
 }
 
 func (l *longPoll) Now() time.Time {
@@ -39,6 +40,7 @@ func (l *longPoll) sleep(ctx context.Context, d time.Duration) error {
 	l.now = l.now.Add(d)
 	l.waits = append(l.waits, d)
 	l.mu.Unlock()
+	l.world(d)
 	select {
 	case <-l.gate:
 		return nil
@@ -65,7 +67,7 @@ func (l *longPoll) wait() error {
 }
 
 func (e *env) startLongPoll(ctx context.Context, window time.Duration) *longPoll {
-	l := &longPoll{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), gate: make(chan struct{}), exited: make(chan struct{})}
+	l := &longPoll{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), gate: make(chan struct{}), exited: make(chan struct{}), world: e.later}
 	d := e.dispatcher(func(c *Config) { c.RatePerHour = 1000 })
 	p := &Poller{D: d, Client: e.gh, MinInterval: time.Second, Now: l.Now, Until: l.Now().Add(window), Sleep: l.sleep}
 	go func() {

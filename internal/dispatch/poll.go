@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,13 +17,15 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/clock"
 	"github.com/mention-runner/mention-runner/internal/mention"
+	"github.com/mention-runner/mention-runner/internal/policy"
 	"github.com/mention-runner/mention-runner/internal/threadctx"
 	"github.com/mention-runner/mention-runner/internal/webhook"
 )
 
 // DefaultReadMargin looks this far before a thread's last_read_at, so a
-// mention posted while the previous cycle was marking the thread read is not
-// lost; what an earlier cycle handled is skipped by its dedupe ref.
+// mention stored before that time but not yet shown when the earlier cycle
+// read the thread (GitHub's lists can lag) is still found; what an earlier
+// cycle handled is skipped by its claim ref.
 const DefaultReadMargin = 2 * time.Minute
 
 // Poller reads the bot's notifications and hands every new mention to the
@@ -47,7 +48,11 @@ type Poller struct {
 	lastModified string
 	interval     time.Duration
 	swept        time.Time
-	retry        []notification // marked read, but a mention in it failed
+	// unread is what this process did with the threads it left unread:
+	// a thread listed again unchanged is not read again, and the mentions
+	// it decided on are checked by their claim ref first instead of being
+	// worked out anew.
+	unread map[string]*handledThread
 }
 
 // sweepEvery is how often a long-running poller sweeps old claim refs; a
@@ -82,12 +87,34 @@ func (p *Poller) sweep(ctx context.Context) {
 	}
 }
 
+// handledThread is what a process did with a thread it left unread.
+type handledThread struct {
+	updated time.Time       // the thread's update it handled completely (zero = none)
+	decided map[string]bool // node ids of the mentions decided
+}
+
+func (p *Poller) handled(id string) *handledThread {
+	if p.unread == nil {
+		p.unread = map[string]*handledThread{}
+	}
+	h := p.unread[id]
+	if h == nil {
+		h = &handledThread{decided: map[string]bool{}}
+		p.unread[id] = h
+	}
+	return h
+}
+
 // CycleResult summarises one poll cycle.
 type CycleResult struct {
 	NotModified bool
 	Threads     int
 	Decisions   []Decision
 	Failed      int // threads left unread to retry
+	// Recent are threads handled but left unread because they were
+	// updated too close to the listing (see markReadSlack): the next
+	// cycle looks at them again, and what this one handled is skipped.
+	Recent int
 }
 
 // notification is the part of a notification thread we read; Repository
@@ -95,6 +122,7 @@ type CycleResult struct {
 type notification struct {
 	ID         string          `json:"id"`
 	Reason     string          `json:"reason"`
+	UpdatedAt  time.Time       `json:"updated_at"`
 	LastReadAt *time.Time      `json:"last_read_at"`
 	Repository json.RawMessage `json:"repository"`
 	Subject    struct {
@@ -111,100 +139,142 @@ type repoHead struct {
 	} `json:"owner"`
 }
 
+// repo is the thread's repository (owner/name), "" when unreadable.
+func (n notification) repo() string {
+	var head repoHead
+	if json.Unmarshal(n.Repository, &head) == nil && policy.ValidRepo(head.FullName) {
+		return head.FullName
+	}
+	if r, _, err := subjectThread(n.Subject.URL); err == nil {
+		return r
+	}
+	return ""
+}
+
+// markReadSlack is how much earlier than the listing a thread's last
+// update must be for the cycle to mark it read. A repository's threads
+// are marked read up to a time (PUT /repos/{owner}/{repo}/notifications
+// with last_read_at; a thread's own PATCH marks everything up to the
+// moment GitHub handles it, also a mention posted after we looked, which
+// no later listing would show), in whole seconds, and GitHub's clocks
+// (the Date header, the database's times) may differ a little: a thread
+// updated within this of the listing stays unread and is looked at once
+// more next cycle.
+const markReadSlack = 2 * time.Second
+
 // Cycle polls once: list unread participating notifications (If-Modified-Since
-// the last Last-Modified; a 304 costs no rate limit and ends the cycle), handle
-// every mention in each mention thread, mark a thread read only when all its
-// mentions were handled, then look at the thread once more (a mention posted
-// before the mark but after the first look is in a thread now read, which
-// no later listing shows), mark other threads read, then write the rate state.
+// the last Last-Modified; a 304 costs no rate limit and ends the cycle),
+// handle every mention in each mention thread, then mark each repository's
+// threads read up to a time before the listing, and before any thread of
+// it whose handling failed, so that no thread holding a mention this
+// cycle did not handle is marked read: one that failed, or was posted
+// after it was looked at, stays unread for the next cycle (or the next
+// `dispatcher once` run), whatever happens to this process meanwhile.
+// Then write the rate state.
 func (p *Poller) Cycle(ctx context.Context) (CycleResult, error) {
 	var res CycleResult
-	list, lastMod, notMod, err := p.list(ctx)
+	l, err := p.list(ctx)
 	if err != nil {
 		return res, err
 	}
-	list, kept := p.withRetries(list)
-	if notMod && len(list) == 0 {
+	if l.notModified {
 		res.NotModified = true
 		return res, nil
 	}
 	p.D.Refresh()
 	var errs []error
-	for _, n := range list {
+	failed := map[string]bool{} // thread ids
+	for _, n := range l.threads {
 		res.Threads++
-		decs, marked, err := p.thread(ctx, n)
+		if h := p.unread[n.ID]; h != nil && h.updated.Equal(n.UpdatedAt) {
+			// Handled, and unchanged since: left unread only because its
+			// repository could not be marked up to it yet.
+			continue
+		}
+		decs, err := p.thread(ctx, n)
 		res.Decisions = append(res.Decisions, decs...)
+		if err == nil && !n.UpdatedAt.Truncate(time.Second).After(l.horizon) {
+			// Only an update older than the horizon: any later one shows
+			// as another time (GitHub's times are whole seconds).
+			p.handled(n.ID).updated = n.UpdatedAt
+		}
 		if err != nil {
 			res.Failed++
+			failed[n.ID] = true
 			errs = append(errs, fmt.Errorf("thread %s (%s): %w", n.ID, n.Subject.URL, err))
-			if marked || kept[n.ID] {
-				// The thread is read: GitHub will not list it again for
-				// this mention, so this process keeps it for its next cycles.
-				p.retry = append(p.retry, n)
-				p.D.cfg.Logger.Error("a mention posted while the thread was marked read failed; retried in the next cycles of this process", "thread", n.ID, "subject", n.Subject.URL, "error", err.Error())
-			} else {
-				p.D.cfg.Logger.Error("thread left unread for a retry", "thread", n.ID, "subject", n.Subject.URL, "error", err.Error())
-			}
+			p.D.cfg.Logger.Error("thread left unread for a retry", "thread", n.ID, "subject", n.Subject.URL, "error", err.Error())
 		}
+	}
+	recent, err := p.markRead(ctx, l, failed)
+	res.Recent = recent
+	if err != nil {
+		errs = append(errs, err)
 	}
 	if err := p.D.Flush(ctx); err != nil {
 		errs = append(errs, err)
 	}
 	p.sweep(ctx)
-	if len(errs) == 0 && !notMod {
-		// Only a clean cycle may be skipped by the next 304: threads left
-		// unread must be listed again.
-		p.lastModified = lastMod
+	if len(errs) == 0 && recent == 0 {
+		// Only a cycle that left nothing unread may be skipped by the
+		// next 304: threads left unread must be listed again.
+		p.lastModified = l.lastModified
 	}
 	return res, errors.Join(errs...)
 }
 
-// onceRetryWaits are the waits before Once cycles again for threads it
-// had to keep: a process that exits after its cycle has no later cycle.
-var onceRetryWaits = []time.Duration{10 * time.Second, 30 * time.Second}
-
-// Once is one cycle for a process that exits after it (`dispatcher once`).
-// A thread that Cycle marked read but could not finish (a mention posted
-// while it was being marked, whose dispatch failed) would be seen by no
-// later run, so Once cycles again for it, after each of onceRetryWaits,
-// until it is done. The result holds every decision; the error and Failed
-// are the last cycle's.
-func (p *Poller) Once(ctx context.Context) (CycleResult, error) {
-	sleep := p.Sleep
-	if sleep == nil {
-		sleep = clock.Sleep
-	}
-	res, err := p.Cycle(ctx)
-	for _, wait := range onceRetryWaits {
-		if len(p.retry) == 0 {
-			break
+// markRead marks each repository's threads read: up to the listing's
+// horizon, and to before the oldest update of a thread of it that failed.
+// It returns how many handled threads stay unread because they were
+// updated after that time.
+func (p *Poller) markRead(ctx context.Context, l listing, failed map[string]bool) (recent int, _ error) {
+	upTo := map[string]time.Time{}
+	var repos []string
+	for _, n := range l.threads {
+		repo := n.repo()
+		if repo == "" {
+			continue // its handling failed: it names no repository to mark
 		}
-		p.D.cfg.Logger.Info("retrying kept threads before exiting", "threads", len(p.retry), "after", wait.String())
-		if serr := sleep(ctx, wait); serr != nil {
-			return res, errors.Join(err, serr)
+		t, seen := upTo[repo]
+		if !seen {
+			repos = append(repos, repo)
+			t = l.horizon
 		}
-		next, nerr := p.Cycle(ctx)
-		res.Threads += next.Threads
-		res.Decisions = append(res.Decisions, next.Decisions...)
-		res.Failed, err = next.Failed, nerr
+		if before := n.UpdatedAt.Truncate(time.Second).Add(-time.Second); failed[n.ID] && before.Before(t) {
+			t = before
+		}
+		upTo[repo] = t
 	}
-	return res, err
+	var errs []error
+	for _, repo := range repos {
+		var marked []string
+		for _, n := range l.threads {
+			switch {
+			case n.repo() != repo || failed[n.ID]:
+			case !n.UpdatedAt.Truncate(time.Second).After(upTo[repo]):
+				marked = append(marked, n.ID)
+			default:
+				recent++
+			}
+		}
+		if len(marked) == 0 {
+			continue
+		}
+		owner, name, _ := strings.Cut(repo, "/")
+		if _, err := p.Client.Activity.MarkRepositoryNotificationsRead(ctx, owner, name, github.Timestamp{Time: upTo[repo]}); err != nil {
+			errs = append(errs, fmt.Errorf("mark %s's notifications read up to %s: %w", repo, upTo[repo].Format(time.RFC3339), err))
+			continue
+		}
+		for _, id := range marked {
+			delete(p.unread, id)
+		}
+	}
+	return recent, errors.Join(errs...)
 }
 
-// withRetries adds the threads an earlier cycle marked read but could not
-// finish (see Cycle) to this cycle's list, once each; kept names those
-// GitHub did not list again (read), which a failure must keep once more.
-func (p *Poller) withRetries(list []notification) (_ []notification, kept map[string]bool) {
-	pending := p.retry
-	p.retry = nil
-	kept = map[string]bool{}
-	for _, r := range pending {
-		if !slices.ContainsFunc(list, func(n notification) bool { return n.ID == r.ID }) {
-			list = append(list, r)
-			kept[r.ID] = true
-		}
-	}
-	return list, kept
+// Once is one cycle for a process that exits after it (`dispatcher once`):
+// a thread it could not finish stays unread, so the next run finds it.
+func (p *Poller) Once(ctx context.Context) (CycleResult, error) {
+	return p.Cycle(ctx)
 }
 
 // Run polls until ctx ends (or Until comes), waiting at least MinInterval
@@ -241,89 +311,88 @@ func (p *Poller) Run(ctx context.Context) error {
 	}
 }
 
+// listing is one cycle's unread notifications.
+type listing struct {
+	threads      []notification
+	lastModified string
+	notModified  bool
+	// horizon is the latest time up to which a thread may be marked read:
+	// every update GitHub had not stored when it answered the first page
+	// is later (see markReadSlack).
+	horizon time.Time
+}
+
 // list fetches every page of unread participating notifications.
-func (p *Poller) list(ctx context.Context) (_ []notification, lastMod string, notMod bool, _ error) {
-	var all []notification
+func (p *Poller) list(ctx context.Context) (listing, error) {
+	var l listing
 	for page := 1; page > 0; {
 		req, err := p.Client.NewRequest(http.MethodGet, fmt.Sprintf("notifications?participating=true&per_page=50&page=%d", page), nil)
 		if err != nil {
-			return nil, "", false, fmt.Errorf("build notifications request: %w", err)
+			return l, fmt.Errorf("build notifications request: %w", err)
 		}
 		if page == 1 && p.lastModified != "" {
 			req.Header.Set("If-Modified-Since", p.lastModified)
 		}
 		var batch []notification
+		sent := time.Now()
 		resp, err := p.Client.Do(ctx, req, &batch)
 		if resp != nil && page == 1 {
 			if s, perr := strconv.Atoi(resp.Header.Get("X-Poll-Interval")); perr == nil && s > 0 {
 				p.interval = time.Duration(s) * time.Second
 			}
 			if resp.StatusCode == http.StatusNotModified {
-				return nil, "", true, nil
+				l.notModified = true
+				return l, nil
 			}
 		}
 		if err != nil {
-			return nil, "", false, fmt.Errorf("list notifications: %w", err)
+			return l, fmt.Errorf("list notifications: %w", err)
 		}
 		if page == 1 {
-			lastMod = resp.Header.Get("Last-Modified")
+			l.lastModified = resp.Header.Get("Last-Modified")
+			// GitHub's clock when it answered, less the time the answer
+			// took (the listing was read before), in whole seconds.
+			date, derr := http.ParseTime(resp.Header.Get("Date"))
+			if derr != nil {
+				return l, fmt.Errorf("list notifications: the answer's Date header %q is not a date, so no thread can be marked read safely (a proxy in between?): %w", resp.Header.Get("Date"), derr)
+			}
+			l.horizon = date.Add(-time.Since(sent)).Truncate(time.Second).Add(-markReadSlack).UTC()
 		}
-		all = append(all, batch...)
+		l.threads = append(l.threads, batch...)
 		page = resp.NextPage
 	}
-	return all, lastMod, false, nil
+	return l, nil
 }
 
-func (p *Poller) markRead(ctx context.Context, id string) error {
-	if _, err := p.Client.Activity.MarkThreadRead(ctx, id); err != nil {
-		return fmt.Errorf("mark notification thread %s read: %w", id, err)
-	}
-	return nil
-}
-
-// thread handles every mention in one notification thread and marks it
-// read; marked says whether it got that far (an error after it concerns a
-// mention the second look found).
-func (p *Poller) thread(ctx context.Context, n notification) (_ []Decision, marked bool, _ error) {
+// thread handles every mention in one notification thread; Cycle marks
+// it read afterwards.
+func (p *Poller) thread(ctx context.Context, n notification) ([]Decision, error) {
 	if (n.Reason != "mention" && n.Reason != "team_mention") || (n.Subject.Type != "Issue" && n.Subject.Type != "PullRequest") {
-		return nil, false, p.markRead(ctx, n.ID)
+		return nil, nil
 	}
 	repo, number, err := subjectThread(n.Subject.URL)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	var head repoHead
 	if err := json.Unmarshal(n.Repository, &head); err != nil || head.FullName == "" {
-		return nil, false, fmt.Errorf("notification %s: repository object unreadable", n.ID)
+		return nil, fmt.Errorf("notification %s: repository object unreadable", n.ID)
 	}
-	th := mentionThread{n: n, repo: repo, number: number, isPR: n.Subject.Type == "PullRequest", head: head, seen: map[string]bool{}}
-	decs, err := p.handleMentions(ctx, &th)
-	if err != nil {
-		return decs, false, err
-	}
-	if err := p.markRead(ctx, n.ID); err != nil {
-		return decs, false, err
-	}
-	// Marking read covers every update so far, also a mention posted after
-	// the look above: look again, now that any later one leaves the thread
-	// unread. What the first look handled is skipped here by node id.
-	more, err := p.handleMentions(ctx, &th)
-	return append(decs, more...), true, err
+	th := mentionThread{n: n, repo: repo, number: number, isPR: n.Subject.Type == "PullRequest", head: head}
+	return p.handleMentions(ctx, &th)
 }
 
-// mentionThread is one notification thread being handled; seen holds the
-// node ids of the mentions handled in this cycle.
+// mentionThread is one notification thread being handled.
 type mentionThread struct {
 	n      notification
 	repo   string
 	number int
 	isPR   bool
 	head   repoHead
-	seen   map[string]bool
 }
 
-// handleMentions reads the thread and hands every mention not yet seen to
-// the dispatcher.
+// handleMentions reads the thread and hands every mention to the
+// dispatcher.
 func (p *Poller) handleMentions(ctx context.Context, th *mentionThread) ([]Decision, error) {
 	pre, err := p.prefetch(ctx, th.repo, th.number, th.isPR)
 	if err != nil {
@@ -341,14 +410,16 @@ func (p *Poller) handleMentions(ctx context.Context, th *mentionThread) ([]Decis
 	if err != nil {
 		return nil, fmt.Errorf("%s#%d: %w", th.repo, th.number, err)
 	}
-	cands = slices.DeleteFunc(cands, func(c candidate) bool { return th.seen[c.NodeID] })
+	h := p.handled(th.n.ID)
+	for i := range cands {
+		cands[i].recheck = cands[i].recheck || h.decided[cands[i].NodeID]
+	}
 	if err := markEdited(ctx, p.D.gh, cands); err != nil {
 		return nil, fmt.Errorf("%s#%d: %w", th.repo, th.number, err)
 	}
 	var decs []Decision
 	var errs []error
 	for _, c := range cands {
-		th.seen[c.NodeID] = true
 		t := &Trigger{Trigger: c.Trigger, Repository: th.n.Repository, pre: pre, recheck: c.recheck}
 		t.Repo, t.Number, t.IsPR = th.repo, th.number, th.isPR
 		t.RepoPrivate, t.RepoOwnerType = th.head.Private, th.head.Owner.Type
@@ -356,7 +427,9 @@ func (p *Poller) handleMentions(ctx context.Context, th *mentionThread) ([]Decis
 		decs = append(decs, dec)
 		if err != nil {
 			errs = append(errs, err)
+			continue
 		}
+		h.decided[c.NodeID] = true
 	}
 	return decs, errors.Join(errs...)
 }

@@ -44,6 +44,7 @@ func TestOnceHandlesEveryMention(t *testing.T) {
 	c2 := e.comment(n, "bob", "@mrbot second")
 	other := e.issue("quiet")
 	e.comment(other, "alice", "cc @mrbot `@mrbot`") // a mention thread whose mention is in code… and a real one
+	e.later(time.Minute)
 	p := e.poller(e.dispatcher())
 
 	res, err := p.Cycle(e.ctx())
@@ -70,12 +71,14 @@ func TestOnceHandlesEveryMention(t *testing.T) {
 
 	// A new mention after the read wakes the thread; only it is handled.
 	c3 := e.comment(n, "alice", "@mrbot third")
+	e.later(time.Minute)
 	res, err = p.Cycle(e.ctx())
 	require.NoError(t, err)
 	jobs = e.jobsDispatched()
 	assert.Len(t, jobs, 5)
 	assert.Equal(t, 1, jobs[transport.JobID(c3.GetNodeID())])
 	assert.Len(t, res.Decisions, 1+3, "the new one, plus the three in the read margin skipped by their refs")
+	assertUnread(t, e, false, "read again")
 	for _, d := range res.Decisions[:3] {
 		assert.Equal(t, Ignore, d.Decision)
 	}
@@ -131,12 +134,14 @@ func TestStopBeforeMarkReadThenRestart(t *testing.T) {
 	e := newEnv(t)
 	n := e.issue("x")
 	c1 := e.comment(n, "alice", "@mrbot first")
-	fault := e.sim.AddFault(githubsim.Fault{Method: "PATCH", Path: "/notifications/threads/*", Kind: githubsim.FaultReset, Rate: 1})
+	e.later(time.Minute)
+	fault := e.sim.AddFault(githubsim.Fault{Method: "PUT", Path: "/repos/" + proj + "/notifications", Kind: githubsim.FaultReset, Rate: 1})
 	_, err := e.poller(e.dispatcher()).Cycle(e.ctx())
 	require.Error(t, err)
 	assert.Len(t, e.jobsDispatched(), 1)
 	e.sim.RemoveFault(fault)
 	c2 := e.comment(n, "bob", "@mrbot second")
+	e.later(time.Minute)
 
 	res, err := e.poller(e.dispatcher()).Cycle(e.ctx()) // the restarted process
 	require.NoError(t, err)

@@ -171,3 +171,63 @@ func (c *call) markThreadRead() {
 		return func() { c.noContent(http.StatusResetContent) }
 	})
 }
+
+// markNotificationsRead is PUT /notifications: every thread of the caller
+// updated at or before last_read_at (default now) becomes read.
+func (c *call) markNotificationsRead() { c.markUpTo("") }
+
+// markRepoNotificationsRead is PUT /repos/{owner}/{repo}/notifications:
+// the same for one repository's threads.
+func (c *call) markRepoNotificationsRead() {
+	if !c.requireLogin() {
+		return
+	}
+	var repo string
+	c.locked(func() func() {
+		r, fail := c.repoLocked("read")
+		if fail != nil {
+			return fail
+		}
+		repo = lower(r.meta.FullName)
+		return nil
+	})
+	if repo != "" {
+		c.markUpTo(repo)
+	}
+}
+
+// markUpTo marks read the caller's threads (of repo; "" = all) updated at
+// or before last_read_at, answering 205 Reset Content as GitHub does.
+// GitHub documents "anything updated since this time will not be marked
+// as read" in whole seconds; the simulator takes the wider reading (a
+// thread updated within the second of last_read_at is marked), so a
+// client that leans on the narrower one loses mentions here. A marked
+// thread's last_read_at becomes last_read_at.
+func (c *call) markUpTo(repo string) {
+	if !c.requireLogin() {
+		return
+	}
+	var req struct {
+		LastReadAt *string `json:"last_read_at"`
+	}
+	if !c.decode(&req) {
+		return
+	}
+	c.locked(func() func() {
+		upTo := c.s.now().UTC().Truncate(time.Second)
+		if req.LastReadAt != nil {
+			t, err := time.Parse(time.RFC3339, *req.LastReadAt)
+			if err != nil {
+				return c.invalidF("Notification", "last_read_at", "invalid", "last_read_at must be an ISO 8601 timestamp")
+			}
+			upTo = t.UTC()
+		}
+		for _, t := range c.s.userThr[lower(c.login)] {
+			if repo != "" && t.repo != repo || !t.unread || t.updated.Truncate(time.Second).After(upTo) {
+				continue
+			}
+			t.unread, t.lastRead = false, upTo
+		}
+		return func() { c.noContent(http.StatusResetContent) }
+	})
+}

@@ -3,6 +3,7 @@ package githubsim
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,3 +124,64 @@ func countedRequests(w *world) int {
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
+// TestMarkReadUpTo: PUT /notifications and PUT /repos/{owner}/{repo}/
+// notifications mark read the threads (of the repository) updated at or
+// before last_read_at (whole seconds, the wider reading of GitHub's
+// "anything updated since this time will not be marked as read"), and
+// answer 205; the Date header is the simulator's clock.
+func TestMarkReadUpTo(t *testing.T) {
+	t0 := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name   string
+		repo   string // "" = PUT /notifications
+		upTo   *time.Time
+		unread map[string]bool // issue path → unread after
+	}{
+		{"repo, before both", "alice/app", ptr(t0.Add(9 * time.Second)), map[string]bool{"alice/app#1": true, "alice/app#2": true, "alice/secret#1": true}},
+		{"repo, within the first's second", "alice/app", ptr(t0.Add(10 * time.Second)), map[string]bool{"alice/app#1": false, "alice/app#2": true, "alice/secret#1": true}},
+		{"repo, after both", "alice/app", ptr(t0.Add(time.Minute)), map[string]bool{"alice/app#1": false, "alice/app#2": false, "alice/secret#1": true}},
+		{"all, between", "", ptr(t0.Add(11 * time.Second)), map[string]bool{"alice/app#1": false, "alice/app#2": true, "alice/secret#1": false}},
+		{"repo, default now", "alice/app", nil, map[string]bool{"alice/app#1": false, "alice/app#2": false, "alice/secret#1": true}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			ctx := ctxT(t)
+			w.now.Set(t0.Add(10*time.Second + 500*time.Millisecond))
+			_, err := w.sim.CreateIssue("alice/app", "alice", "a", "@bot one")
+			require.NoError(t, err)
+			_, err = w.sim.CreateIssue("alice/secret", "alice", "s", "@bot secret")
+			require.NoError(t, err)
+			w.now.Set(t0.Add(20 * time.Second))
+			_, err = w.sim.CreateIssue("alice/app", "alice", "b", "@bot two")
+			require.NoError(t, err)
+			w.now.Set(t0.Add(2 * time.Minute))
+			bot := w.gh["bot"]
+			body := map[string]string{}
+			if tc.upTo != nil {
+				body["last_read_at"] = tc.upTo.Format(time.RFC3339)
+			}
+			path := "notifications"
+			if tc.repo != "" {
+				path = "repos/" + tc.repo + "/notifications"
+			}
+			req, err := bot.NewRequest(http.MethodPut, path, body)
+			require.NoError(t, err)
+			resp, err := bot.Do(ctx, req, nil)
+			require.NoError(t, err)
+			assert.Equal(t, http.StatusResetContent, resp.StatusCode)
+			assert.Equal(t, w.now.Now().Format(http.TimeFormat), resp.Header.Get("Date"))
+			got := map[string]bool{}
+			for _, th := range w.sim.Notifications("bot") {
+				u := th.GetSubject().GetURL()
+				i := strings.Index(u, "/repos/")
+				parts := strings.Split(u[i+len("/repos/"):], "/")
+				got[parts[0]+"/"+parts[1]+"#"+parts[3]] = th.GetUnread()
+			}
+			assert.Equal(t, tc.unread, got)
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -133,7 +133,8 @@ func (c *call) refund() {
 
 // contentWrite reports whether a request creates content in GitHub's sense.
 func contentWrite(c *call) bool {
-	return isWrite(c.r.Method) && strings.HasPrefix(c.r.URL.Path, "/repos/")
+	// Marking a repository's notifications read creates nothing.
+	return isWrite(c.r.Method) && strings.HasPrefix(c.r.URL.Path, "/repos/") && !strings.HasSuffix(c.r.URL.Path, "/notifications")
 }
 
 // takeSecondary enforces the per-account content-creation limits and

@@ -30,11 +30,13 @@ func buildRoutes() {
 	add("GET", "/notifications", (*call).listNotifications)
 	add("GET", "/notifications/threads/{id}", (*call).getThread)
 	add("PATCH", "/notifications/threads/{id}", (*call).markThreadRead)
+	add("PUT", "/notifications", (*call).markNotificationsRead)
 
 	r := "/repos/{owner}/{repo}"
 	add("GET", r, (*call).getRepo)
 	add("GET", r+"/collaborators/{user}/permission", (*call).getPermission)
 	add("POST", r+"/dispatches", (*call).createDispatch)
+	add("PUT", r+"/notifications", (*call).markRepoNotificationsRead)
 	add("POST", r+"/forks", (*call).createFork)
 	add("GET", r+"/forks", (*call).listForks)
 

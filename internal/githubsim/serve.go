@@ -114,6 +114,9 @@ func (s *Sim) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	// the log after a call never finds that call logged afterwards.
 	lw := &logWriter{ResponseWriter: w, answer: func() { s.startAnswer(reqID) }}
 	w.Header().Set("X-GitHub-Request-Id", fmt.Sprintf("SIM:%08d", reqID))
+	// GitHub's clock, not the machine's: clients may compare it with the
+	// times in answers (the poller's read horizon does).
+	w.Header().Set("Date", entry.At.UTC().Format(http.TimeFormat))
 	defer func() {
 		entry.Status = lw.status
 		entry.RespBody = append([]byte(nil), lw.body.Bytes()...)

@@ -36,6 +36,7 @@ func proveKills(t *testing.T, mentions, kills int) (Measures, int) {
 		// may be taken over at once.
 		"CLAIM_LEASE=1ms")
 	run := func(killAfter time.Duration) error {
+		w.Clock.Advance(time.Minute) // the next scheduled run: threads handled before it may be marked read
 		cmd := exec.CommandContext(ctx, bins.Dispatcher, "once")
 		cmd.Env = env
 		require.NoError(t, cmd.Start())

@@ -18,6 +18,12 @@ type KillPlan struct {
 	At         int
 	AfterApply bool
 	Tokens     []string
+	// Match, when set, picks the request to kill at instead of At: the
+	// first of the process's requests (reads too) it matches.
+	Match func(*http.Request) bool
+	// Then runs just before the kill (after the request is stored, with
+	// AfterApply): something that happens while the process dies.
+	Then func()
 }
 
 // killTarget is a registered plan and its process.
@@ -58,11 +64,6 @@ func (w *World) Kill(plan KillPlan, proc *os.Process, exited <-chan struct{}) (f
 
 // due counts a write of r's process and says whether to kill it now.
 func (k *killer) due(r *http.Request) *killTarget {
-	switch r.Method {
-	case http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete:
-	default:
-		return nil
-	}
 	tok := strings.TrimPrefix(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "), "token ")
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -70,8 +71,18 @@ func (k *killer) due(r *http.Request) *killTarget {
 	if t == nil || t.fired {
 		return nil
 	}
-	t.writes++
-	if t.plan.At == 0 || t.writes < t.plan.At {
+	write := false
+	switch r.Method {
+	case http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete:
+		write = true
+		t.writes++
+	}
+	switch {
+	case t.plan.Match != nil:
+		if !t.plan.Match(r) {
+			return nil
+		}
+	case !write || t.plan.At == 0 || t.writes < t.plan.At:
 		return nil
 	}
 	t.fired = true
@@ -98,6 +109,9 @@ func (k *killer) wrap(h http.Handler) http.Handler {
 		if t.plan.AfterApply {
 			rec := &heldResponse{header: http.Header{}}
 			h.ServeHTTP(rec, r) // stored; the answer is held back
+		}
+		if t.plan.Then != nil {
+			t.plan.Then()
 		}
 		t.kill()
 		w.WriteHeader(http.StatusBadGateway) // nobody is left to read it

@@ -54,25 +54,35 @@ func (w *World) SeedMentions(n, prEvery int) ([]Mention, error) {
 				}
 			}
 		}
-		c, err := w.Sim.Comment(repo, num, user, fmt.Sprintf("@%s !cfg here-only comment-limit=2\nplease look at this (%d)", Bot, i))
+		m, err := w.MentionOn(repo, num, isPR, user, fmt.Sprintf("@%s !cfg here-only comment-limit=2\nplease look at this (%d)", Bot, i))
 		if err != nil {
 			return nil, fmt.Errorf("seed mention %d: %w", i, err)
 		}
-		payload, err := w.Sim.CommentEvent(repo, c.GetID())
-		if err == nil {
-			_, err = dispatch.DecodeEvent("issue_comment", payload)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("webhook payload of mention %d: %w", i, err)
-		}
 		w.Clock.Advance(100 * 1e6) // 100 ms between mentions
-		out = append(out, Mention{Repo: repo, Number: num, IsPR: isPR, JobID: transport.JobID(c.GetNodeID()), Payload: payload, Trigger: webhook.Trigger{
-			Event: "issue_comment", Action: "created", Repo: repo, RepoOwnerType: "User", Number: num, IsPR: isPR,
-			CommentID: c.GetID(), NodeID: c.GetNodeID(), Author: user, AuthorType: "User", Body: c.GetBody(),
-			URL: c.GetHTMLURL(), CreatedAt: c.GetCreatedAt().Time,
-		}})
+		out = append(out, m)
 	}
 	return out, nil
+}
+
+// MentionOn posts a comment by user on an existing thread and returns it
+// as a Mention.
+func (w *World) MentionOn(repo string, num int, isPR bool, user, body string) (Mention, error) {
+	c, err := w.Sim.Comment(repo, num, user, body)
+	if err != nil {
+		return Mention{}, err
+	}
+	payload, err := w.Sim.CommentEvent(repo, c.GetID())
+	if err == nil {
+		_, err = dispatch.DecodeEvent("issue_comment", payload)
+	}
+	if err != nil {
+		return Mention{}, fmt.Errorf("webhook payload: %w", err)
+	}
+	return Mention{Repo: repo, Number: num, IsPR: isPR, JobID: transport.JobID(c.GetNodeID()), Payload: payload, Trigger: webhook.Trigger{
+		Event: "issue_comment", Action: "created", Repo: repo, RepoOwnerType: "User", Number: num, IsPR: isPR,
+		CommentID: c.GetID(), NodeID: c.GetNodeID(), Author: user, AuthorType: "User", Body: c.GetBody(),
+		URL: c.GetHTMLURL(), CreatedAt: c.GetCreatedAt().Time,
+	}}, nil
 }
 
 // DispatchTrigger is the dispatcher's trigger for m as the webhook mode
