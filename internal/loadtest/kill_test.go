@@ -63,19 +63,31 @@ func proveKills(t *testing.T, mentions, kills int) (Measures, int) {
 	}
 	p := newProveRun(w, ms)
 	// Every mention's claim says dispatched.
-	gh, err := w.Client(ControlToken, false, nil)
-	require.NoError(t, err)
-	st, err := refstate.New(gh, Control, w.Clock.Now)
-	require.NoError(t, err)
-	for _, m := range ms {
-		cur, err := st.Read(ctx, dispatch.DedupeRef(m.JobID))
-		require.NoError(t, err)
-		if cur == nil || cur.Status != dispatch.StatusDispatched {
-			t.Logf("mention %s: claim %+v", m.JobID, cur)
+	for id, status := range claimStates(t, ctx, w, ms) {
+		if status != dispatch.StatusDispatched {
+			t.Logf("mention %s: claim %q", id, status)
 		}
 	}
 	p.deliver(t, ctx, w.Sim.Dispatches(Control), 1)
 	return p.measure(), killed
+}
+
+// claimStates reads each mention's claim state ("" = no claim).
+func claimStates(t *testing.T, ctx context.Context, w *World, ms []Mention) map[string]string {
+	gh, err := w.Client(ControlToken, false, nil)
+	require.NoError(t, err)
+	st, err := refstate.New(gh, Control, w.Clock.Now)
+	require.NoError(t, err)
+	out := map[string]string{}
+	for _, m := range ms {
+		cur, err := st.Read(ctx, dispatch.DedupeRef(m.JobID))
+		require.NoError(t, err)
+		out[m.JobID] = ""
+		if cur != nil {
+			out[m.JobID] = cur.Status
+		}
+	}
+	return out
 }
 
 func TestProveKills(t *testing.T) {
@@ -91,5 +103,4 @@ func TestProveKills(t *testing.T) {
 	fmt.Println(row)
 	t.Log(row)
 	require.Zero(t, m)
-	_ = context.Background
 }

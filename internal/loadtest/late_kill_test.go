@@ -14,7 +14,6 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/demo"
 	"github.com/mention-runner/mention-runner/internal/dispatch"
-	"github.com/mention-runner/mention-runner/internal/refstate"
 )
 
 // TestLateMentionSurvivesKill: a real `dispatcher once` process handles a
@@ -92,16 +91,8 @@ func TestLateMentionSurvivesKill(t *testing.T) {
 				require.Less(t, n, 6, "dispatcher once keeps failing")
 			}
 			both := []Mention{m, late}
-			gh, err := w.Client(ControlToken, false, nil)
-			require.NoError(t, err)
-			st, err := refstate.New(gh, Control, w.Clock.Now)
-			require.NoError(t, err)
-			for _, mm := range both {
-				cur, err := st.Read(ctx, dispatch.DedupeRef(mm.JobID))
-				require.NoError(t, err)
-				require.NotNil(t, cur, "mention %s claimed", mm.JobID)
-				assert.Equal(t, dispatch.StatusDispatched, cur.Status)
-			}
+			assert.Equal(t, map[string]string{m.JobID: dispatch.StatusDispatched, late.JobID: dispatch.StatusDispatched},
+				claimStates(t, ctx, w, both))
 			for _, th := range w.Sim.Notifications(Bot) {
 				assert.False(t, th.GetUnread(), "all handled: read")
 			}
