@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mention-runner/mention-runner/internal/engine"
 	"github.com/mention-runner/mention-runner/internal/session"
 	"github.com/mention-runner/mention-runner/internal/streamjson"
 )
@@ -71,22 +72,13 @@ type item struct {
 // mapper is the stateful LineMapper for one run.
 type mapper struct {
 	model   string
-	msg     int  // current assistant message number
-	fresh   bool // a tool result ended the current message
+	msgs    engine.Messages
 	started map[string]bool
 	text    []string // agent messages, the last is the result text
 }
 
 func newMapper(model string) *mapper {
-	return &mapper{model: model, msg: 1, started: map[string]bool{}}
-}
-
-func (m *mapper) msgID() string {
-	if m.fresh {
-		m.msg++
-		m.fresh = false
-	}
-	return fmt.Sprintf("codex_msg_%d", m.msg)
+	return &mapper{model: model, msgs: engine.Messages{Prefix: "codex_msg_"}, started: map[string]bool{}}
 }
 
 // Map implements streamjson.LineMapper.
@@ -104,7 +96,7 @@ func (m *mapper) Map(raw []byte, n int, now time.Time) []session.Event {
 			return m.item(l.Type == "item.completed", l.Type == "item.started", l.Item, raw, now)
 		}
 	case "turn.completed":
-		r := &session.Result{Subtype: "success", NumTurns: m.msg, Text: m.lastText()}
+		r := &session.Result{Subtype: "success", NumTurns: m.msgs.Turns(), Text: m.lastText()}
 		ev := session.Event{Kind: session.EventResult, Time: now, Result: r}
 		if l.Usage != nil {
 			ev.Usage = &session.Usage{InputTokens: l.Usage.InputTokens, OutputTokens: l.Usage.OutputTokens}
@@ -116,7 +108,7 @@ func (m *mapper) Map(raw []byte, n int, now time.Time) []session.Event {
 			msg = l.Error.Message
 		}
 		return []session.Event{{Kind: session.EventResult, Time: now, IsError: true,
-			Result: &session.Result{Subtype: "error_during_execution", IsError: true, NumTurns: m.msg, Text: msg}}}
+			Result: &session.Result{Subtype: "error_during_execution", IsError: true, NumTurns: m.msgs.Turns(), Text: msg}}}
 	case "error":
 		// retries ("Reconnecting… 2/5") and the final error before
 		// turn.failed: kept, the result carries the verdict
@@ -141,12 +133,12 @@ func (m *mapper) item(done, started bool, it *item, raw []byte, now time.Time) [
 			return nil
 		}
 		m.text = append(m.text, it.Text)
-		return []session.Event{{Kind: session.EventText, Time: now, MessageID: m.msgID(), Model: m.model, Text: it.Text}}
+		return []session.Event{{Kind: session.EventText, Time: now, MessageID: m.msgs.ID(), Model: m.model, Text: it.Text}}
 	case "reasoning":
 		if !done {
 			return nil
 		}
-		return []session.Event{{Kind: session.EventThinking, Time: now, MessageID: m.msgID(), Model: m.model, Text: it.Text}}
+		return []session.Event{{Kind: session.EventThinking, Time: now, MessageID: m.msgs.ID(), Model: m.model, Text: it.Text}}
 	case "mcp_tool_call":
 		name, input = "mcp__"+it.Server+"__"+it.Tool, it.Arguments
 	case "command_execution":
@@ -166,13 +158,13 @@ func (m *mapper) item(done, started bool, it *item, raw []byte, now time.Time) [
 	var out []session.Event
 	if !m.started[it.ID] {
 		m.started[it.ID] = true
-		out = append(out, session.Event{Kind: session.EventToolUse, Time: now, MessageID: m.msgID(), Model: m.model,
+		out = append(out, session.Event{Kind: session.EventToolUse, Time: now, MessageID: m.msgs.ID(), Model: m.model,
 			ToolCallID: it.ID, ToolName: name, Input: input})
 	}
 	if !done {
 		return out
 	}
-	m.fresh = true
+	m.msgs.End()
 	return append(out, session.Event{Kind: session.EventToolResult, Time: now, ToolCallID: it.ID,
 		Output: it.output(), IsError: it.failed()})
 }

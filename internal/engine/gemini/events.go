@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mention-runner/mention-runner/internal/engine"
 	"github.com/mention-runner/mention-runner/internal/session"
 	"github.com/mention-runner/mention-runner/internal/streamjson"
 )
@@ -53,21 +54,14 @@ type line struct {
 
 type mapper struct {
 	model string
-	msg   int
-	fresh bool
+	msgs  engine.Messages
 	text  strings.Builder
 	at    time.Time
 	last  string // last assistant text, the result's text
 }
 
-func newMapper(model string) *mapper { return &mapper{model: model, msg: 1} }
-
-func (m *mapper) msgID() string {
-	if m.fresh {
-		m.msg++
-		m.fresh = false
-	}
-	return fmt.Sprintf("gemini_msg_%d", m.msg)
+func newMapper(model string) *mapper {
+	return &mapper{model: model, msgs: engine.Messages{Prefix: "gemini_msg_"}}
 }
 
 // Flush emits assistant text still buffered.
@@ -78,7 +72,7 @@ func (m *mapper) Flush() []session.Event {
 	t := m.text.String()
 	m.text.Reset()
 	m.last = t
-	return []session.Event{{Kind: session.EventText, Time: m.at, MessageID: m.msgID(), Model: m.model, Text: t}}
+	return []session.Event{{Kind: session.EventText, Time: m.at, MessageID: m.msgs.ID(), Model: m.model, Text: t}}
 }
 
 // Map implements streamjson.LineMapper.
@@ -109,10 +103,10 @@ func (m *mapper) Map(raw []byte, n int, now time.Time) []session.Event {
 		if len(in) == 0 || string(in) == "null" {
 			in = json.RawMessage(`{}`)
 		}
-		return append(out, session.Event{Kind: session.EventToolUse, Time: now, MessageID: m.msgID(), Model: m.model,
+		return append(out, session.Event{Kind: session.EventToolUse, Time: now, MessageID: m.msgs.ID(), Model: m.model,
 			ToolCallID: l.ToolID, ToolName: l.ToolName, Input: in})
 	case "tool_result":
-		m.fresh = true
+		m.msgs.End()
 		text := outputText(l.Output)
 		if text == "" && l.Error != nil {
 			text = l.Error.Message
@@ -120,7 +114,7 @@ func (m *mapper) Map(raw []byte, n int, now time.Time) []session.Event {
 		return append(out, session.Event{Kind: session.EventToolResult, Time: now, ToolCallID: l.ToolID,
 			Output: text, IsError: l.Status == "error"})
 	case "result":
-		r := &session.Result{Subtype: "success", NumTurns: m.msg, Text: m.last}
+		r := &session.Result{Subtype: "success", NumTurns: m.msgs.Turns(), Text: m.last}
 		if l.Status != "success" {
 			r.Subtype, r.IsError = "error_during_execution", true
 			if l.Error != nil && l.Error.Message != "" {
