@@ -59,7 +59,8 @@ func runPublish(ctx context.Context, env *cli.Env, args []string) error {
 	pacer := ghclient.NewPacer(0, 0, gap, nil, nil)
 	ua := "mention-runner/" + cli.Version
 	ct := strings.TrimSpace(env.Env("GITHUB_TOKEN"))
-	if err := shareBudget(env, cfg, pacer, token, ct, ua); err != nil {
+	ledger, err := shareBudget(env, cfg, pacer, token, ct, ua)
+	if err != nil {
 		return &cli.ExitError{Code: 2, Err: err}
 	}
 	bot, err := ghclient.New(ghclient.Options{BaseURL: cfg.APIURL, Token: token, UserAgent: ua, Pacer: pacer, MaxWait: ghclient.AccountLimitWait})
@@ -93,6 +94,10 @@ func runPublish(ctx context.Context, env *cli.Env, args []string) error {
 		o.ControlLogin = actionsBotLogin
 	}
 	res, err := publish.Run(ctx, o)
+	// the slots this job took and did not use go back to the account
+	if rerr := ledger.Release(ctx); rerr != nil {
+		fmt.Fprintf(env.Stderr, "publish: giving back unused write slots: %v\n", rerr)
+	}
 	if res != nil && res.StepSummary != "" {
 		if serr := appendStepSummary(env.Env("GITHUB_STEP_SUMMARY"), res.StepSummary); serr != nil {
 			fmt.Fprintf(env.Stderr, "publish: %v\n", serr)
@@ -116,18 +121,18 @@ func runPublish(ctx context.Context, env *cli.Env, args []string) error {
 // the workflow's token when there is one (not the bot's account, so it
 // costs the bot nothing), else with the bot's; and with the bot's while
 // the workflow's token is refused (every assemble job writes with it).
-func shareBudget(env *cli.Env, cfg *config.Config, pacer *ghclient.Pacer, botToken, controlToken, ua string) error {
+func shareBudget(env *cli.Env, cfg *config.Config, pacer *ghclient.Pacer, botToken, controlToken, ua string) (*writebudget.Ledger, error) {
 	mk := func(tok string) (*github.Client, error) {
 		return ghclient.New(ghclient.Options{BaseURL: cfg.APIURL, Token: tok, UserAgent: ua, RetryUnsafe: true})
 	}
 	bc, err := mk(botToken)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	lc, self, fallback := bc, 2, (*github.Client)(nil)
 	if controlToken != "" && controlToken != botToken {
 		if lc, err = mk(controlToken); err != nil {
-			return err
+			return nil, err
 		}
 		self, fallback = 0, bc
 	}
@@ -136,10 +141,10 @@ func shareBudget(env *cli.Env, cfg *config.Config, pacer *ghclient.Pacer, botTok
 		Fallback: fallback, FallbackCost: 2,
 		Warn: func(err error) { fmt.Fprintf(env.Stderr, "publish: account write budget unavailable: %v\n", err) }})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	pacer.Share(ledger)
-	return nil
+	return ledger, nil
 }
 
 func workflowRunURL(env *cli.Env, server string) string {

@@ -11,7 +11,9 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/go-github/v62/github"
 	"github.com/google/uuid"
@@ -25,8 +27,15 @@ import (
 // sends. No mention-runner workflow listens to it, so it starts nothing.
 const ProbeEventType = "mention-runner-doctor"
 
-// probeRefPrefix is where the write check creates (and at once deletes) a ref.
+// probeRefPrefix is where the write check creates (and at once deletes) a
+// ref, named <unix seconds>-<uuid>: a probe left behind (a doctor killed
+// between the two) is deleted by a later doctor once it is probeMaxAge old.
 const probeRefPrefix = contract.DoctorRefPrefix
+
+const probeMaxAge = time.Hour
+
+// now is the doctor's clock (tests move it).
+var now = time.Now
 
 // Config is what the dispatcher would run with.
 type Config struct {
@@ -280,7 +289,7 @@ func (r *run) refs(ctx context.Context) {
 			"push one commit to the control repo's default branch (claim refs need a commit to point at)")
 		return
 	}
-	ref := probeRefPrefix + uuid.NewString()
+	ref := probeRefPrefix + strconv.FormatInt(now().Unix(), 10) + "-" + uuid.NewString()
 	_, _, err = r.ctl.Git.CreateRef(ctx, owner, repo, &github.Reference{Ref: github.String(ref), Object: &github.GitObject{SHA: head.Object.SHA}})
 	if err != nil {
 		r.fail(name, "creating "+ref+" failed: "+errText(err), accessFix+"; a fine-grained CONTROL_TOKEN needs Contents: read and write")
@@ -292,6 +301,25 @@ func (r *run) refs(ctx context.Context) {
 		return
 	}
 	r.ok(name, "created and deleted "+probeRefPrefix+"…")
+	r.sweepProbes(ctx, owner, repo)
+}
+
+// sweepProbes deletes probe refs left behind by earlier doctors (best
+// effort: the check has passed). One named without a time predates the
+// naming and is as old as that.
+func (r *run) sweepProbes(ctx context.Context, owner, repo string) {
+	refs, _, err := r.ctl.Git.ListMatchingRefs(ctx, owner, repo, &github.ReferenceListOptions{Ref: strings.TrimPrefix(probeRefPrefix, "refs/")})
+	if err != nil {
+		return
+	}
+	for _, ref := range refs {
+		stamp, _, timed := strings.Cut(strings.TrimPrefix(ref.GetRef(), probeRefPrefix), "-")
+		secs, err := strconv.ParseInt(stamp, 10, 64)
+		if timed && err == nil && now().Sub(time.Unix(secs, 0)) < probeMaxAge {
+			continue
+		}
+		_, _ = r.ctl.Git.DeleteRef(ctx, owner, repo, strings.TrimPrefix(ref.GetRef(), "refs/"))
+	}
 }
 
 func (r *run) blocklist(ctx context.Context) {

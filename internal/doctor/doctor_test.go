@@ -3,6 +3,7 @@ package doctor
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -215,4 +216,30 @@ func TestPinnedRef(t *testing.T) {
 	} {
 		assert.Equal(t, want, PinnedRef(ref), ref)
 	}
+}
+
+// TestLeftoverProbesSwept: a probe ref an earlier doctor left behind (killed
+// between creating and deleting it) is deleted once it is an hour old; a
+// younger one (another doctor running now) is left alone.
+func TestLeftoverProbesSwept(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	gh := w.sim.Client("op-tok")
+	repo, _, err := gh.Repositories.Get(ctx, "op", "agent")
+	require.NoError(t, err)
+	head, _, err := gh.Git.GetRef(ctx, "op", "agent", "heads/"+repo.GetDefaultBranch())
+	require.NoError(t, err)
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	old := fmt.Sprintf("refs/mention-runner/doctor/%d-7f0c", t0.Add(-2*time.Hour).Unix())
+	young := fmt.Sprintf("refs/mention-runner/doctor/%d-a1b2", t0.Add(-time.Minute).Unix())
+	legacy := "refs/mention-runner/doctor/0b6e2f7e-1c2d-4e5f-8a9b-0c1d2e3f4a5b"
+	for _, ref := range []string{old, young, legacy} {
+		_, _, err := gh.Git.CreateRef(ctx, "op", "agent", &github.Reference{Ref: github.String(ref), Object: &github.GitObject{SHA: head.Object.SHA}})
+		require.NoError(t, err)
+	}
+	defer func(f func() time.Time) { now = f }(now)
+	now = func() time.Time { return t0 }
+	rep := w.run(t)
+	assert.True(t, find(t, rep, "control repo refs writable").OK)
+	assert.Equal(t, []string{young}, w.sim.Refs("op/agent", "refs/mention-runner/"))
 }

@@ -70,7 +70,7 @@ func (w *World) PublishJobTo(ctx context.Context, contextJSON []byte, runDir str
 		if a > 0 {
 			st.Reruns++
 		}
-		pacer, _, err := w.ProcessPacer(RunnerToken)
+		pacer, ledger, err := w.ProcessPacer(RunnerToken)
 		if err != nil {
 			return nil, err
 		}
@@ -85,6 +85,9 @@ func (w *World) PublishJobTo(ctx context.Context, contextJSON []byte, runDir str
 			Sleep: w.Clock.Sleep, Now: w.Clock.Now, RetryDelay: time.Millisecond,
 			Session: render.SessionOptions{},
 		})
+		if ledger != nil {
+			_ = ledger.Release(ctx) // as runner publish does: unused slots go back
+		}
 		if err == nil && res.Status == "completed" {
 			return res, nil
 		}

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/google/go-github/v62/github"
+	"github.com/google/uuid"
 
 	"github.com/mention-runner/mention-runner/internal/clock"
 	"github.com/mention-runner/mention-runner/internal/contract"
@@ -122,6 +123,9 @@ type Ledger struct {
 	broken       time.Time // ledger unusable: not tried again before then
 	fallback     time.Time // written with Options.Fallback until then
 	rotations    int       // generations this handle closed or opened
+	id           string    // names this handle's grants (grant.By)
+	unused       []unused  // slots of finished grants to give back (release.go)
+	returned     int       // slots given back (measurement)
 }
 
 // retryBroken is how long a process paces itself alone after the ledger
@@ -152,6 +156,9 @@ type state struct {
 type grant struct {
 	At int64 `json:"at_ms"`
 	N  int   `json:"n"`
+	// By names the handle that took it (Ledger.id), so that handle can
+	// give back the slots it did not use (release.go).
+	By string `json:"by,omitempty"`
 }
 
 // New returns a ledger handle.
@@ -192,7 +199,7 @@ func New(o Options) (*Ledger, error) {
 	if o.RotateAfter <= 0 {
 		o.RotateAfter = DefaultRotateAfter
 	}
-	return &Ledger{o: o, owner: owner, name: name, cache: map[string]state{}, block: o.Block}, nil
+	return &Ledger{o: o, owner: owner, name: name, cache: map[string]state{}, block: o.Block, id: uuid.NewString()[:8]}, nil
 }
 
 // Stats says how a ledger handle was used: grants taken, compare-and-swaps
@@ -215,6 +222,7 @@ func (l *Ledger) Take(ctx context.Context) error {
 // unused slots are dropped.
 func (l *Ledger) SlowDown(ctx context.Context, until time.Time) error {
 	l.mu.Lock()
+	l.retireLocked(l.held...)
 	l.held = nil
 	l.mu.Unlock()
 	l.io.Lock()
@@ -270,6 +278,7 @@ func (l *Ledger) reserve(ctx context.Context, n int) (time.Time, error) {
 			need += selfCost // the next generation's root and ref
 		}
 		next := cur.pruned(now, l.window(time.Hour))
+		back := l.giveBack(now, &next)
 		perMinute, perHour := l.o.PerMinute, l.o.PerHour
 		if next.PerMinute > 0 && next.PerHour > 0 && need <= next.PerMinute && need <= next.PerHour {
 			perMinute, perHour = next.PerMinute, next.PerHour
@@ -286,13 +295,14 @@ func (l *Ledger) reserve(ctx context.Context, n int) (time.Time, error) {
 			}
 			continue
 		}
-		next.Grants = append(next.Grants, grant{At: at.UnixMilli(), N: need})
+		next.Grants = append(next.Grants, grant{At: at.UnixMilli(), N: need, By: l.id})
 		next.Holder = l.o.Holder
 		next.Closed = rotate
 		err = l.write(ctx, h, next)
 		if err == nil {
 			l.wasted = 0
 			l.mu.Lock()
+			l.gaveBackLocked(back)
 			l.grants++
 			if rotate || h.closed {
 				l.rotations++
@@ -328,8 +338,13 @@ func (l *Ledger) reserve(ctx context.Context, n int) (time.Time, error) {
 	}
 }
 
-// window is a limit's window widened by Hold (see the package comment).
-func (l *Ledger) window(d time.Duration) time.Duration { return d + l.o.Hold }
+// window is a limit's window widened by Hold (see the package comment),
+// and by writeLatency: a slot taken just before its grant expires is
+// written a round trip later.
+func (l *Ledger) window(d time.Duration) time.Duration { return d + l.o.Hold + writeLatency }
+
+// writeLatency bounds the time from Take to GitHub counting the write.
+const writeLatency = 5 * time.Second
 
 type window struct {
 	d     time.Duration

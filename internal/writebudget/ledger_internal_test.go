@@ -21,12 +21,12 @@ func TestFit(t *testing.T) {
 		want time.Duration // after t0
 	}{
 		{"empty ledger: now", state{}, 5, 0},
-		{"room left", state{Grants: []grant{{ms(-30 * time.Second), 5}}}, 5, 0},
-		{"minute full: when the oldest leaves", state{Grants: []grant{{ms(-50 * time.Second), 5}, {ms(-10 * time.Second), 4}}}, 5, 10 * time.Second},
-		{"never before the last grant", state{Grants: []grant{{ms(20 * time.Second), 1}}}, 1, 20 * time.Second},
+		{"room left", state{Grants: []grant{{At: ms(-30 * time.Second), N: 5}}}, 5, 0},
+		{"minute full: when the oldest leaves", state{Grants: []grant{{At: ms(-50 * time.Second), N: 5}, {At: ms(-10 * time.Second), N: 4}}}, 5, 10 * time.Second},
+		{"never before the last grant", state{Grants: []grant{{At: ms(20 * time.Second), N: 1}}}, 1, 20 * time.Second},
 		{"never before the pause", state{Pause: ms(45 * time.Second)}, 1, 45 * time.Second},
-		{"hour full", state{Grants: []grant{{ms(-59 * time.Minute), 10}, {ms(-30 * time.Minute), 10}, {ms(-5 * time.Minute), 5}}}, 5, time.Minute},
-		{"grant too old to count", state{Grants: []grant{{ms(-61 * time.Second), 10}}}, 10, 0},
+		{"hour full", state{Grants: []grant{{At: ms(-59 * time.Minute), N: 10}, {At: ms(-30 * time.Minute), N: 10}, {At: ms(-5 * time.Minute), N: 5}}}, 5, time.Minute},
+		{"grant too old to count", state{Grants: []grant{{At: ms(-61 * time.Second), N: 10}}}, 10, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -37,11 +37,11 @@ func TestFit(t *testing.T) {
 }
 
 func TestParse(t *testing.T) {
-	good, err := json.Marshal(state{Grants: []grant{{1, 2}, {3, 4}}, Pause: 9, Holder: "p"})
+	good, err := json.Marshal(state{Grants: []grant{{At: 1, N: 2}, {At: 3, N: 4}}, Pause: 9, Holder: "p"})
 	require.NoError(t, err)
 	s, err := parse(messagePrefix + string(good))
 	require.NoError(t, err)
-	assert.Equal(t, []grant{{1, 2}, {3, 4}}, s.Grants)
+	assert.Equal(t, []grant{{At: 1, N: 2}, {At: 3, N: 4}}, s.Grants)
 	for _, bad := range []string{"", "mention-runner state: claimed", messagePrefix + "null x", messagePrefix + `{"grants":[{"at_ms":5,"n":1},{"at_ms":1,"n":1}]}`} {
 		_, err := parse(bad)
 		assert.Error(t, err, bad)

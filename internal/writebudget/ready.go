@@ -72,9 +72,7 @@ func (l *Ledger) take(ctx context.Context) error {
 // useLocked drops spent and expired grants and takes one slot of the
 // oldest grant left (the first to expire), or returns nil.
 func (l *Ledger) useLocked(now time.Time) *held {
-	for len(l.held) > 0 && (l.held[0].slots == 0 || !now.Before(l.held[0].until)) {
-		l.held = l.held[1:]
-	}
+	l.expireLocked(now)
 	if len(l.held) == 0 {
 		return nil
 	}
