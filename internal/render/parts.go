@@ -44,7 +44,7 @@ func pack(units []unit, budget int) [][]string {
 		for i, p := range u.pieces {
 			if i > 0 && !fits(len(p)) {
 				flush()
-				add(u.cont)
+				add(u.label + " (continued)\n")
 			}
 			if !fits(len(p)) {
 				room := budget - size

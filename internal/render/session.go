@@ -115,7 +115,7 @@ func SessionTurns(s session.Session, o SessionOptions) string {
 // end with a newline and are joined by blank lines.
 type unit struct {
 	pieces []string
-	cont   string // label that starts a continuation part
+	label  string // the turn's label; a continuation part starts with label+" (continued)"
 }
 
 func (u unit) size() int {
@@ -203,7 +203,7 @@ func (r turnRenderer) unit(t session.TurnProjection) unit {
 		return unit{}
 	}
 	l := label(t)
-	u := unit{cont: l + " (continued)\n"}
+	u := unit{label: l}
 	if isText[0] {
 		u.pieces = append(u.pieces, l+"\n"+content[0])
 		content = content[1:]

@@ -58,6 +58,12 @@ type Decoder struct {
 	pending []session.Event
 	head    int   // pending[head:] are still to hand out
 	err     error // sticky read error, returned once pending is drained
+
+	// reused line after line (events copy what they keep out of them)
+	scratch line
+	msg     message
+	blocks  []block
+	in      interner
 }
 
 // LineMapper maps one JSONL line (its 1-based number, its arrival time)

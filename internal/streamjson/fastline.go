@@ -18,8 +18,11 @@ import (
 // repeated field, a null, an escaped string, a number that is not a plain
 // integer, any other field of line) returns false, and the caller decodes
 // the line the general way. FuzzOneParse holds the two paths equal.
-func messageLine(raw []byte, l *line) bool {
-	c := cursor{b: raw}
+//
+// The message goes to msg (the decoder's, reused line after line); short
+// strings come from in (nil: no interning).
+func messageLine(raw []byte, l *line, msg *message, in *interner) bool {
+	c := cursor{b: raw, in: in}
 	var seen [4]bool
 	ok := c.object(func(key []byte) bool {
 		// every field of line is named, so one this walk does not fill
@@ -51,7 +54,8 @@ func messageLine(raw []byte, l *line) bool {
 		if l.Message != nil {
 			return false
 		}
-		l.Message = &message{}
+		*msg = message{}
+		l.Message = msg
 		return c.message(l.Message)
 	})
 	l.walked = ok && l.Type != nil && (*l.Type == "assistant" || *l.Type == "user") && l.Message != nil
@@ -138,8 +142,51 @@ func field(key []byte, names ...string) (int, bool) {
 
 // cursor walks JSON already known to be valid.
 type cursor struct {
-	b []byte
-	i int
+	b  []byte
+	i  int
+	in *interner // nil: every string is a new copy
+}
+
+// interner hands out the short strings that repeat from line to line
+// (types, the model, the session and message ids, a call's id in its
+// result) without a new copy each time.
+type interner struct {
+	recent [8]string
+	next   int
+}
+
+// maxInterned: longer strings (texts) are copied, not looked up.
+const maxInterned = 64
+
+func (t *interner) str(b []byte) string {
+	switch string(b) { // no allocation: the constants are returned
+	case "assistant":
+		return "assistant"
+	case "user":
+		return "user"
+	case "text":
+		return "text"
+	case "tool_use":
+		return "tool_use"
+	case "tool_result":
+		return "tool_result"
+	case "thinking":
+		return "thinking"
+	case "":
+		return ""
+	}
+	if t == nil || len(b) > maxInterned {
+		return string(b)
+	}
+	for _, s := range t.recent {
+		if s == string(b) {
+			return s
+		}
+	}
+	s := string(b)
+	t.recent[t.next] = s
+	t.next = (t.next + 1) % len(t.recent)
+	return s
 }
 
 func (c *cursor) ws() {
@@ -222,25 +269,25 @@ func (c *cursor) plain() (string, bool) {
 	lit := c.str()
 	in := lit[1 : len(lit)-1]
 	if bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
-		return string(in), true
+		return c.in.str(in), true
 	}
 	var s string
 	return s, fastjson.Unmarshal(lit, &s) == nil
 }
 
 // blocks reads content blocks (an array of objects) as
-// fastjson.Unmarshal reads them into []block; copyRaw copies input and
-// content (else they alias c.b, as with DontCopyRawMessage). false: the
-// general decoder must do it.
-func (c *cursor) blocks(copyRaw bool) ([]block, bool) {
+// fastjson.Unmarshal reads them into []block, appending them to out[:0];
+// copyRaw copies input and content (else they alias c.b, as with
+// DontCopyRawMessage). false: the general decoder must do it.
+func (c *cursor) blocks(out []block, copyRaw bool) ([]block, bool) {
 	if c.peek() != '[' {
 		return nil, false
 	}
 	c.i++
-	var out []block
+	out = out[:0]
 	if c.peek() == ']' {
 		c.i++
-		return []block{}, true
+		return out, true
 	}
 	for {
 		var b block

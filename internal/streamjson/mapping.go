@@ -90,12 +90,13 @@ func (d *Decoder) decodeLine(raw []byte, out []session.Event, strict bool) ([]se
 	unknown := func(note string) []session.Event {
 		return append(out, session.Event{Kind: session.EventUnknown, Time: now, Raw: rawJSON(raw), Text: note})
 	}
-	var l line
+	l := &d.scratch
+	*l = line{}
 	var err error
-	if generalOnly || !fastjson.Valid(raw) || !messageLine(raw, &l) {
-		l = line{}
+	if generalOnly || !fastjson.Valid(raw) || !messageLine(raw, l, &d.msg, &d.in) {
+		*l = line{}
 		var rest []byte
-		if rest, err = fastjson.Parse(raw, &l, fastjson.DontCopyRawMessage); len(rest) != 0 && err == nil {
+		if rest, err = fastjson.Parse(raw, l, fastjson.DontCopyRawMessage); len(rest) != 0 && err == nil {
 			err = errors.New("trailing data")
 		}
 	}
@@ -127,9 +128,9 @@ func (d *Decoder) decodeLine(raw []byte, out []session.Event, strict bool) ([]se
 		}
 		return append(out, session.Event{Kind: session.EventInit, Time: now, Model: l.Model, Init: init}), nil
 	case typ == "assistant" && l.Message != nil:
-		return d.assistant(l, raw, now, out), nil
+		return d.assistant(*l, raw, now, out), nil
 	case typ == "user" && l.Message != nil:
-		return d.user(l, raw, now, out), nil
+		return d.user(*l, raw, now, out), nil
 	case typ == "result":
 		r := &session.Result{Subtype: l.Subtype, IsError: l.IsError, NumTurns: l.NumTurns,
 			DurationMS: l.DurationMS, TotalCostUSD: l.TotalCostUSD, Text: l.Result}
@@ -171,8 +172,9 @@ func (d *Decoder) assistant(l line, raw []byte, now time.Time, out []session.Eve
 	// One parse of the content into blocks; a block of another type (kept
 	// raw) or a content that does not fit sends the line down the general
 	// path, block by block.
-	var fast []block
-	if !generalOnly && contentBlocks(l, &fast, false) && len(fast) > 0 && knownTypes(fast, "text", "thinking", "tool_use") {
+	fast := d.blocks
+	defer func() { clear(fast); d.blocks = fast[:0] }()
+	if !generalOnly && contentBlocks(l, &fast, false, &d.in) && len(fast) > 0 && knownTypes(fast, "text", "thinking", "tool_use") {
 		if l.Error != "" {
 			out = append(out, session.Event{Kind: session.EventNotice, Time: now, Text: "engine error: " + l.Error})
 		}
@@ -241,8 +243,9 @@ func (d *Decoder) user(l line, raw []byte, now time.Time, out []session.Event) [
 		return append(out, session.Event{Kind: session.EventUserText, Time: now, Text: s})
 	}
 	// as in assistant: one parse, the general path for anything else
-	var fast []block
-	if !generalOnly && contentBlocks(l, &fast, true) && len(fast) > 0 && knownTypes(fast, "tool_result", "text") {
+	fast := d.blocks
+	defer func() { clear(fast); d.blocks = fast[:0] }()
+	if !generalOnly && contentBlocks(l, &fast, true, &d.in) && len(fast) > 0 && knownTypes(fast, "tool_result", "text") {
 		for _, b := range fast {
 			out = append(out, userEvent(now, b))
 		}
@@ -278,17 +281,19 @@ func userEvent(now time.Time, b block) session.Event {
 		ToolCallID: b.ToolUseID, Output: contentText(b.Content), IsError: b.IsError}
 }
 
-// contentBlocks decodes the message content into blocks in one parse:
-// walked when the line was (aliasing the line when alias is set), else by
-// the struct decoder (alias: DontCopyRawMessage).
-func contentBlocks(l line, out *[]block, alias bool) bool {
+// contentBlocks decodes the message content into blocks in one parse
+// (into *out's array): walked when the line was (aliasing the line when
+// alias is set; short strings from in), else by the struct decoder
+// (alias: DontCopyRawMessage).
+func contentBlocks(l line, out *[]block, alias bool, in *interner) bool {
 	if l.walked {
-		c := cursor{b: l.Message.Content}
-		if bs, ok := c.blocks(!alias); ok && c.peek() == 0 {
+		c := cursor{b: l.Message.Content, in: in}
+		if bs, ok := c.blocks(*out, !alias); ok && c.peek() == 0 {
 			*out = bs
 			return true
 		}
 	}
+	*out = nil
 	if alias {
 		return parseExact(l.Message.Content, out, fastjson.DontCopyRawMessage)
 	}

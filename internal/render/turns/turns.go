@@ -106,11 +106,11 @@ func (a *Assembler) Add(ev session.Event) Change {
 		t.ToolCalls = append(t.ToolCalls, session.ToolCallProjection{
 			ID: id, ToolName: name, DisplayName: display, Arguments: args, Status: session.ToolPending,
 		})
-		idv, namev, displayv := id, name, display
+		names := &toolNames{id, name, display} // one allocation for the three pointers
 		t.Blocks = append(t.Blocks, session.ContentBlock{
 			Type:       "tool_use",
-			Content:    map[string]any{"id": id, "name": name, "input": rawOrEmpty(ev.Input)},
-			ToolCallID: &idv, ToolName: &namev, DisplayName: &displayv,
+			Content:    ToolUse{ID: id, Input: toolInput(ev.Input), Name: name},
+			ToolCallID: &names.id, ToolName: &names.name, DisplayName: &names.display,
 		})
 		a.calls[id] = callRef{turn: t, index: len(t.ToolCalls) - 1}
 		if !ev.Time.IsZero() {
@@ -366,14 +366,28 @@ func hasPending(t *session.TurnProjection) bool {
 	return false
 }
 
-// rawOrEmpty keeps valid JSON input as is and anything else as a string,
-// so session.json always encodes.
-func rawOrEmpty(b []byte) any {
-	if len(b) == 0 {
-		return map[string]any{}
+type toolNames struct{ id, name, display string }
+
+// ToolUse is the content of a tool_use block. It encodes exactly as the
+// map {"id", "input", "name"} it stands for (keys in that order), without
+// a map per call.
+type ToolUse struct {
+	ID    string    `json:"id"`
+	Input toolInput `json:"input"`
+	Name  string    `json:"name"`
+}
+
+// toolInput is a call's input: valid JSON encodes as is, anything else as
+// a string, and no input as {}, so session.json always encodes. It is
+// checked when it is encoded, not for every call.
+type toolInput []byte
+
+func (in toolInput) MarshalJSON() ([]byte, error) {
+	switch {
+	case len(in) == 0:
+		return []byte("{}"), nil
+	case fastjson.Valid(in):
+		return in, nil
 	}
-	if !fastjson.Valid(b) {
-		return string(b)
-	}
-	return json.RawMessage(b)
+	return json.Marshal(string(in))
 }

@@ -113,3 +113,31 @@ func TestAssemblerPendingIsACopy(t *testing.T) {
 	p[0].ToolCalls[0].Status = "mutated"
 	assert.Equal(t, session.ToolPending, a.Pending()[0].ToolCalls[0].Status)
 }
+
+// TestToolUseEncodesAsTheMap: session.json holds the same bytes as when a
+// tool_use block's content was map[string]any{"id", "name", "input"}.
+func TestToolUseEncodesAsTheMap(t *testing.T) {
+	mapped := func(in []byte) any { // what the map held as "input"
+		switch {
+		case len(in) == 0:
+			return map[string]any{}
+		case json.Valid(in):
+			return json.RawMessage(in)
+		}
+		return string(in)
+	}
+	for _, in := range []string{``, `{}`, `{"command": "ls <a> && b",  "n" : [1, 2.50]}`, `{`, `"x"`, `not json <&>`, "{\"s\":\"\u2028\"}", "\xff"} {
+		for _, id := range []string{"toolu_1", "<&>\u2028"} {
+			want, err := json.Marshal(map[string]any{"id": id, "name": "Bash<", "input": mapped([]byte(in))})
+			require.NoError(t, err)
+			got, err := json.Marshal(ToolUse{ID: id, Input: toolInput(in), Name: "Bash<"})
+			require.NoError(t, err)
+			assert.Equal(t, string(want), string(got), "input %q", in)
+			if in == "" {
+				got, err = json.Marshal(ToolUse{ID: id, Name: "Bash<"}) // nil input
+				require.NoError(t, err)
+				assert.Equal(t, string(want), string(got))
+			}
+		}
+	}
+}
