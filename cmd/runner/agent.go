@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 
 	"github.com/sethvargo/go-githubactions"
 
 	"github.com/mention-runner/mention-runner/internal/agent"
 	"github.com/mention-runner/mention-runner/internal/cli"
 	"github.com/mention-runner/mention-runner/internal/config"
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/record"
 )
 
@@ -34,6 +37,8 @@ func runAgent(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Before anything else is written, while the disk still takes it.
+	stepOutputs(env, map[string]string{contract.AgentStageOutput: contract.AgentStageStarted})
 	out, dir, err := agent.Run(ctx, agent.Options{Config: cfg, Getenv: env.Env, Environ: os.Environ(), Log: env.Stderr})
 	if out != nil {
 		setOutputs(env, out, dir)
@@ -48,12 +53,16 @@ func runAgent(ctx context.Context, env *cli.Env, args []string) error {
 
 // setOutputs sets the step's outputs when running as an Action step.
 func setOutputs(env *cli.Env, out *record.Outcome, dir string) {
+	stepOutputs(env, map[string]string{"status": out.Status, "failure": out.Failure, "run_id": out.RunID, "run_dir": dir})
+}
+
+// stepOutputs sets step outputs when running as an Action step.
+func stepOutputs(env *cli.Env, kv map[string]string) {
 	if env.Env("GITHUB_OUTPUT") == "" {
 		return
 	}
 	gh := githubactions.New(githubactions.WithGetenv(env.Env), githubactions.WithWriter(env.Stdout))
-	gh.SetOutput("status", out.Status)
-	gh.SetOutput("failure", out.Failure)
-	gh.SetOutput("run_id", out.RunID)
-	gh.SetOutput("run_dir", dir)
+	for _, k := range slices.Sorted(maps.Keys(kv)) {
+		gh.SetOutput(k, kv[k])
+	}
 }

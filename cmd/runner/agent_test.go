@@ -13,7 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/actions"
 	"github.com/mention-runner/mention-runner/internal/cli"
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/record"
 )
 
@@ -72,6 +74,9 @@ func TestAgentCommand(t *testing.T) {
 			require.NoError(t, err)
 			assert.Contains(t, string(outputs), "status<<")
 			assert.Contains(t, string(outputs), "\n"+tc.status+"\n")
+			outs, err := actions.ReadOutputs(env["GITHUB_OUTPUT"])
+			require.NoError(t, err)
+			assert.Equal(t, contract.AgentStageStarted, outs[contract.AgentStageOutput], "set before the record, for publish")
 		})
 	}
 }

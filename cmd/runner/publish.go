@@ -70,6 +70,7 @@ func runPublish(ctx context.Context, env *cli.Env, args []string) error {
 	o := publish.Options{
 		Bot: bot, BotLogin: cfg.BotLogin, ControlRepo: cfg.ControlRepo, LogIssue: cfg.LogIssue,
 		Context: trusted, RunDir: runDir, NoRecordReason: reason,
+		AgentJob:      publish.AgentJob{Result: cfg.AgentResult, Stage: cfg.AgentStage},
 		Ceilings:      cfg.Ceilings(),
 		BlocklistPath: cfg.BlocklistPath,
 		Git: publish.GitOptions{

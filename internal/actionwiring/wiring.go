@@ -49,9 +49,10 @@ type Input struct {
 
 // Job is a job of the reusable workflow.
 type Job struct {
-	RunsOn      string    `yaml:"runs-on"`
-	Permissions yaml.Node `yaml:"permissions"`
-	Steps       []Step    `yaml:"steps"`
+	RunsOn      string            `yaml:"runs-on"`
+	Permissions yaml.Node         `yaml:"permissions"`
+	Outputs     map[string]string `yaml:"outputs"`
+	Steps       []Step            `yaml:"steps"`
 }
 
 // Workflow is a reusable workflow: its workflow_call inputs and its jobs.

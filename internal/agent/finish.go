@@ -71,17 +71,17 @@ func (r *run) finish(failure string, ferr error) (*record.Outcome, string, error
 		r.builder.SetStatus(SessionStatus(r.out.Failure))
 		sess = r.builder.Session()
 	}
-	if err := record.WriteSessionJSON(filepath.Join(r.dir, contract.SessionFile), sess); err != nil {
+	if err := record.WriteSessionJSONFS(r.o.FS, filepath.Join(r.dir, contract.SessionFile), sess); err != nil {
 		errs = append(errs, err)
 	}
 	r.meta.EndedAt, r.meta.Status = &r.out.EndedAt, r.out.Status
 	if r.meta.Model == "" {
 		r.meta.Model = r.out.Model
 	}
-	if err := record.WriteMeta(r.dir, r.meta); err != nil {
+	if err := record.WriteMetaFS(r.o.FS, r.dir, r.meta); err != nil {
 		errs = append(errs, err)
 	}
-	if err := record.WriteOutcome(r.dir, r.out); err != nil {
+	if err := record.WriteOutcomeFS(r.o.FS, r.dir, r.out); err != nil {
 		errs = append(errs, err)
 	}
 	if err := r.rec.Close(); err != nil {
@@ -89,7 +89,7 @@ func (r *run) finish(failure string, ferr error) (*record.Outcome, string, error
 	}
 	if loaded, err := record.LoadRun(r.dir); err != nil {
 		errs = append(errs, fmt.Errorf("transcript: %w", err))
-	} else if err := record.WriteTranscript(r.dir, loaded.Transcript()); err != nil {
+	} else if err := record.WriteTranscriptFS(r.o.FS, r.dir, loaded.Transcript()); err != nil {
 		errs = append(errs, err)
 	}
 	out := r.out

@@ -145,6 +145,8 @@ var Settings = []Setting{
 	{Env: "MR_SYSTEM_PROMPT_FILE", Input: "system-prompt-file", Doc: "Operator system prompt file, prepended to the agent's prompt.", Modes: "agent"},
 	{Env: "MR_ALLOW_PUSH_TO_TARGET", Input: "allow-push-to-target", Default: "false", Doc: "Push PR branches to the target repo instead of the bot's fork.", Modes: "publish", check: boolean},
 	{Env: "MR_WRITE_GAP", Input: "write-gap", Default: "1s", Doc: "Least time between two content-creating requests of the publish job (GitHub's secondary limits also cap it at 80/min and 500/h); 0s turns the gap off, the caps stay.", Modes: "publish", check: durRange(0, time.Minute)},
+	{Env: "MR_AGENT_RESULT", Input: "agent-result", Doc: "publish: the agent job's result as GitHub reports it (needs.agent.result: success, failure, cancelled); the workflow sets it. A record that says completed while GitHub says otherwise is not believed.", Modes: "publish"},
+	{Env: "MR_AGENT_STAGE", Input: "agent-stage", Doc: "publish: the agent step's stage output (started once its settings were read); the workflow sets it. With a failed agent job and no outcome.json, publish reports a storage error naming the missing files.", Modes: "publish"},
 	{Env: "MR_ALLOW_WORKFLOW_CHANGES", Input: "allow-workflow-changes", Default: "false", Doc: "Allow PRs whose commits touch anything under .github/ (workflows, local actions, settings).", check: boolean},
 	{Env: "MR_MAX_CONTEXT_BYTES", Input: "max-context-bytes", Default: "8388608", Doc: "Largest reassembled context accepted.", Modes: "assemble", check: intRange(1024, 256<<20)},
 	{Env: "MR_MAX_BUNDLE_BYTES", Input: "max-bundle-bytes", Default: "52428800", Doc: "Largest PR bundle accepted.", check: intRange(1024, 1<<30)},
@@ -182,6 +184,7 @@ type Config struct {
 	LogIssue                                         int // 0 = unknown
 	AllowedTools                                     []string
 	WriteGap                                         time.Duration
+	AgentResult, AgentStage                          string
 }
 
 // Load reads and checks every setting; the error lists every bad variable.
@@ -228,7 +231,8 @@ func Load(getenv func(string) string) (*Config, error) {
 		Workspace: v["MR_WORKSPACE"], TargetDir: v["MR_TARGET_DIR"], MaxCheckoutBytes: atoi("MR_MAX_CHECKOUT_BYTES"),
 		ContextFile: v["MR_CONTEXT_FILE"], ContextSHA256: v["MR_CONTEXT_SHA256"],
 		LogIssue: atoi("MR_LOG_ISSUE"), AllowedTools: splitList(v["MR_ALLOWED_TOOLS"]),
-		WriteGap: gap,
+		WriteGap:    gap,
+		AgentResult: v["MR_AGENT_RESULT"], AgentStage: v["MR_AGENT_STAGE"],
 	}, nil
 }
 

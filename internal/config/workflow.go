@@ -12,6 +12,7 @@ var WorkflowWired = map[string]bool{
 	"run-dir": true, "workspace": true, "target-dir": true,
 	"context-file": true, "context-sha256": true, "log-issue": true,
 	"replay-script": true, "claude-bin": true, "codex-bin": true, "gemini-bin": true,
+	"agent-result": true, "agent-stage": true,
 }
 
 // WorkflowOnlyInputs are reusable-workflow inputs that are not runner

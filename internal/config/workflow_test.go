@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/actionwiring"
+	"github.com/mention-runner/mention-runner/internal/contract"
 )
 
 type (
@@ -88,4 +89,21 @@ func TestModeUses(t *testing.T) {
 	assert.True(t, Setting{Modes: "agent,publish"}.ModeUses("publish"))
 	assert.False(t, Setting{Modes: "agent"}.ModeUses("publish"))
 	assert.False(t, Setting{Modes: "fetch,agent"}.ModeUses("assemble"))
+}
+
+// TestPublishHearsTheAgentJobFromGitHub: publish learns the agent job's
+// result and its stage output through GitHub (needs.agent), not through
+// the job's files, which a full disk may have kept from being written.
+func TestPublishHearsTheAgentJobFromGitHub(t *testing.T) {
+	_, jobs := readAgentRun(t)
+	assert.Equal(t, "${{ steps.agent.outputs."+contract.AgentStageOutput+" }}", jobs["agent"].Outputs[contract.AgentStageOutput])
+	var with map[string]string
+	for _, st := range jobs["publish"].Steps {
+		if st.Uses == "./.mention-runner" {
+			with = st.With
+		}
+	}
+	require.NotNil(t, with, "publish runs the action")
+	assert.Equal(t, "${{ needs.agent.result }}", with["agent-result"])
+	assert.Equal(t, "${{ needs.agent.outputs."+contract.AgentStageOutput+" }}", with["agent-stage"])
 }

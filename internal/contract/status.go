@@ -22,3 +22,21 @@ var CauseLabels = []string{CauseFailed, CauseLoop, CauseTimeout, CauseMaxTurns}
 
 // LogLabel marks every run-log issue.
 const LogLabel = "mention-runner"
+
+// The agent step's "stage" output is set to AgentStageStarted as soon as
+// its settings are read, before it writes anything else: a local failure
+// that later keeps it from writing its record (a full disk, a read-only
+// run directory) still leaves this, and the agent job's result, which
+// GitHub reports to publish from outside the job's files.
+const (
+	AgentStageOutput  = "stage"
+	AgentStageStarted = "started"
+)
+
+// The agent job's result as GitHub reports it to publish
+// (needs.agent.result).
+const (
+	AgentJobSuccess   = "success"
+	AgentJobFailure   = "failure"
+	AgentJobCancelled = "cancelled"
+)

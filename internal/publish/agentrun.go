@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/mention-runner/mention-runner/internal/contract"
@@ -36,6 +38,7 @@ type AgentRun struct {
 	Denied    int // gate denials (policy.denied events)
 	Session   *session.Session
 	Problems  []string // record files that could not be read
+	Missing   []string // record files the agent stage writes that are not there
 }
 
 // LoadAgentRun reads the run directory with the agent job's own schemas,
@@ -49,6 +52,7 @@ func LoadAgentRun(dir string) AgentRun {
 		a.Problems = append(a.Problems, err.Error())
 	case !ok:
 		a.Problems = append(a.Problems, contract.MetaFile+": missing")
+		a.Missing = append(a.Missing, contract.MetaFile)
 	default:
 		a.RunID, a.Engine, a.Model, a.StartedAt, a.EndedAt, a.Status = meta.RunID, meta.Engine, meta.Model, meta.StartedAt, meta.EndedAt, meta.Status
 	}
@@ -58,6 +62,7 @@ func LoadAgentRun(dir string) AgentRun {
 	var loop *loopdetect.Loop
 	switch o, err := record.ReadOutcome(dir); {
 	case errors.Is(err, os.ErrNotExist):
+		a.Missing = append([]string{contract.OutcomeFile}, a.Missing...)
 	case err != nil:
 		a.Problems = append(a.Problems, err.Error())
 	default:
@@ -88,6 +93,38 @@ func LoadAgentRun(dir string) AgentRun {
 		a.Session = s
 	}
 	return a
+}
+
+// recordUnwritten is the local failure publish reports when the agent
+// stage ran, failed, and left no outcome.json.
+const recordUnwritten = "the agent stage failed before it could write them (a full disk or a read-only run directory; the agent job's log has the error)"
+
+// CrossCheck weighs the record against what GitHub says about the agent
+// job, which the job's files (written where the agent ran) cannot change.
+// It only ever makes the report say "failed": a record that says
+// completed for a job GitHub saw fail is not believed; and a stage that
+// started (its step output, set before it wrote anything), failed, and
+// left no outcome.json could not write its record: a local failure, named
+// by the files that are missing, not an engine error. Without GitHub's
+// word (zero job) nothing changes.
+func (a *AgentRun) CrossCheck(job AgentJob) {
+	if job.Result == "" || job.Result == contract.AgentJobSuccess {
+		return
+	}
+	if a.Status == contract.StatusCompleted {
+		msg := fmt.Sprintf("the agent job ended as %q on GitHub, but its record says completed: the record is not believed", job.Result)
+		a.Problems = append(a.Problems, msg)
+		a.Status, a.Cause, a.ErrorText = contract.StatusFailed, contract.CauseFailed, first(a.ErrorText, msg)
+	}
+	if job.Result != contract.AgentJobFailure || job.Stage != contract.AgentStageStarted || !slices.Contains(a.Missing, contract.OutcomeFile) || a.Local != nil {
+		return
+	}
+	paths := make([]string, len(a.Missing))
+	for i, f := range a.Missing {
+		paths[i] = filepath.Join(a.Dir, f)
+	}
+	a.Local = &localfs.Failure{What: recordUnwritten, Path: strings.Join(paths, "`, `"), Op: "write", Err: "missing from the agent job's record"}
+	a.Status, a.Cause = contract.StatusFailed, contract.CauseFailed
 }
 
 // readEvents fills what run.json lacks from events.jsonl: status, turns,

@@ -167,6 +167,8 @@ var storageFailures = []struct{ text, what string }{
 // storageFix says what a person does about a local failure.
 func storageFix(lf *localfs.Failure) string {
 	switch {
+	case lf.What == recordUnwritten:
+		return "free space on the runner or make the run directory writable (the agent job's log says which)"
 	case strings.Contains(lf.What, "full"), strings.Contains(lf.What, "quota"):
 		return "free space on the runner"
 	case strings.Contains(lf.What, "missing"):

@@ -23,6 +23,9 @@ type Options struct {
 	Context        []byte // the verified trusted context (VerifyContext)
 	RunDir         string // the agent's run directory; "" = no record
 	NoRecordReason string // why RunDir is empty, for the report
+	// AgentJob is what GitHub says about the agent job, from outside its
+	// files; zero = not known (then the record alone shapes the report).
+	AgentJob AgentJob
 
 	Ceilings      policy.Ceilings
 	BlocklistPath string // "" = contract.BlocklistPath
@@ -40,6 +43,12 @@ type Options struct {
 
 	// afterWrite runs after each applied output (tests: simulate a crash).
 	afterWrite func(index int) error
+}
+
+// AgentJob is the agent job as GitHub reports it to publish.
+type AgentJob struct {
+	Result string // needs.agent.result: success, failure, cancelled
+	Stage  string // needs.agent.outputs.stage: contract.AgentStageStarted once the stage ran
 }
 
 // GitOptions configure pushing pull request branches.

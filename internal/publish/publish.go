@@ -79,6 +79,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	var readErr error
 	if o.RunDir != "" {
 		run = LoadAgentRun(o.RunDir)
+		run.CrossCheck(o.AgentJob)
 		entries, readErr = outputs.ReadFile(filepath.Join(o.RunDir, contract.OutputsFile))
 		if errors.Is(readErr, os.ErrNotExist) {
 			readErr = nil

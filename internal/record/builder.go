@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/localfs"
 	"github.com/mention-runner/mention-runner/internal/render/turns"
 	"github.com/mention-runner/mention-runner/internal/session"
 )
@@ -227,11 +228,14 @@ func (b *Builder) WriteSessionJSON(path string) error {
 }
 
 // WriteSessionJSON writes s to path, redacted.
-func WriteSessionJSON(path string, s session.Session) error {
+func WriteSessionJSON(path string, s session.Session) error { return WriteSessionJSONFS(nil, path, s) }
+
+// WriteSessionJSONFS is WriteSessionJSON through fsys (nil = the OS).
+func WriteSessionJSONFS(fsys localfs.FS, path string, s session.Session) error {
 	if s.Turns == nil {
 		s.Turns = []session.TurnProjection{}
 	}
-	return WriteJSON(path, s)
+	return WriteJSONFS(fsys, path, s)
 }
 
 func toolRecord(c session.ToolCallProjection) ToolRecord {

@@ -7,13 +7,18 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/mention-runner/mention-runner/internal/localfs"
 	"github.com/mention-runner/mention-runner/internal/render/redactjson"
 )
 
 // WriteJSON writes v to path as redacted, indented JSON ending in a
 // newline, replacing the file whole: a reader (or the next job) never sees
 // half a record file, nor a secret the engine echoed.
-func WriteJSON(path string, v any) error {
+func WriteJSON(path string, v any) error { return WriteJSONFS(nil, path, v) }
+
+// WriteJSONFS is WriteJSON through fsys (nil = the OS), the agent stage's
+// view of its disk.
+func WriteJSONFS(fsys localfs.FS, path string, v any) error {
 	raw, err := redactjson.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("record: encode %s: %w", filepath.Base(path), err)
@@ -23,7 +28,20 @@ func WriteJSON(path string, v any) error {
 		return fmt.Errorf("record: indent %s: %w", filepath.Base(path), err)
 	}
 	out.WriteByte('\n')
-	return writeFileAtomic(path, out.Bytes())
+	return writeFileFS(fsys, path, out.Bytes())
+}
+
+// writeFileFS replaces path with data: atomically on the OS; an injected
+// file system (tests: a full disk, a read-only directory) writes through
+// its own WriteFile, which fails as the OS would.
+func writeFileFS(fsys localfs.FS, path string, data []byte) error {
+	if _, real := localfs.Or(fsys).(localfs.OS); real {
+		return writeFileAtomic(path, data)
+	}
+	if err := fsys.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("record: write %s: %w", path, err)
+	}
+	return nil
 }
 
 // decodeStrict decodes data, the content of record file name, into v,

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/localfs"
 	"github.com/mention-runner/mention-runner/internal/render"
 )
 
@@ -34,8 +35,11 @@ type RunMeta struct {
 }
 
 // WriteMeta writes dir/run.json (redacted), replacing it whole.
-func WriteMeta(dir string, m RunMeta) error {
-	return WriteJSON(filepath.Join(dir, contract.MetaFile), m)
+func WriteMeta(dir string, m RunMeta) error { return WriteMetaFS(nil, dir, m) }
+
+// WriteMetaFS is WriteMeta through fsys (nil = the OS).
+func WriteMetaFS(fsys localfs.FS, dir string, m RunMeta) error {
+	return WriteJSONFS(fsys, filepath.Join(dir, contract.MetaFile), m)
 }
 
 // ReadMeta reads dir/run.json; ok is false when there is none.

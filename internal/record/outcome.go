@@ -42,8 +42,11 @@ type Outcome struct {
 func (o *Outcome) Failed() bool { return o.Status != contract.StatusCompleted }
 
 // WriteOutcome writes dir/outcome.json, redacted, replacing it whole.
-func WriteOutcome(dir string, o Outcome) error {
-	if err := WriteJSON(filepath.Join(dir, contract.OutcomeFile), o); err != nil {
+func WriteOutcome(dir string, o Outcome) error { return WriteOutcomeFS(nil, dir, o) }
+
+// WriteOutcomeFS is WriteOutcome through fsys (nil = the OS).
+func WriteOutcomeFS(fsys localfs.FS, dir string, o Outcome) error {
+	if err := WriteJSONFS(fsys, filepath.Join(dir, contract.OutcomeFile), o); err != nil {
 		return fmt.Errorf("outcome: %w", err)
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/localfs"
 	"github.com/mention-runner/mention-runner/internal/redact"
 	"github.com/mention-runner/mention-runner/internal/render"
 	"github.com/mention-runner/mention-runner/internal/session"
@@ -112,8 +113,11 @@ func RenderTranscript(t Transcript) string {
 }
 
 // WriteTranscript writes dir/transcript.md, replacing it whole.
-func WriteTranscript(dir string, t Transcript) error {
-	return writeFileAtomic(filepath.Join(dir, contract.TranscriptFile), []byte(RenderTranscript(t)))
+func WriteTranscript(dir string, t Transcript) error { return WriteTranscriptFS(nil, dir, t) }
+
+// WriteTranscriptFS is WriteTranscript through fsys (nil = the OS).
+func WriteTranscriptFS(fsys localfs.FS, dir string, t Transcript) error {
+	return writeFileFS(fsys, filepath.Join(dir, contract.TranscriptFile), []byte(RenderTranscript(t)))
 }
 
 func stamp(t *time.Time) string {
