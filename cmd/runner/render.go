@@ -84,16 +84,20 @@ func renderStream(ctx context.Context, env *cli.Env, path string, o render.Sessi
 		in = f
 	}
 	w := bufio.NewWriterSize(env.Stdout, 64<<10)
-	// decoding and assembling on one core, rendering and writing on the other
+	// Three stages on the machine's cores: decoding (a goroutine of the
+	// decoder's), assembling turns (here), rendering and writing (the
+	// stream's goroutine); bounded batches keep memory flat.
 	out := render.NewPipelinedSessionStream(w, o)
 	defer out.Close() // on an early return: stops the writing goroutine
 	dec := streamjson.NewDecoder(in)
 	dec.Strict = true // a file that is not a stream-json log is a mistake to name, not an empty session
+	events := dec.Prefetch()
+	defer events.Close()
 	for n := 0; ; n++ {
 		if n%1024 == 0 && ctx.Err() != nil {
 			return fmt.Errorf("render stream: %w", ctx.Err())
 		}
-		ev, err := dec.Next()
+		ev, err := events.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}

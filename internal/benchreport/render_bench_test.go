@@ -35,7 +35,8 @@ func realLog(b *testing.B) []byte {
 }
 
 // BenchmarkRenderStream is `runner render --from-stream` in process: the
-// strict decoder feeding the streaming renderer, output discarded.
+// strict decoder (read ahead) feeding the pipelined streaming renderer,
+// output discarded.
 func BenchmarkRenderStream(b *testing.B) {
 	log := realLog(b)
 	b.SetBytes(int64(len(log)))
@@ -44,8 +45,9 @@ func BenchmarkRenderStream(b *testing.B) {
 		out := render.NewPipelinedSessionStream(bufio.NewWriterSize(io.Discard, 64<<10), render.SessionOptions{})
 		dec := streamjson.NewDecoder(bytes.NewReader(log))
 		dec.Strict = true
+		events := dec.Prefetch()
 		for {
-			ev, err := dec.Next()
+			ev, err := events.Next()
 			if errors.Is(err, io.EOF) {
 				break
 			}
@@ -56,6 +58,7 @@ func BenchmarkRenderStream(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+		events.Close()
 		require.NoError(b, out.Close())
 	}
 }

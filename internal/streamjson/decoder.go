@@ -125,6 +125,12 @@ func (d *Decoder) Next() (session.Event, error) {
 	return ev, nil
 }
 
+// drained reports that every decoded event is handed out and no input
+// is buffered: the next Next may wait on the reader.
+func (d *Decoder) drained() bool {
+	return d.head >= len(d.pending) && d.r.Buffered() == 0
+}
+
 // readLine returns the next non-empty line without its newline. A line
 // over MaxLine is drained and reported by its size instead. On error the
 // partial last line (if any) is still returned.
