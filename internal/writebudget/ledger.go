@@ -123,6 +123,7 @@ type Ledger struct {
 	broken       time.Time // ledger unusable: not tried again before then
 	fallback     time.Time // written with Options.Fallback until then
 	rotations    int       // generations this handle closed or opened
+	dead         int       // generations it re-created after they were rotated past
 	id           string    // names this handle's grants (grant.By)
 	unused       []unused  // slots of finished grants to give back (release.go)
 	returned     int       // slots given back (measurement)

@@ -31,7 +31,10 @@ import (
 //  3. The closed generation's ref is deleted (also any older one still
 //     present): its chain is unreachable and GitHub collects it. A process
 //     still holding an older generation's commit fails its update (not a
-//     fast forward, or no such ref) and reads again.
+//     fast forward, or no such ref) and reads again. One that read a
+//     generation Closed long ago may create the next after it too was
+//     rotated past and deleted: write sees a higher generation exists and
+//     takes its grant again; the dead ref is deleted as a left-behind one.
 //
 // The ledger's writes of a rotation (closing, the root, the deletions) are
 // paid by the grant that makes them, like the update's own cost.
@@ -61,10 +64,11 @@ func (l *Ledger) drop(ctx context.Context, gens []int) {
 	}
 }
 
-// Rotations says how many generations this handle closed or opened
-// (measurement).
-func (l *Ledger) Rotations() int {
+// Rotations says how many generations this handle closed or opened, and
+// how many it re-created after they were rotated past and deleted (dead
+// ones below the ledger, its grant in them taken again; measurement).
+func (l *Ledger) Rotations() (rotations, dead int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.rotations
+	return l.rotations, l.dead
 }

@@ -28,38 +28,17 @@ type head struct {
 // reads thousands of ledger commits a day; only the latest are asked again).
 const maxCache = 64
 
-// read returns the ledger and where it is. Every generation of the
-// account's ledger is listed in one request; the highest is the ledger.
+// read returns the ledger and where it is.
 func (l *Ledger) read(ctx context.Context) (state, head, error) {
-	prefix := contract.PaceRef(l.o.Account)
-	opt := &github.ReferenceListOptions{Ref: strings.TrimPrefix(prefix, "refs/"), ListOptions: github.ListOptions{PerPage: 100}}
-	h, shas := head{gen: -1}, map[int]string{}
-	for {
-		refs, resp, err := l.o.Client.Git.ListMatchingRefs(ctx, l.owner, l.name, opt)
-		if err != nil {
-			return state{}, head{}, fmt.Errorf("writebudget: read %s: %w", prefix, err)
-		}
-		for _, r := range refs {
-			if gen, ok := contract.PaceGen(l.o.Account, r.GetRef()); ok {
-				shas[gen] = r.GetObject().GetSHA()
-				h.gen = max(h.gen, gen)
-			}
-		}
-		if resp == nil || resp.NextPage == 0 {
-			break
-		}
-		opt.Page = resp.NextPage
+	h, err := l.find(ctx)
+	if err != nil || h.sha == "" {
+		return state{}, h, err
 	}
-	if h.gen < 0 {
-		return state{}, head{}, nil
-	}
-	for gen := range shas {
-		if gen != h.gen {
-			h.stale = append(h.stale, gen)
-		}
-	}
-	sort.Ints(h.stale)
-	h.sha = shas[h.gen]
+	return l.readAt(ctx, h)
+}
+
+// readAt reads the state of the generation found at h.
+func (l *Ledger) readAt(ctx context.Context, h head) (state, head, error) {
 	ref := contract.PaceGenRef(l.o.Account, h.gen)
 	s, ok := l.cache[h.sha]
 	if !ok {
@@ -74,6 +53,41 @@ func (l *Ledger) read(ctx context.Context) (state, head, error) {
 	}
 	h.closed = s.Closed
 	return s, h, nil
+}
+
+// find lists every generation of the account's ledger in one request:
+// the highest is the ledger.
+func (l *Ledger) find(ctx context.Context) (head, error) {
+	prefix := contract.PaceRef(l.o.Account)
+	opt := &github.ReferenceListOptions{Ref: strings.TrimPrefix(prefix, "refs/"), ListOptions: github.ListOptions{PerPage: 100}}
+	h, shas := head{gen: -1}, map[int]string{}
+	for {
+		refs, resp, err := l.o.Client.Git.ListMatchingRefs(ctx, l.owner, l.name, opt)
+		if err != nil {
+			return head{}, fmt.Errorf("writebudget: read %s: %w", prefix, err)
+		}
+		for _, r := range refs {
+			if gen, ok := contract.PaceGen(l.o.Account, r.GetRef()); ok {
+				shas[gen] = r.GetObject().GetSHA()
+				h.gen = max(h.gen, gen)
+			}
+		}
+		if resp == nil || resp.NextPage == 0 {
+			break
+		}
+		opt.Page = resp.NextPage
+	}
+	if h.gen < 0 {
+		return head{}, nil
+	}
+	for gen := range shas {
+		if gen != h.gen {
+			h.stale = append(h.stale, gen)
+		}
+	}
+	sort.Ints(h.stale)
+	h.sha = shas[h.gen]
+	return h, nil
 }
 
 func (l *Ledger) remember(sha string, s state) {
@@ -130,6 +144,21 @@ func (l *Ledger) write(ctx context.Context, h head, next state) error {
 	} else {
 		_, _, err = gh.Git.UpdateRef(ctx, l.owner, l.name, ref, false)
 	}
+	if err == nil && parent == "" {
+		// A process that read an old generation closed can create the
+		// next one after it was rotated past and deleted: a dead
+		// generation, below the ledger, that nobody reads. Its grant is
+		// no grant; take it again. (A generation is deleted only once a
+		// higher one exists, so the ledger is never the one re-created.)
+		// A generation opened just now and rotated past at once carried
+		// the grant on: that is no loss.
+		if now, ferr := l.find(ctx); ferr == nil && now.gen > gen && !l.carried(ctx, now, next) {
+			l.mu.Lock()
+			l.dead++
+			l.mu.Unlock()
+			return fmt.Errorf("writebudget: %s was re-created below %s: %w", name, contract.PaceGenRef(l.o.Account, now.gen), refstate.ErrLost)
+		}
+	}
 	if err == nil {
 		l.remember(got.GetSHA(), next)
 		return nil
@@ -159,4 +188,34 @@ func (l *Ledger) selfCost(now time.Time) int {
 		return l.o.FallbackCost
 	}
 	return l.o.SelfCost
+}
+
+// carried says whether the ledger at h holds what next added: this
+// handle's newest grant and the pause. Unsure (unreadable) counts as yes:
+// the grant is then used as written, as after any answered write.
+func (l *Ledger) carried(ctx context.Context, h head, next state) bool {
+	s, _, err := l.readAt(ctx, h)
+	if err != nil {
+		return true
+	}
+	if s.Pause < next.Pause {
+		return false
+	}
+	// this handle's grants at the newest one's moment (two grants can
+	// share a millisecond): all of them there?
+	var newest int64 = -1
+	for _, g := range next.Grants {
+		if g.By == l.id {
+			newest = g.At
+		}
+	}
+	count := func(gs []grant) (n int) {
+		for _, g := range gs {
+			if g.By == l.id && g.At == newest {
+				n++
+			}
+		}
+		return n
+	}
+	return newest < 0 || count(s.Grants) >= count(next.Grants)
 }
