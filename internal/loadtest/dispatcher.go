@@ -153,3 +153,17 @@ func JobContext(ds []githubsim.Dispatch) ([]byte, error) {
 	}
 	return a.Context()
 }
+
+// PollOnce is one `dispatcher once` run: a fresh dispatcher process that
+// polls the bot's notifications for one cycle.
+func (w *World) PollOnce(ctx context.Context, opts ...func(*dispatch.Config)) (dispatch.CycleResult, error) {
+	d, err := w.NewDispatcher(opts...)
+	if err != nil {
+		return dispatch.CycleResult{}, err
+	}
+	gh, err := w.Client(BotToken, false, nil)
+	if err != nil {
+		return dispatch.CycleResult{}, err
+	}
+	return (&dispatch.Poller{D: d, Client: gh, Sleep: w.Clock.Sleep, Now: w.Clock.Now}).Once(ctx)
+}
