@@ -4,9 +4,11 @@ import (
 	"encoding/base64"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // MinSecretLen is the shortest value AddSecret takes: shorter ones would
@@ -14,9 +16,12 @@ import (
 const MinSecretLen = 8
 
 var (
-	secretsMu sync.RWMutex
-	secrets   []string // every form of every registered value, longest first
-	seen      = map[string]bool{}
+	secretsMu sync.Mutex // serialises AddSecret
+	// secrets holds every form of every registered value, longest first.
+	// A new slice replaces it on each change (never edited in place), so
+	// String reads it with one atomic load instead of a lock per call.
+	secrets atomic.Pointer[[]string]
+	seen    = map[string]bool{}
 )
 
 // AddSecret makes String redact value wherever it appears: raw, percent-
@@ -43,19 +48,22 @@ func AddSecret(value string) {
 	}
 	secretsMu.Lock()
 	defer secretsMu.Unlock()
+	next := slices.Clone(registered())
 	for _, f := range forms {
 		if !seen[f] {
 			seen[f] = true
-			secrets = append(secrets, f)
+			next = append(next, f)
 		}
 	}
-	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
+	sort.Slice(next, func(i, j int) bool { return len(next[i]) > len(next[j]) })
+	secrets.Store(&next)
 }
 
 func registered() []string {
-	secretsMu.RLock()
-	defer secretsMu.RUnlock()
-	return secrets
+	if p := secrets.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // secretName matches environment variable names that hold secrets.

@@ -42,7 +42,29 @@ func hasSplits(s string) bool {
 }
 
 // viewText is newView(s, false).text: the text a reader sees, unmapped.
-func viewText(s string) string { return newView(s, false).text }
+// Runs of bytes that show as themselves are copied whole; anything else
+// goes through newView's rules one character at a time.
+func viewText(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		j := i
+		for j < len(s) && s[j] < utf8.RuneSelf && !special[s[j]] {
+			j++
+		}
+		b.WriteString(s[i:j])
+		if j == len(s) {
+			break
+		}
+		// one character (or escape, entity, tag) by the general rules
+		n := viewStep(s, j, func(text string, _, _ int) { b.WriteString(text) })
+		i = j + n
+	}
+	return b.String()
+}
+
+// special marks the ASCII bytes newView does not copy as they are.
+var special = [utf8.RuneSelf]bool{'\\': true, '*': true, '~': true, '`': true, '&': true, '<': true}
 
 // newView builds the view of s; withMap also records where each byte of
 // the view came from (16 bytes per byte: only when a match needs mapping).
@@ -64,47 +86,47 @@ func newView(s string, withMap bool) *view {
 		}
 	}
 	for i := 0; i < len(s); {
-		c := s[i]
-		switch c {
-		case '\\':
-			if i+1 < len(s) && isPunct(s[i+1]) {
-				emit(s[i+1:i+2], i, i+2)
-				i += 2
-				continue
-			}
-		case '*', '~', '`':
-			i++
-			continue
-		case '&':
-			if j := strings.IndexByte(s[i:min(len(s), i+maxEntity)], ';'); j > 1 {
-				ent := s[i : i+j+1]
-				if dec := html.UnescapeString(ent); dec != ent {
-					emit(dec, i, i+j+1)
-					i += j + 1
-					continue
-				}
-			}
-		case '<':
-			if n := tagLen(s[i:]); n > 0 {
-				i += n
-				continue
-			}
-		}
-		if c >= utf8.RuneSelf {
-			r, w := utf8.DecodeRuneInString(s[i:])
-			if invisible(r) {
-				i += w
-				continue
-			}
-			emit(s[i:i+w], i, i+w)
-			i += w
-			continue
-		}
-		emit(s[i:i+1], i, i+1)
-		i++
+		i += viewStep(s, i, emit)
 	}
 	v.text = b.String()
 	return v
+}
+
+// viewStep reads what the reader sees of s at i (an escape, an entity, a
+// tag, a marker, an invisible character or one ordinary character), hands
+// it to emit with its source range, and returns how many bytes it read.
+func viewStep(s string, i int, emit func(text string, from, to int)) int {
+	c := s[i]
+	switch c {
+	case '\\':
+		if i+1 < len(s) && isPunct(s[i+1]) {
+			emit(s[i+1:i+2], i, i+2)
+			return 2
+		}
+	case '*', '~', '`':
+		return 1
+	case '&':
+		if j := strings.IndexByte(s[i:min(len(s), i+maxEntity)], ';'); j > 1 {
+			ent := s[i : i+j+1]
+			if dec := html.UnescapeString(ent); dec != ent {
+				emit(dec, i, i+j+1)
+				return j + 1
+			}
+		}
+	case '<':
+		if n := tagLen(s[i:]); n > 0 {
+			return n
+		}
+	}
+	if c >= utf8.RuneSelf {
+		r, w := utf8.DecodeRuneInString(s[i:])
+		if !invisible(r) {
+			emit(s[i:i+w], i, i+w)
+		}
+		return w
+	}
+	emit(s[i:i+1], i, i+1)
+	return 1
 }
 
 func isPunct(c byte) bool {
