@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/google/go-github/v62/github"
-	"github.com/google/uuid"
 
 	"github.com/mention-runner/mention-runner/internal/cli"
 	"github.com/mention-runner/mention-runner/internal/dispatch"
@@ -204,17 +203,17 @@ func (c *conf) build(env *cli.Env, dryRun bool) (*dispatch.Dispatcher, *github.C
 		d, err := dispatch.New(cfg, dispatch.Clients{})
 		return d, nil, err
 	}
-	gh, ctl, dsp, err := c.clients(log)
+	gh, ctl, dsp, ledger, err := c.clients(log)
 	if err != nil {
 		return nil, nil, err
 	}
-	d, err := dispatch.New(cfg, dispatch.Clients{GitHub: gh, Control: ctl, Dispatch: dsp})
+	d, err := dispatch.New(cfg, dispatch.Clients{GitHub: gh, Control: ctl, Dispatch: dsp, Budget: ledger})
 	return d, gh, err
 }
 
-// clients makes the bot's client, the control repo's client and the client
-// that sends dispatches.
-func (c *conf) clients(log *slog.Logger) (gh, ctl, dsp *github.Client, err error) {
+// clients makes the bot's client, the control repo's client, the client
+// that sends dispatches, and the account's write ledger they pace through.
+func (c *conf) clients(log *slog.Logger) (gh, ctl, dsp *github.Client, ledger *writebudget.Ledger, err error) {
 	// GitHub's content-creation limits count per account, and the
 	// dispatcher's tokens are normally all the bot's: every client shares
 	// one pacer.
@@ -233,26 +232,26 @@ func (c *conf) clients(log *slog.Logger) (gh, ctl, dsp *github.Client, err error
 	// the bot's (SelfCost), CONTROL_TOKEN being normally the bot's.
 	lc, err := mk(c.controlToken, true, nil)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	ledger, err := writebudget.New(writebudget.Options{Client: lc, Repo: c.control, Account: c.bot,
-		Holder: "dispatcher-" + uuid.NewString(), SelfCost: 2,
-		Warn: func(err error) { log.Warn("account write budget unavailable", "err", err) }})
+	lo := dispatch.LedgerOptions(lc, c.control, c.bot)
+	lo.Warn = func(err error) { log.Warn("account write budget unavailable", "err", err) }
+	ledger, err = writebudget.New(lo)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	p.Share(ledger)
 	if gh, err = mk(c.token, false, p); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	// The control client's writes are claim refs and sha-guarded files:
 	// each is recognised when repeated, so 5xx and resets are retried.
 	if ctl, err = mk(c.controlToken, true, p); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	// Dispatches may be retried on 5xx: an identical shard is harmless.
 	if dsp, err = mk(c.controlToken, true, p); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	return gh, ctl, dsp, nil
+	return gh, ctl, dsp, ledger, nil
 }

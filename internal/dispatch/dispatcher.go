@@ -22,6 +22,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/refstate"
 	"github.com/mention-runner/mention-runner/internal/threadctx"
 	"github.com/mention-runner/mention-runner/internal/transport"
+	"github.com/mention-runner/mention-runner/internal/writebudget"
 )
 
 // Clients are the GitHub clients the dispatcher uses; build them with ghclient.New.
@@ -34,12 +35,30 @@ type Clients struct {
 	// Dispatch sends repository_dispatch to CONTROL; nil = Control. It may
 	// retry POSTs on 5xx: the runner treats an identical shard as harmless.
 	Dispatch *github.Client
+	// Budget is the account's write ledger the clients' pacer shares
+	// (writebudget.Ledger; nil = none): Handle takes the grant its writes
+	// need while it reads the thread, not before its first write.
+	Budget Budget
 }
+
+// Budget is the account's shared write budget, as Handle uses it.
+type Budget interface {
+	// Ready takes the next grant when fewer than low writes are held,
+	// blocking until it is held (writebudget.Ledger.Ready).
+	Ready(ctx context.Context, low int) error
+}
+
+// mentionWrites is what a mention dispatched by a running dispatcher
+// writes: its claim, the dispatch, the mark and the reaction. Handle asks
+// the budget to hold two mentions' worth, so a busy dispatcher takes its
+// next grant while the mention before it still writes.
+const mentionWrites = 4
 
 // Dispatcher turns triggers into decisions. It is safe for concurrent use.
 type Dispatcher struct {
 	cfg          Config
 	gh, ctl, dsp *github.Client
+	budget       Budget
 
 	mu     sync.Mutex
 	refs   *refstate.Store
@@ -69,7 +88,7 @@ func New(cfg Config, c Clients) (*Dispatcher, error) {
 	if !cfg.DryRun && (c.GitHub == nil || c.Control == nil) {
 		return nil, errors.New("dispatch: a GitHub client is required unless in a dry run")
 	}
-	return &Dispatcher{cfg: cfg, gh: c.GitHub, ctl: c.Control, dsp: c.Dispatch, cl: claims{holder: cfg.Holder,
+	return &Dispatcher{cfg: cfg, gh: c.GitHub, ctl: c.Control, dsp: c.Dispatch, budget: c.Budget, cl: claims{holder: cfg.Holder,
 		done: map[string]refstate.Mark{}, rel: map[string]refstate.Mark{}, held: map[string]refstate.Mark{}, sent: map[string]bool{}}}, nil
 }
 
@@ -163,8 +182,9 @@ func (d *Dispatcher) Handle(ctx context.Context, t *Trigger) (dec Decision, err 
 	// What the mention needs and that needs no other answer is asked for at
 	// once (issue 16): the thread (read on while the checks below decide;
 	// not for a !cfg error, which only replies), the opt-out list and the
-	// rate state (cached in a running dispatcher), and this process's claim
-	// commit.
+	// rate state (cached in a running dispatcher), this process's claim
+	// commit, and the write grant (the first write waits only for it).
+	defer d.startReady(ctx)()
 	var build *building
 	if flagErr == nil {
 		build = d.startBuild(ctx, t)
@@ -331,6 +351,22 @@ func (d *Dispatcher) prepare(ctx context.Context, t *Trigger) (*blocklist.List, 
 	}
 	g.Go(func() error { _, err := d.claimMark(gctx); return err })
 	return l, st, g.Wait()
+}
+
+// startReady asks the write budget for the grant the mention's writes
+// need, beside the reads; the returned func waits for it to end.
+func (d *Dispatcher) startReady(ctx context.Context) (wait func()) {
+	if d.budget == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// Its error is ctx's; a write that needs the grant waits for it
+		// (or takes its own) on the send step's context.
+		_ = d.budget.Ready(ctx, 2*mentionWrites)
+	}()
+	return func() { <-done }
 }
 
 // building is a context being built in the background.
@@ -535,4 +571,20 @@ func (d *Dispatcher) logDecision(ctx context.Context, t *Trigger, dec *Decision,
 		return
 	}
 	d.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "trigger", attrs...)
+}
+
+// LedgerMaxBlock is how large a busy dispatcher's grants grow: about what
+// its pacer's one-second write gap lets it use within a grant's 15 s
+// hold once the mention that takes the next grant ahead has written
+// (bigger grants go partly unused, and unused slots hold the account's
+// windows all the same).
+const LedgerMaxBlock = 12
+
+// LedgerOptions are the dispatcher's options for the account's write
+// ledger (writebudget) in control, reached with client (CONTROL_TOKEN):
+// its updates are counted as the bot's own writes (a commit and a ref
+// update each), and its grants grow while it is busy. The caller adds
+// the clock and Warn.
+func LedgerOptions(client *github.Client, control, bot string) writebudget.Options {
+	return writebudget.Options{Client: client, Repo: control, Account: bot, Holder: newHolder(), SelfCost: 2, MaxBlock: LedgerMaxBlock}
 }

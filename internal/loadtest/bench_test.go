@@ -54,6 +54,7 @@ func measureMentions(tb testing.TB, n, prEvery int, reuse bool) (requests, trips
 	w, err := NewWorld(WorldOptions{Repos: 1, Latency: benchLatency})
 	require.NoError(tb, err)
 	defer w.Close()
+	w.SharedBudget = true // as cmd/dispatcher wires it: every write takes a slot of the account's ledger
 	ms, err := w.SeedMentions(n+1, prEvery)
 	require.NoError(tb, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

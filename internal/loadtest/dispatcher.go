@@ -9,6 +9,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/dispatch"
 	"github.com/mention-runner/mention-runner/internal/githubsim"
 	"github.com/mention-runner/mention-runner/internal/transport"
+	"github.com/mention-runner/mention-runner/internal/writebudget"
 )
 
 // NewDispatcher builds a dispatcher as one dispatcher process would: a
@@ -16,7 +17,11 @@ import (
 // counts content creation per account and both tokens are the bot's.
 // opts change the configuration (e.g. FlushEach for event mode).
 func (w *World) NewDispatcher(opts ...func(*dispatch.Config)) (*dispatch.Dispatcher, error) {
-	botPacer, _, err := w.ProcessPacer(ControlToken)
+	botPacer, ledger, err := w.ProcessPacer(ControlToken, func(o *writebudget.Options) {
+		// the dispatcher's own ledger options, as cmd/dispatcher sets them
+		mine := dispatch.LedgerOptions(o.Client, o.Repo, o.Account)
+		o.SelfCost, o.MaxBlock = mine.SelfCost, mine.MaxBlock
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +42,11 @@ func (w *World) NewDispatcher(opts ...func(*dispatch.Config)) (*dispatch.Dispatc
 	for _, o := range opts {
 		o(&cfg)
 	}
-	return dispatch.New(cfg, dispatch.Clients{GitHub: gh, Control: ctl, Dispatch: dsp})
+	c := dispatch.Clients{GitHub: gh, Control: ctl, Dispatch: dsp}
+	if ledger != nil {
+		c.Budget = ledger
+	}
+	return dispatch.New(cfg, c)
 }
 
 // pollInterval is the time between DispatchAll's cycles (a poller's

@@ -154,8 +154,9 @@ func (w *World) Pacer() *ghclient.Pacer {
 // ProcessPacer is the pacer of one process of the bot account: GitHub's limits
 // on the fake clock and, with SharedBudget, the account's ledger reached
 // with controlToken (ControlToken for the dispatcher, whose ledger writes
-// are the bot's own; RunnerToken for publish jobs, whose are not).
-func (w *World) ProcessPacer(controlToken string) (*ghclient.Pacer, *writebudget.Ledger, error) {
+// are the bot's own; RunnerToken for publish jobs, whose are not). opts
+// adjust the ledger's options (the dispatcher's, dispatch.LedgerOptions).
+func (w *World) ProcessPacer(controlToken string, opts ...func(*writebudget.Options)) (*ghclient.Pacer, *writebudget.Ledger, error) {
 	p := w.Pacer()
 	if !w.SharedBudget {
 		return p, nil, nil
@@ -176,6 +177,9 @@ func (w *World) ProcessPacer(controlToken string) (*ghclient.Pacer, *writebudget
 			return nil, nil, err
 		}
 		o.SelfCost, o.FallbackCost = 0, 2
+	}
+	for _, f := range opts {
+		f(&o)
 	}
 	l, err := writebudget.New(o)
 	if err != nil {
