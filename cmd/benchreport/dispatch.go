@@ -7,7 +7,8 @@ import (
 )
 
 // dispatch reads the dispatcher figures from internal/loadtest's
-// BenchmarkDispatchMention, which drives the real dispatcher against the
+// BenchmarkDispatchMention, which drives the real dispatcher, wired with
+// the account's write ledger as cmd/dispatcher wires it, against the
 // simulator with 50 ms of latency on every request.
 func (t *tableRun) dispatch() []benchreport.Row {
 	const bench = "BenchmarkDispatchMention"
@@ -23,6 +24,7 @@ func (t *tableRun) dispatch() []benchreport.Row {
 	}{
 		{"issue/cold", "issue mention, fresh dispatcher (event mode)", 8, 4},
 		{"issue/warm", "issue mention, running dispatcher (serve)", 6, 3},
+		{"issue/idle", "issue mention, running dispatcher (serve), a minute after the last", 0, 0},
 		{"pr/cold", "PR mention, fresh dispatcher (event mode)", 0, 0},
 		{"pr/warm", "PR mention, running dispatcher (serve)", 9, 3},
 	} {

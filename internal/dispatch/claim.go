@@ -85,14 +85,17 @@ func (d *Dispatcher) states() *refstate.Store {
 	return d.refs
 }
 
+// claimRotate is how long a claim commit is used: its date tells a
+// claim's age within that.
+func (d *Dispatcher) claimRotate() time.Duration { return min(claimRotateMax, d.cfg.ClaimLease/4) }
+
 // claimMark returns this process's claim commit, made anew every
 // claimRotate.
 func (d *Dispatcher) claimMark(ctx context.Context) (refstate.Mark, error) {
-	rotate := min(claimRotateMax, d.cfg.ClaimLease/4)
 	d.mu.Lock()
 	m := d.cl.cur
 	d.mu.Unlock()
-	if m.Commit != "" && d.cfg.Now().Sub(m.At) < rotate {
+	if m.Commit != "" && d.cfg.Now().Sub(m.At) < d.claimRotate() {
 		return m, nil
 	}
 	m, err := d.states().NewMark(ctx, StatusClaimed, d.cl.holder, "")

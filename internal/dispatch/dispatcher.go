@@ -49,9 +49,7 @@ type Budget interface {
 }
 
 // mentionWrites is what a mention dispatched by a running dispatcher
-// writes: its claim, the dispatch, the mark and the reaction. Handle asks
-// the budget to hold two mentions' worth, so a busy dispatcher takes its
-// next grant while the mention before it still writes.
+// writes: its claim, the dispatch, the mark and the reaction.
 const mentionWrites = 4
 
 // Dispatcher turns triggers into decisions. It is safe for concurrent use.
@@ -364,9 +362,29 @@ func (d *Dispatcher) startReady(ctx context.Context) (wait func()) {
 		defer close(done)
 		// Its error is ctx's; a write that needs the grant waits for it
 		// (or takes its own) on the send step's context.
-		_ = d.budget.Ready(ctx, 2*mentionWrites)
+		_ = d.budget.Ready(ctx, d.writesAhead())
 	}()
 	return func() { <-done }
+}
+
+// writesAhead is how many writes the budget should hold as a mention
+// starts: the mention's own (with this process's claim and dispatched
+// commits when it has none yet) and the rate state's, and, unless the
+// process handles just this one (event mode), the next mention's, so a
+// busy dispatcher takes its next grant while the mention before it still
+// writes.
+func (d *Dispatcher) writesAhead() int {
+	n := mentionWrites
+	d.mu.Lock()
+	if d.cl.cur.Commit == "" || d.cfg.Now().Sub(d.cl.cur.At) >= d.claimRotate() {
+		n += 2
+	}
+	d.mu.Unlock()
+	n++ // the rate state: with the mention in event mode, every CacheTTL else
+	if d.cfg.FlushEach {
+		return n
+	}
+	return n + mentionWrites
 }
 
 // building is a context being built in the background.

@@ -20,7 +20,9 @@ import (
 	"github.com/mention-runner/mention-runner/internal/threadctx"
 	"github.com/mention-runner/mention-runner/internal/transport"
 
+	"github.com/mention-runner/mention-runner/internal/testkit/fakeclock"
 	"github.com/mention-runner/mention-runner/internal/testkit/simfixture"
+	"github.com/mention-runner/mention-runner/internal/writebudget"
 )
 
 const (
@@ -105,10 +107,34 @@ func newEnvAt(t *testing.T, now func() time.Time) *env {
 func noSleep(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 
 func (e *env) client(unsafe bool) *github.Client {
+	return e.pacedClient(unsafe, nil)
+}
+
+// pacedClient is client with a pacer for its writes.
+func (e *env) pacedClient(unsafe bool, p *ghclient.Pacer) *github.Client {
 	c, err := ghclient.New(ghclient.Options{BaseURL: e.base, Token: botToken, Sleep: noSleep, MaxRetries: 2,
-		RetryUnsafe: unsafe, RequestTimeout: 20 * time.Second})
+		RetryUnsafe: unsafe, RequestTimeout: 20 * time.Second, Pacer: p})
 	require.NoError(e.t, err)
 	return c
+}
+
+// wiredDispatcher is a dispatcher process wired as cmd/dispatcher wires
+// one: its clients share one pacer, and every write also takes a slot of
+// the account's ledger in CONTROL (writebudget, LedgerOptions). Pacing
+// and grants run on clk (writes a second apart move it on).
+func (e *env) wiredDispatcher(clk *fakeclock.Clock, mut ...func(*Config)) *Dispatcher {
+	o := LedgerOptions(e.client(true), control, bot)
+	o.Now, o.Sleep = clk.Now, clk.Sleep
+	l, err := writebudget.New(o)
+	require.NoError(e.t, err)
+	p := ghclient.NewPacer(0, 0, 0, clk.Now, clk.Sleep).Share(l)
+	cfg := e.cfg
+	for _, m := range mut {
+		m(&cfg)
+	}
+	d, err := New(cfg, Clients{GitHub: e.pacedClient(false, p), Control: e.pacedClient(true, p), Dispatch: e.pacedClient(true, p), Budget: l})
+	require.NoError(e.t, err)
+	return d
 }
 
 func (e *env) dispatcher(mut ...func(*Config)) *Dispatcher {

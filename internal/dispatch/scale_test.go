@@ -12,6 +12,7 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/githubsim"
+	"github.com/mention-runner/mention-runner/internal/testkit/fakeclock"
 	"github.com/mention-runner/mention-runner/internal/threadctx"
 )
 
@@ -99,52 +100,78 @@ func (e *env) measureCost(d *Dispatcher, trig *Trigger) ([]string, int) {
 }
 
 // TestRequestCost pins what one mention costs in API requests, everything
-// counted (reads, claim and its mark, dispatch, reaction, rate state), and
-// in sequential round trips (issue 16). A running dispatcher (serve) has
-// the opt-out list, rate state and claim commits cached and writes the
-// rate state once per CacheTTL, not per mention; a fresh one (event mode,
-// FlushEach) reads and writes everything.
+// counted (reads, claim and its mark, dispatch, reaction, rate state, the
+// account's write ledger), and in sequential round trips (issue 16), with
+// the dispatcher wired as cmd/dispatcher wires it (wiredDispatcher). A
+// running dispatcher (serve) has the opt-out list, rate state and claim
+// commits cached and writes the rate state once per CacheTTL, not per
+// mention; it takes its next ledger grant beside a mention's reads while
+// it still holds slots, so back-to-back mentions wait for no grant. A
+// fresh one (event mode, FlushEach) reads and writes everything, and its
+// first write waits for its first grant.
 func TestRequestCost(t *testing.T) {
 	if testing.Short() {
 		t.Skip("request counts at an added latency: make test and make bench run them")
 	}
 	e := newEnv(t)
-	d := e.dispatcher()
+	clk := fakeclock.New(time.Now())
+	d := e.wiredDispatcher(clk)
 	warm := e.issue("warm")
 	c := e.comment(warm, "alice", "@mrbot warm up the caches")
 	_, err := d.Handle(e.ctx(), e.trigger("issue_comment", warm, c.GetID()))
 	require.NoError(t, err)
 	require.NoError(t, d.Flush(e.ctx()))
 	e.sim.AddFault(githubsim.Fault{Kind: githubsim.FaultSlow, Rate: 1, Delay: costLatency})
+	const (
+		ledgerRef    = "GET /repos/ops/control/git/ref/mention-runner/pace/mrbot"
+		ledgerCommit = "POST /repos/ops/control/git/commits"
+		ledgerMove   = "PATCH /repos/ops/control/git/refs/mention-runner/pace/mrbot"
+	)
 
+	// The warm-up's grant (8 slots) is nearly spent: the next grant is
+	// taken beside the thread's read, and the writes after the last slot
+	// held wait for it.
 	n := e.issue("x")
 	c = e.comment(n, "alice", "@mrbot do it")
 	reqs, trips := e.measureCost(d, e.trigger("issue_comment", n, c.GetID()))
-	t.Logf("issue mention, running: %d requests, %d round trips: %v", len(reqs), trips, reqs)
+	t.Logf("issue mention, running, taking a grant: %d requests, %d round trips: %v", len(reqs), trips, reqs)
+	assert.Len(t, reqs, 8, "comments; claim; dispatch; mark dispatched, 👀; ledger read, commit, move")
+	assert.Subset(t, reqs, []string{ledgerRef, ledgerCommit, ledgerMove})
+	assert.LessOrEqual(t, trips, 5)
+
+	// Back to back: the grant taken (12 slots, a busy process's) covers it.
+	n = e.issue("y")
+	c = e.comment(n, "alice", "@mrbot and this")
+	reqs, trips = e.measureCost(d, e.trigger("issue_comment", n, c.GetID()))
+	t.Logf("issue mention, running, holding a grant: %d requests, %d round trips: %v", len(reqs), trips, reqs)
 	assert.Len(t, reqs, 5, "comments; claim; dispatch; mark dispatched, 👀")
 	assert.LessOrEqual(t, trips, 3)
 
+	// Fewer than two mentions' writes held: the next grant is taken ahead,
+	// beside the reads, while this mention writes from the one held.
 	pr := e.pr("@mrbot review", "")
 	reqs, trips = e.measureCost(d, e.trigger("pull_request", pr, 0))
-	t.Logf("PR mention, running: %d requests, %d round trips: %v", len(reqs), trips, reqs)
-	assert.Len(t, reqs, 9, "issue, comments, reviews, review comments, diff; claim; dispatch; mark, 👀")
+	t.Logf("PR mention, running, taking the next grant ahead: %d requests, %d round trips: %v", len(reqs), trips, reqs)
+	assert.Len(t, reqs, 12, "issue, comments, reviews, review comments, diff; claim; dispatch; mark, 👀; ledger read, commit, move")
+	assert.Subset(t, reqs, []string{ledgerRef, ledgerCommit, ledgerMove})
 	assert.LessOrEqual(t, trips, 3)
 
-	// The two runs are written to the rate state together.
+	// The runs are written to the rate state together.
 	e.sim.ResetRequests()
 	require.NoError(t, d.Flush(e.ctx()))
 	assert.Equal(t, []string{"PUT /repos/ops/control/contents/.mention-runner/ratelimit.json"}, e.requestsExcept("/dispatches"))
 
-	// Cold (event mode): opt-out list, rate state and claim commit read or
-	// made with the thread; the dispatched commit made with the claim; the
-	// rate state written with the mark and the reaction.
-	n = e.issue("y")
+	// Cold (event mode): opt-out list, rate state, ledger read with the
+	// thread; every write waits for the process's first grant; the
+	// dispatched commit made with the claim; the rate state written with
+	// the mark and the reaction.
+	n = e.issue("z")
 	c = e.comment(n, "alice", "@mrbot do it again")
-	cold := e.dispatcher(func(c *Config) { c.FlushEach = true })
+	cold := e.wiredDispatcher(clk, func(c *Config) { c.FlushEach = true })
 	reqs, trips = e.measureCost(cold, e.trigger("issue_comment", n, c.GetID()))
 	t.Logf("issue mention, fresh dispatcher: %d requests, %d round trips: %v", len(reqs), trips, reqs)
-	assert.Len(t, reqs, 10)
-	assert.LessOrEqual(t, trips, 4)
+	assert.Len(t, reqs, 14, "the 10 of a fresh process and its first grant: ledger ref, ledger commit, new commit, move")
+	assert.LessOrEqual(t, trips, 8)
 	e.sim.ResetRequests()
 	require.NoError(t, cold.Flush(e.ctx()))
 	assert.Empty(t, e.requestsExcept(""), "nothing left to write")

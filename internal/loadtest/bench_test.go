@@ -15,28 +15,36 @@ const benchLatency = 50 * time.Millisecond
 
 // BenchmarkDispatchMention measures one mention through the real
 // dispatcher (decide, build the context, claim, dispatch, mark dispatched,
-// react, write the rate state) with 50 ms of latency on every request.
+// react, write the rate state) with 50 ms of latency on every request,
+// wired as cmd/dispatcher wires it: every write also takes a slot of the
+// account's write ledger in CONTROL (writebudget), whose requests count.
 // "cold" is a fresh dispatcher per mention, as `dispatcher event` runs one
 // process per delivery (FlushEach: the rate state is written in Handle's
-// last step). "warm" reuses one, as `dispatcher serve` does (blocklist,
-// rate state and claim commit cached; the rate state is written by
+// last step; its first write waits for its first grant). "warm" reuses
+// one, as `dispatcher serve` does, mentions back to back (blocklist, rate
+// state and claim commit cached, the next grant taken beside a mention's
+// reads while slots are still held; the rate state is written by
 // FlushEvery once per CacheTTL, not per mention: it is measured apart, as
-// ratewrites/mention over the run). Reported per mention: requests,
-// sequential round trips and wall time. The trigger is the webhook's
-// (repository and issue from the payload).
+// ratewrites/mention over the run). "idle" is warm with a minute between
+// mentions: the grant, the blocklist and the rate state have expired, so
+// each mention reads them again and waits for a grant. Reported per
+// mention: requests, sequential round trips and wall time. The trigger is
+// the webhook's (repository and issue from the payload).
 func BenchmarkDispatchMention(b *testing.B) {
 	for _, bc := range []struct {
 		name    string
 		prEvery int
 		reuse   bool
+		idle    time.Duration
 	}{
-		{"issue/cold", 0, false},
-		{"issue/warm", 0, true},
-		{"pr/cold", 1, false},
-		{"pr/warm", 1, true},
+		{"issue/cold", 0, false, 0},
+		{"issue/warm", 0, true, 0},
+		{"issue/idle", 0, true, time.Minute},
+		{"pr/cold", 1, false, 0},
+		{"pr/warm", 1, true, 0},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			requests, trips, rateWrites, wall := measureMentions(b, b.N, bc.prEvery, bc.reuse)
+			requests, trips, rateWrites, wall := measureMentions(b, b.N, bc.prEvery, bc.reuse, bc.idle)
 			n := float64(b.N)
 			b.ReportMetric(float64(requests)/n, "requests/mention")
 			b.ReportMetric(float64(trips)/n, "roundtrips/mention")
@@ -46,11 +54,11 @@ func BenchmarkDispatchMention(b *testing.B) {
 	}
 }
 
-// measureMentions handles n mentions (after one unmeasured warm-up) and
-// returns the requests and round trips they made, the rate-state writes a
+// measureMentions handles n mentions (after one unmeasured warm-up), idle
+// apart on the world's clock, and returns the requests and round trips they made, the rate-state writes a
 // final Flush made (warm only: cold ones write it in Handle), and the wall
 // time.
-func measureMentions(tb testing.TB, n, prEvery int, reuse bool) (requests, trips, rateWrites int, wall time.Duration) {
+func measureMentions(tb testing.TB, n, prEvery int, reuse bool, idle time.Duration) (requests, trips, rateWrites int, wall time.Duration) {
 	w, err := NewWorld(WorldOptions{Repos: 1, Latency: benchLatency})
 	require.NoError(tb, err)
 	defer w.Close()
@@ -79,6 +87,11 @@ func measureMentions(tb testing.TB, n, prEvery int, reuse bool) (requests, trips
 			d, err = w.NewDispatcher(event)
 			require.NoError(tb, err)
 		}
+		if idle > 0 {
+			require.NoError(tb, d.Flush(ctx)) // as FlushEvery does meanwhile
+			rateWrites += len(w.Spans())
+			w.Clock.Advance(idle)
+		}
 		timer(true)
 		start := time.Now()
 		handle(tb, ctx, d, ms[i+1])
@@ -93,7 +106,7 @@ func measureMentions(tb testing.TB, n, prEvery int, reuse bool) (requests, trips
 		}
 	}
 	require.NoError(tb, d.Flush(ctx))
-	rateWrites = len(w.Spans())
+	rateWrites += len(w.Spans())
 	timer(true)
 	return requests, trips, rateWrites, wall
 }

@@ -116,6 +116,7 @@ type Ledger struct {
 	last         *held         // the latest grant, kept to size the next
 	block        int           // slots of the next grant (Block … MaxBlock)
 	inflight     chan struct{} // closed when the grant being taken is held (or failed)
+	want         int           // slots Ready asked for, for the next grant
 	wasted       int           // writes of lost compare-and-swaps, not yet in the ledger
 	cache        map[string]state
 	grants, cas  int // grants taken, compare-and-swaps lost (for measurement)
@@ -249,9 +250,11 @@ func (l *Ledger) SlowDown(ctx context.Context, until time.Time) error {
 	}
 }
 
-// reserve adds a grant of n slots (plus the ledger's own cost) at the
-// earliest moment it fits, and returns that moment. The caller holds l.io.
-func (l *Ledger) reserve(ctx context.Context, n int) (time.Time, error) {
+// reserve adds a grant of size() slots (plus the ledger's own cost) at
+// the earliest moment it fits, and returns that moment; size is asked
+// once the ledger is read, so a caller that wants more meanwhile gets it
+// (Ready). The caller holds l.io.
+func (l *Ledger) reserve(ctx context.Context, size func() int) (time.Time, error) {
 	for lost := 0; ; {
 		cur, h, err := l.read(ctx)
 		if err != nil {
@@ -274,7 +277,7 @@ func (l *Ledger) reserve(ctx context.Context, n int) (time.Time, error) {
 		if rotate || h.closed {
 			dropped = append(dropped[:len(dropped):len(dropped)], h.gen)
 		}
-		need := n + selfCost + l.wasted + len(dropped)*min(selfCost, 1)
+		need := size() + selfCost + l.wasted + len(dropped)*min(selfCost, 1)
 		if rotate {
 			need += selfCost // the next generation's root and ref
 		}

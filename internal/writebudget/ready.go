@@ -16,20 +16,36 @@ type held struct {
 // Ready is called when the process is about to write about low times
 // (the dispatcher, as it starts reading a mention's thread): when the
 // grants it holds have fewer than low slots left that stay usable a
-// while yet, it takes the next grant now, so the ledger is read and
+// while yet, it takes the next grant now, of at least low slots (up to
+// MaxBlock), so the ledger is read and
 // written while the caller does its own reads; a Take meanwhile uses the
 // slots still held and then waits for this grant rather than taking one
 // of its own. Ready blocks until the grant is held (run it beside the
-// reads); it returns at once when enough is held, another grant is
-// being taken, or the ledger is unusable just now. Its error is ctx's.
+// reads). It returns at once when enough is held or the ledger is
+// unusable just now; while another grant is being taken it waits for
+// that one, which gets low slots unless it was written already. Its
+// error is ctx's.
 func (l *Ledger) Ready(ctx context.Context, low int) error {
 	l.mu.Lock()
 	now := l.o.Now()
-	if now.Before(l.broken) || l.inflight != nil || l.usableLocked(now, l.o.Hold/3) >= low {
+	if now.Before(l.broken) || l.usableLocked(now, l.o.Hold/3) >= low {
 		l.mu.Unlock()
 		return nil
 	}
-	return l.reserveHeld(ctx) // unlocks
+	l.want = max(l.want, low)
+	ch := l.inflight
+	if ch == nil {
+		return l.reserveHeld(ctx) // unlocks
+	}
+	// the grant being taken is sized for low unless it was written
+	// already (then the next Ready catches up): wait for it
+	l.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // take is Take: one slot of a held grant, else the grant being taken,
@@ -107,20 +123,28 @@ func (l *Ledger) nextBlockLocked(now time.Time) int {
 	return l.block
 }
 
-// reserveHeld takes a grant and holds it. Called with l.mu held, which it
+// reserveHeld takes a grant (nextBlockLocked's size, or what Ready asked
+// for, up to MaxBlock) and holds it. Called with l.mu held, which it
 // releases: the ledger is read and written under l.io only, and anyone
 // needing a slot meanwhile waits on l.inflight. Its error is ctx's; a
 // ledger that fails otherwise leaves the process pacing alone for
 // retryBroken (Options.Warn hears why).
 func (l *Ledger) reserveHeld(ctx context.Context) error {
 	now := l.o.Now()
-	n := l.nextBlockLocked(now)
+	block := l.nextBlockLocked(now)
 	ch := make(chan struct{})
 	l.inflight = ch
 	l.mu.Unlock()
 
+	n := block
+	size := func() int {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		n = max(block, min(l.want, l.o.MaxBlock))
+		return n
+	}
 	l.io.Lock()
-	at, err := l.reserve(ctx, n)
+	at, err := l.reserve(ctx, size)
 	l.io.Unlock()
 
 	l.mu.Lock()
@@ -128,6 +152,7 @@ func (l *Ledger) reserveHeld(ctx context.Context) error {
 	close(ch)
 	switch {
 	case err == nil:
+		l.want = 0
 		h := &held{slots: n, at: at, until: at.Add(l.o.Hold)}
 		l.held = append(l.held, h)
 		l.last = h

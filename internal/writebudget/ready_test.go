@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/githubsim"
 	"github.com/mention-runner/mention-runner/internal/writebudget"
 )
 
@@ -44,6 +45,21 @@ func TestReadyTakesTheGrantAhead(t *testing.T) {
 	require.NoError(t, l.Ready(ctx, 1))
 	grants, _, _ = l.Stats()
 	assert.Equal(t, 3, grants)
+	assert.Equal(t, []int{8, 8, 8}, w.ledgerGrants(t, ctx))
+}
+
+// TestReadySizesTheGrant: Ready's grant holds at least what it was asked
+// for, up to MaxBlock.
+func TestReadySizesTheGrant(t *testing.T) {
+	w := newWorld(t)
+	ctx := ctxT(t)
+	l := w.ledger(t, "a", writebudget.Options{Block: 4, MaxBlock: 10})
+	require.NoError(t, l.Ready(ctx, 7))
+	w.clk.Advance(time.Minute)
+	require.NoError(t, l.Ready(ctx, 30))
+	w.clk.Advance(time.Minute)
+	require.NoError(t, l.Ready(ctx, 2))
+	assert.Equal(t, []int{7, 10, 4}, w.ledgerGrants(t, ctx))
 }
 
 // TestTakeWaitsForReady: a Take while Ready is taking a grant waits for
@@ -101,4 +117,23 @@ func TestReadyCancelled(t *testing.T) {
 	cancel()
 	assert.ErrorIs(t, l.Ready(cancelled, 1), context.Canceled)
 	require.NoError(t, l.Take(ctx))
+}
+
+// TestReadySizesATakesGrant: a Take that started taking a grant before
+// Ready was called (the first write of a process and its Ready, started
+// together) takes the size Ready asks for, whichever comes first.
+func TestReadySizesATakesGrant(t *testing.T) {
+	w := newWorld(t)
+	ctx := ctxT(t)
+	l := w.ledger(t, "a", writebudget.Options{Block: 4, MaxBlock: 12})
+	// the ledger's reads take far longer than starting a goroutine, even
+	// under -race on a loaded machine, so Ready comes while Take's grant
+	// is being taken (or before)
+	w.sim.AddFault(githubsim.Fault{Kind: githubsim.FaultSlow, Rate: 1, Delay: 250 * time.Millisecond})
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); assert.NoError(t, l.Take(ctx)) }()
+	go func() { defer wg.Done(); assert.NoError(t, l.Ready(ctx, 11)) }()
+	wg.Wait()
+	assert.Equal(t, []int{11}, w.ledgerGrants(t, ctx))
 }
