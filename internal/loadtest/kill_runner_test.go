@@ -18,7 +18,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/actions"
-	"github.com/mention-runner/mention-runner/internal/demo"
 	"github.com/mention-runner/mention-runner/internal/githubsim"
 )
 
@@ -171,10 +170,7 @@ func proveRunnerKills(t *testing.T, n int, seed uint64) (Measures, *runnerKills)
 	ctx := proveCtx(t)
 	_, err = w.DispatchAll(ctx, ms, 3, nil)
 	require.NoError(t, err)
-	root, err := demo.ModuleRoot(".")
-	require.NoError(t, err)
-	bins, err := demo.Build(ctx, root, t.TempDir())
-	require.NoError(t, err)
+	bins := builtBinaries(t, ctx)
 	require.NoError(t, w.LiftAccountLimits(ctx)) // no content limits here; real processes pace in real time
 	k := &runnerKills{t: t, w: w, bin: bins.Runner, rng: rand.New(rand.NewPCG(seed, seed)), dir: t.TempDir(), maxAt: 8,
 		ready: map[string]map[string]bool{}, first: map[string]map[string]string{}, kills: map[string][]int{}, clean: map[string]int{}}
@@ -209,6 +205,7 @@ func TestProveRunnerKills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real processes: skipped by -short")
 	}
+	t.Parallel() // its own world; mostly waiting on real processes
 	n := 6
 	if proveFull() {
 		n = 30

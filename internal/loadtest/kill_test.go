@@ -12,7 +12,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/mention-runner/mention-runner/internal/demo"
 	"github.com/mention-runner/mention-runner/internal/dispatch"
 	"github.com/mention-runner/mention-runner/internal/refstate"
 )
@@ -25,10 +24,7 @@ func proveKills(t *testing.T, mentions, kills int) (Measures, int) {
 	ms, err := w.SeedMentions(mentions, 0)
 	require.NoError(t, err)
 	ctx := proveCtx(t)
-	root, err := demo.ModuleRoot(".")
-	require.NoError(t, err)
-	bins, err := demo.Build(ctx, root, t.TempDir())
-	require.NoError(t, err)
+	bins := builtBinaries(t, ctx)
 	require.NoError(t, w.LiftAccountLimits(ctx)) // no content limits here; real processes pace in real time
 	env := append(os.Environ(), "BOT_LOGIN="+Bot, "BOT_TOKEN="+BotToken, "CONTROL_REPO="+Control, "CONTROL_TOKEN="+ControlToken,
 		"ALLOWED_USERS=*", "GITHUB_API_URL="+w.Base,
@@ -94,6 +90,7 @@ func TestProveKills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real processes: skipped by -short")
 	}
+	t.Parallel() // its own world; mostly waiting on real processes
 	mentions, kills := 4, 8
 	if proveFull() {
 		mentions, kills = 20, 60

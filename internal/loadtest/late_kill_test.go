@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mention-runner/mention-runner/internal/demo"
 	"github.com/mention-runner/mention-runner/internal/dispatch"
 )
 
@@ -27,11 +26,9 @@ func TestLateMentionSurvivesKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real processes: skipped by -short")
 	}
+	t.Parallel() // its own world; mostly waiting on real processes
 	ctx := proveCtx(t)
-	root, err := demo.ModuleRoot(".")
-	require.NoError(t, err)
-	bins, err := demo.Build(ctx, root, t.TempDir())
-	require.NoError(t, err)
+	bins := builtBinaries(t, ctx)
 	is := func(method, suffix string) func(*http.Request) bool {
 		return func(r *http.Request) bool { return r.Method == method && strings.HasSuffix(r.URL.Path, suffix) }
 	}

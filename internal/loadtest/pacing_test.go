@@ -152,6 +152,7 @@ func TestProveAccountPacing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load scenario: skipped by -short")
 	}
+	t.Parallel() // its own world: runs beside the package's other tests
 	n, workers := 60, 6
 	if proveFull() {
 		n, workers = 500, 20

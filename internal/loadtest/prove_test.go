@@ -151,6 +151,7 @@ func TestProve(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load scenario: skipped by -short")
 	}
+	t.Parallel() // its own world: runs beside the package's other tests
 	var rows []string
 	defer func() {
 		t.Logf("\n%s\n%s", TableHeader, strings.Join(rows, "\n"))
@@ -214,6 +215,7 @@ func TestProveBurst(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load scenario: skipped by -short")
 	}
+	t.Parallel() // its own world: runs beside the package's other tests
 	n := 60
 	if proveFull() {
 		n = 500
