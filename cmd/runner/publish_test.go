@@ -81,6 +81,7 @@ func runPublishCmd(env map[string]string) (int, string, string) {
 }
 
 func TestPublishCommand(t *testing.T) {
+	t.Parallel() // mostly the default 1 s write gap between publish's writes
 	env, sim := publishEnv(t)
 	code, out, errs := runPublishCmd(env)
 	require.Equal(t, 0, code, "stderr: %s", errs)

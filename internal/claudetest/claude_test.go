@@ -34,6 +34,7 @@ func echoResult(first fakemodel.Reply) fakemodel.Script {
 }
 
 func TestClaudeCallsGateTool(t *testing.T) {
+	t.Parallel()
 	r := runClaude(t, "gate_success", echoResult(fakemodel.Reply{Content: []fakemodel.Block{
 		fakemodel.ThinkingBlock("The user wants a comment."),
 		fakemodel.TextBlock("Posting the comment."),
@@ -81,6 +82,7 @@ func TestClaudeCallsGateTool(t *testing.T) {
 }
 
 func TestClaudeGateErrorReachesModel(t *testing.T) {
+	t.Parallel()
 	r := runClaude(t, "gate_error", echoResult(fakemodel.ToolCall("toolu_gate_2", "mcp__gate__add_comment",
 		map[string]string{"body": "elsewhere " + GateDenyWord})), 4, "Comment on another repo.")
 
@@ -103,6 +105,7 @@ func TestClaudeGateErrorReachesModel(t *testing.T) {
 }
 
 func TestClaudeMaxTurns(t *testing.T) {
+	t.Parallel()
 	script := fakemodel.Sequence(
 		fakemodel.ToolCall("toolu_noop_1", "mcp__gate__noop", map[string]any{}),
 		fakemodel.Text("never reached"),
@@ -117,6 +120,7 @@ func TestClaudeMaxTurns(t *testing.T) {
 }
 
 func TestClaudeRefusesDisallowedTool(t *testing.T) {
+	t.Parallel()
 	r := runClaude(t, "denied_bash", echoResult(fakemodel.ToolCall("toolu_bash_1", "Bash",
 		map[string]string{"command": "echo pwned > /tmp/claudetest-should-not-exist", "description": "write a file"})),
 		4, "Run a shell command.")
@@ -133,6 +137,7 @@ func TestClaudeRefusesDisallowedTool(t *testing.T) {
 }
 
 func TestClaudeAPIError(t *testing.T) {
+	t.Parallel()
 	r := runClaude(t, "api_error", fakemodel.Sequence(
 		fakemodel.Fail(500, "api_error", "fakemodel: internal failure"),
 	), 4, "Hello?")
@@ -144,6 +149,7 @@ func TestClaudeAPIError(t *testing.T) {
 }
 
 func TestClaudeReportsFailedMCPServer(t *testing.T) {
+	t.Parallel()
 	broken := func(dir string) string {
 		p := filepath.Join(dir, "broken-mcp.json")
 		require.NoError(t, os.WriteFile(p, []byte(
@@ -166,6 +172,7 @@ func TestClaudeReportsFailedMCPServer(t *testing.T) {
 // TestClaudeToolsFlagLimitsOffer: --tools "" removes every built-in tool from
 // what the model is offered; MCP tools from --mcp-config stay.
 func TestClaudeToolsFlagLimitsOffer(t *testing.T) {
+	t.Parallel()
 	r := runClaudeSpec(t, runSpec{name: "tools_flag", script: fakemodel.Sequence(fakemodel.Text("only the gate")),
 		maxTurns: 2, prompt: "Hi.", extraArgs: []string{"--tools", ""}})
 
@@ -181,6 +188,7 @@ func TestClaudeToolsFlagLimitsOffer(t *testing.T) {
 // engine refuses and a final answer in one session (the capture
 // streamjson/testdata/mixed.jsonl, which `runner render` is tested on).
 func TestClaudeMixedSession(t *testing.T) {
+	t.Parallel()
 	script := fakemodel.Sequence(
 		fakemodel.ToolCall("toolu_ls_1", "Bash", map[string]string{"command": "ls /nonexistent-mention-runner-dir", "description": "list a missing dir"}),
 		fakemodel.ToolCall("toolu_gate_3", "mcp__gate__add_comment", map[string]string{"body": "elsewhere " + GateDenyWord}),

@@ -1,6 +1,10 @@
 package claudetest
 
-import "os"
+import (
+	"os"
+
+	"github.com/mention-runner/mention-runner/internal/engine/claude"
+)
 
 // DummyAPIKey is what ANTHROPIC_API_KEY is set to; the fake model ignores
 // it. It deliberately does not look like a real key (redactors match sk-ant-).
@@ -27,6 +31,8 @@ func OfflineEnv(home, baseURL string) []string {
 		"CLAUDE_CODE_MAX_RETRIES=0",
 		"NO_COLOR=1",
 	}
+	// wait for the gate as the runner does (a loaded machine starts it late)
+	env = append(env, claude.GateWaitEnv...)
 	for _, k := range []string{"PATH", "TMPDIR"} {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)

@@ -65,8 +65,10 @@ type runSpec struct {
 	env       func([]string) []string // edits OfflineEnv
 }
 
-// runClaude runs the real binary once. With CLAUDETEST_CAPTURE_DIR set the
-// raw stdout is saved there as <name>.jsonl (how streamjson/testdata was made).
+// runClaude runs the real binary once. Every run has its own fake model,
+// home, working directory and gate log, so the Claude tests run in
+// parallel. With CLAUDETEST_CAPTURE_DIR set the raw stdout is saved there
+// as <name>.jsonl (how streamjson/testdata was made).
 func runClaude(t *testing.T, name string, script fakemodel.Script, maxTurns int, prompt string) claudeRun {
 	t.Helper()
 	return runClaudeSpec(t, runSpec{name: name, script: script, maxTurns: maxTurns, prompt: prompt})

@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/engine/claude"
 )
 
 func TestFindBinary(t *testing.T) {
@@ -120,6 +122,7 @@ func TestArgsAndEnv(t *testing.T) {
 	assert.Contains(t, env, "ANTHROPIC_BASE_URL=http://127.0.0.1:1")
 	assert.Contains(t, env, "CLAUDE_CONFIG_DIR=/h/.claude")
 	assert.Contains(t, env, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
+	assert.Subset(t, env, claude.GateWaitEnv, "Claude Code waits for the gate")
 	assert.NotContains(t, env, "ANTHROPIC_API_KEY=real-key-must-not-leak")
 	assert.Contains(t, env, "ANTHROPIC_API_KEY="+DummyAPIKey)
 }

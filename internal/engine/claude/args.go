@@ -135,6 +135,16 @@ var IsolationEnv = []string{
 	"CLAUDE_CODE_DISABLE_AUTO_MEMORY=1",
 }
 
+// GateWaitEnv makes Claude Code wait for the gate before the first turn.
+// In print mode it connects --mcp-config servers in the background and
+// takes its tool list without the ones still starting, never adding them
+// later (anthropics/claude-code#74926): on a loaded machine the agent ran
+// without the gate (status "pending") and could write nothing. Blocking
+// mode waits up to MCP_CONNECT_TIMEOUT_MS (default 5 s, also too short
+// there). The gate is a local process that normally answers in
+// milliseconds; the limit only bounds a hang.
+var GateWaitEnv = []string{"MCP_CONNECTION_NONBLOCKING=0", "MCP_CONNECT_TIMEOUT_MS=120000"}
+
 // WriteSettings writes the --settings file.
 func WriteSettings(path string) error {
 	if err := writeJSON(path, settings); err != nil {

@@ -72,8 +72,8 @@ func (e *Engine) Run(ctx context.Context, spec engine.Spec, sink engine.Sink) (*
 	if err := WriteSettings(settingsPath); err != nil {
 		return nil, fmt.Errorf("claude engine: %w", err)
 	}
-	// IsolationEnv last: it wins over anything the parent passed.
-	env := append(append([]string{}, spec.Env...), IsolationEnv...)
+	// IsolationEnv and GateWaitEnv last: they win over anything the parent passed.
+	env := append(append(append([]string{}, spec.Env...), IsolationEnv...), GateWaitEnv...)
 	return process.RunStream(ctx, process.Stream{Program: Program, Spec: process.Spec{Bin: e.Bin, Args: Args(spec, mcpPath, settingsPath),
 		Dir: spec.WorkDir, Env: env, Stdin: strings.NewReader(spec.Prompt), Grace: e.Grace, StderrTail: e.StderrTail}}, sink)
 }

@@ -85,6 +85,9 @@ func TestRunEnvironmentIsExactlySpecEnv(t *testing.T) {
 	require.NoError(t, err)
 	got := strings.Fields(string(b))
 	assert.Contains(t, got, "MR_TEST=1")
+	for _, kv := range GateWaitEnv {
+		assert.Contains(t, got, kv, "Claude Code waits for the gate before its first turn")
+	}
 	for _, kv := range got {
 		name, _, _ := strings.Cut(kv, "=")
 		assert.NotContains(t, []string{"GITHUB_TOKEN", "BOT_TOKEN"}, name)
