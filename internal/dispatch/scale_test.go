@@ -118,10 +118,13 @@ func TestRequestCost(t *testing.T) {
 	d := e.wiredDispatcher(clk)
 	warm := e.issue("warm")
 	c := e.comment(warm, "alice", "@mrbot warm up the caches")
+	// The latency is on for the warm-up too: its first grant is sized by
+	// Handle's Ready even when its first write's Take starts the grant
+	// (the size is asked after the ledger's read).
+	e.sim.AddFault(githubsim.Fault{Kind: githubsim.FaultSlow, Rate: 1, Delay: costLatency})
 	_, err := d.Handle(e.ctx(), e.trigger("issue_comment", warm, c.GetID()))
 	require.NoError(t, err)
 	require.NoError(t, d.Flush(e.ctx()))
-	e.sim.AddFault(githubsim.Fault{Kind: githubsim.FaultSlow, Rate: 1, Delay: costLatency})
 	// ledger counts the account ledger's requests among reqs: its ref
 	// read and moved, and commits made
 	ledger := func(reqs []string) (refs, commits int) {
