@@ -229,23 +229,41 @@ func (l *Ledger) SlowDown(ctx context.Context, until time.Time) error {
 	l.mu.Unlock()
 	l.io.Lock()
 	defer l.io.Unlock()
+	wrote, err := l.update(ctx, func(next *state, _ head) bool {
+		if next.Pause >= until.UnixMilli() {
+			return false // someone said so already
+		}
+		next.Pause = until.UnixMilli()
+		return true
+	})
+	if wrote {
+		l.mu.Lock()
+		l.pausesShared++
+		l.mu.Unlock()
+	}
+	return err
+}
+
+// update writes the ledger as change makes it from the state read (its
+// last hour), again while other processes move it first; change returns
+// false when there is nothing to write. It reports whether it wrote. The
+// caller holds l.io.
+func (l *Ledger) update(ctx context.Context, change func(next *state, h head) bool) (bool, error) {
 	for attempt := 0; ; attempt++ {
 		cur, h, err := l.read(ctx)
 		if err != nil {
-			return err
-		}
-		if cur.Pause >= until.UnixMilli() {
-			return nil // someone said so already
+			return false, err
 		}
 		next := cur.pruned(l.o.Now(), l.window(time.Hour))
-		next.Pause = until.UnixMilli()
-		if err := l.write(ctx, h, next); err == nil {
-			l.mu.Lock()
-			l.pausesShared++
-			l.mu.Unlock()
-			return nil
-		} else if !errors.Is(err, refstate.ErrLost) || attempt >= 20 {
-			return err
+		if !change(&next, h) {
+			return false, nil
+		}
+		err = l.write(ctx, h, next)
+		if err == nil {
+			return true, nil
+		}
+		if !errors.Is(err, refstate.ErrLost) || attempt >= 20 {
+			return false, err
 		}
 	}
 }
@@ -408,16 +426,10 @@ func (l *Ledger) SetLimits(ctx context.Context, perMinute, perHour int) error {
 	}
 	l.io.Lock()
 	defer l.io.Unlock()
-	for attempt := 0; ; attempt++ {
-		cur, h, err := l.read(ctx)
-		if err != nil {
-			return err
-		}
-		next := cur.pruned(l.o.Now(), l.window(time.Hour))
+	_, err := l.update(ctx, func(next *state, _ head) bool {
 		next.Holder = l.o.Holder
 		next.PerMinute, next.PerHour = perMinute, perHour
-		if err := l.write(ctx, h, next); err == nil || !errors.Is(err, refstate.ErrLost) || attempt >= 20 {
-			return err
-		}
-	}
+		return true
+	})
+	return err
 }

@@ -2,10 +2,7 @@ package writebudget
 
 import (
 	"context"
-	"errors"
 	"time"
-
-	"github.com/mention-runner/mention-runner/internal/refstate"
 )
 
 // Unused slots are given back. A grant reserves its slots for Hold; a
@@ -87,28 +84,20 @@ func (l *Ledger) Release(ctx context.Context) error {
 	if broken || slots <= l.selfCost(l.o.Now()) {
 		return nil
 	}
-	for attempt := 0; ; attempt++ {
-		cur, h, err := l.read(ctx)
-		if err != nil {
-			return err
-		}
+	back := 0
+	wrote, err := l.update(ctx, func(next *state, h head) bool {
 		if h.sha == "" || h.closed {
-			return nil // the next grant carries it on; our grants are in it
+			return false // a closed generation takes no more changes
 		}
-		now := l.o.Now()
-		next := cur.pruned(now, l.window(time.Hour))
-		back := l.giveBack(now, &next)
-		err = l.write(ctx, h, next)
-		if err == nil {
-			l.mu.Lock()
-			l.gaveBackLocked(back)
-			l.mu.Unlock()
-			return nil
-		}
-		if !errors.Is(err, refstate.ErrLost) || attempt >= 20 {
-			return err
-		}
+		back = l.giveBack(l.o.Now(), next)
+		return true
+	})
+	if wrote {
+		l.mu.Lock()
+		l.gaveBackLocked(back)
+		l.mu.Unlock()
 	}
+	return err
 }
 
 // Returned is how many slots this handle gave back (measurement).
