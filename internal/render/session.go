@@ -148,7 +148,50 @@ func label(t session.TurnProjection) string {
 	}
 }
 
+// turnParts is a rendered turn before it is joined into pieces: its label
+// and its items (a text, a thinking block, a tool call). A text item is
+// followed by a newline that is not stored, so the text is not copied.
+type turnParts struct {
+	label  string
+	items  []string
+	isText []bool
+	rule   bool // the turn ends with a "---" line (all but user turns)
+}
+
+// item is the i-th item as its piece holds it.
+func (p turnParts) item(i int) string {
+	if p.isText[i] {
+		return p.items[i] + "\n"
+	}
+	return p.items[i]
+}
+
 func (r turnRenderer) unit(t session.TurnProjection) unit {
+	p, ok := r.parts(t)
+	if !ok {
+		return unit{}
+	}
+	u := unit{label: p.label}
+	first := 0
+	if p.isText[0] {
+		u.pieces = append(u.pieces, p.label+"\n"+p.item(0))
+		first = 1
+	} else {
+		u.pieces = append(u.pieces, p.label+"\n")
+	}
+	for i := first; i < len(p.items); i++ {
+		u.pieces = append(u.pieces, p.item(i))
+	}
+	if p.rule {
+		u.pieces[len(u.pieces)-1] += "\n---\n"
+	}
+	// every field that went in was redacted on its own; redacting whole
+	// pieces again would cost a full scan per piece for nothing
+	return u
+}
+
+// parts renders the items of a turn; false when it shows nothing.
+func (r turnRenderer) parts(t session.TurnProjection) (turnParts, bool) {
 	n := len(t.Blocks) + len(t.ToolCalls)
 	content, isText := make([]string, 0, n), make([]bool, 0, n)
 	// calls by id (the last of a repeated id, as a map would keep) and the
@@ -170,7 +213,7 @@ func (r turnRenderer) unit(t session.TurnProjection) unit {
 			if strings.TrimSpace(s) == "" {
 				continue
 			}
-			content = append(content, s+"\n")
+			content = append(content, s) // + "\n" (isText)
 			isText = append(isText, true)
 		case "thinking":
 			s, _ := b.Content.(string)
@@ -197,26 +240,12 @@ func (r turnRenderer) unit(t session.TurnProjection) unit {
 		}
 	}
 	if t.Kind == "compaction" && len(content) == 0 {
-		content, isText = []string{"(earlier context was compacted)\n"}, []bool{true}
+		content, isText = []string{"(earlier context was compacted)"}, []bool{true}
 	}
 	if len(content) == 0 {
-		return unit{}
+		return turnParts{}, false
 	}
-	l := label(t)
-	u := unit{label: l}
-	if isText[0] {
-		u.pieces = append(u.pieces, l+"\n"+content[0])
-		content = content[1:]
-	} else {
-		u.pieces = append(u.pieces, l+"\n")
-	}
-	u.pieces = append(u.pieces, content...)
-	if t.Role != "user" {
-		u.pieces[len(u.pieces)-1] += "\n---\n"
-	}
-	// every field that went in was redacted on its own; redacting whole
-	// pieces again would cost a full scan per piece for nothing
-	return u
+	return turnParts{label: label(t), items: content, isText: isText, rule: t.Role != "user"}, true
 }
 
 // thinking is a thinking block, folded: a reader opens it when needed.

@@ -246,25 +246,40 @@ func turnSize(t session.TurnProjection) int {
 	return n
 }
 
-// write renders one finished turn and writes it.
+// write renders one finished turn and writes it: the bytes of unit's
+// pieces, each after a blank line (the first after the heading), written
+// piece by piece without joining them first.
 func (o *turnWriter) write(f finishedTurn) error {
 	if o.err != nil {
 		return o.err
 	}
 	r := o.r
 	r.preCut = f.cuts
-	u := r.unit(f.t)
-	for _, p := range u.pieces {
-		prefix := "\n"
-		if !o.wrote {
-			prefix = "## Session\n\n"
-			o.wrote = true
+	p, ok := r.parts(f.t)
+	if !ok {
+		return nil
+	}
+	sep := "\n"
+	if !o.wrote {
+		sep = "## Session\n\n"
+		o.wrote = true
+	}
+	segs := make([]string, 0, 3*len(p.items)+4)
+	segs = append(segs, sep, p.label, "\n")
+	for i, it := range p.items {
+		if i > 0 || !p.isText[0] {
+			segs = append(segs, "\n") // the blank line before the next piece
 		}
-		_, err := io.WriteString(o.w, prefix)
-		if err == nil {
-			_, err = io.WriteString(o.w, p)
+		segs = append(segs, it)
+		if p.isText[i] {
+			segs = append(segs, "\n")
 		}
-		if err != nil {
+	}
+	if p.rule {
+		segs = append(segs, "\n---\n")
+	}
+	for _, s := range segs {
+		if _, err := io.WriteString(o.w, s); err != nil {
 			o.err = fmt.Errorf("render: write session: %w", err)
 			return o.err
 		}
