@@ -88,7 +88,7 @@ func renderStream(ctx context.Context, env *cli.Env, path string, o render.Sessi
 	// decoder's), assembling turns (here), rendering and writing (the
 	// stream's goroutine); bounded batches keep memory flat.
 	out := render.NewPipelinedSessionStream(w, o)
-	defer out.Close() // on an early return: stops the writing goroutine
+	defer out.Stop() // on an early return: ends the writing goroutine, renders nothing more
 	dec := streamjson.NewDecoder(in)
 	dec.Strict = true // a file that is not a stream-json log is a mistake to name, not an empty session
 	events := dec.Prefetch()

@@ -297,6 +297,28 @@ type failWriter struct{}
 
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
+// TestStreamStop: a stream given up on writes nothing more, and its
+// goroutine ends (Stop returns); Close after Stop does nothing.
+func TestStreamStop(t *testing.T) {
+	for kind, newStream := range streamKinds {
+		t.Run(kind, func(t *testing.T) {
+			var buf bytes.Buffer
+			s := newStream(&buf, SessionOptions{})
+			evs := scripted()
+			for _, ev := range evs[:3] { // the user turn and an unfinished call
+				require.NoError(t, s.Add(ev))
+			}
+			s.Stop()
+			s.Stop()
+			n := buf.Len()
+			assert.NoError(t, s.Close())
+			assert.Error(t, s.Add(evs[3]))
+			assert.Equal(t, n, buf.Len(), "nothing written after Stop")
+			assert.NotContains(t, buf.String(), "(no messages)")
+		})
+	}
+}
+
 func TestStreamWriteError(t *testing.T) {
 	for kind, newStream := range streamKinds {
 		t.Run(kind, func(t *testing.T) {

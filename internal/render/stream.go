@@ -42,13 +42,14 @@ type SessionStream struct {
 	out    *turnWriter
 
 	// write-behind (pipelined streams only; nil otherwise)
-	work   chan []finishedTurn
-	free   chan []finishedTurn
-	done   chan struct{}
-	batch  []finishedTurn
-	size   int
-	failed atomic.Bool // the writing goroutine stopped on an error
-	err    error       // what Close returned
+	work    chan []finishedTurn
+	free    chan []finishedTurn
+	done    chan struct{}
+	batch   []finishedTurn
+	size    int
+	failed  atomic.Bool // the writing goroutine stopped on an error
+	stopped atomic.Bool // Stop: write nothing more
+	err     error       // what Close returned
 }
 
 // finishedTurn is a released turn with the early cuts of its calls.
@@ -94,7 +95,7 @@ func (s *SessionStream) Add(ev session.Event) error {
 	if s.closed {
 		return fmt.Errorf("render: session stream already closed")
 	}
-	if s.stopped() {
+	if s.halted() {
 		if s.work != nil {
 			return s.Close() // winds the goroutine down; the error is the writer's
 		}
@@ -119,7 +120,7 @@ func (s *SessionStream) Close() error {
 	if s.ended {
 		status = session.ToolCancelled
 	}
-	if !s.stopped() {
+	if !s.halted() {
 		s.asm.Flush(status)
 		_ = s.release()
 	}
@@ -138,8 +139,24 @@ func (s *SessionStream) Close() error {
 	return s.err
 }
 
-// stopped reports a write error: nothing more is rendered.
-func (s *SessionStream) stopped() bool {
+// Stop ends the stream without rendering the turns still open (the caller
+// gave up on the input): a pipelined stream's goroutine is wound down and
+// writes nothing more; turns already written stay. After Stop, Add and
+// Close do nothing but return an error or nil.
+func (s *SessionStream) Stop() {
+	if s.closed {
+		return
+	}
+	s.closed = true
+	if s.work != nil {
+		s.stopped.Store(true)
+		close(s.work)
+		<-s.done
+	}
+}
+
+// halted reports a write error: nothing more is rendered.
+func (s *SessionStream) halted() bool {
 	if s.work != nil {
 		return s.failed.Load()
 	}
@@ -217,7 +234,7 @@ func (s *SessionStream) writeBehind() {
 	defer close(s.done)
 	for b := range s.work {
 		for _, f := range b {
-			if s.out.write(f) != nil {
+			if !s.stopped.Load() && s.out.write(f) != nil {
 				s.failed.Store(true)
 			}
 		}
