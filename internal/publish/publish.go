@@ -37,6 +37,11 @@ func (p *publisher) logf(format string, a ...any) { p.o.Logf(format, a...) }
 // log issue); everything else ends up in the report and in Result.
 func Run(ctx context.Context, o Options) (*Result, error) {
 	o.withDefaults()
+	if o.RunDir == "" && o.AgentJob.Result == contract.AgentJobFailure && o.AgentJob.Stage == contract.AgentStageStarted {
+		// GitHub's word (see AgentRun.CrossCheck): the stage ran and failed.
+		o.NoRecordReason = first(o.NoRecordReason, ErrNoRecord.Error()) +
+			"; the agent job failed after its stage started, so its machine may not have been able to write the record (a full disk or a read-only run directory: the agent job's log has the error)"
+	}
 	if o.Bot == nil || o.BotLogin == "" {
 		return nil, errors.New("publish: a bot client and BOT_LOGIN are required")
 	}

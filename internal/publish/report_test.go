@@ -140,6 +140,24 @@ func TestNoRecord(t *testing.T) {
 	assert.True(t, found)
 }
 
+// TestNoRecordAfterTheStageStarted: no artifact, and GitHub says the
+// agent job failed after its stage started: the report says the machine
+// may not have been able to write the record.
+func TestNoRecordAfterTheStageStarted(t *testing.T) {
+	f := newFixture(t, "")
+	o := f.options()
+	o.RunDir, o.NoRecordReason = "", "runs/ does not exist"
+	o.AgentJob = AgentJob{Result: contract.AgentJobFailure, Stage: contract.AgentStageStarted}
+	res := f.run(o)
+	assert.Equal(t, "failed", res.Status)
+	assert.Contains(t, res.Problems[0], "agent produced no record: runs/ does not exist; the agent job failed after its stage started")
+	found := false
+	for _, c := range f.botComments(testControl, f.logIssue) {
+		found = found || contains(c.GetBody(), "a full disk or a read-only run directory")
+	}
+	assert.True(t, found)
+}
+
 // TestIssueBodyTriggerAndRefs: a mention in an issue body gets the issue
 // reaction; the job's refs in CONTROL are deleted at the end.
 func TestIssueBodyTriggerAndRefs(t *testing.T) {
