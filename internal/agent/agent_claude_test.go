@@ -36,6 +36,7 @@ func claudeFixture(t *testing.T, triggerBody string, script fakemodel.Script) (*
 func toolUse(name string, input any) fakemodel.Reply { return fakemodel.ToolCall("", name, input) }
 
 func TestClaudeAllowedComment(t *testing.T) {
+	t.Parallel() // a real CLI run: mostly waiting on the process
 	var ctxFile string
 	script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
 		switch req.Turn() {
@@ -92,6 +93,7 @@ func TestClaudeAllowedComment(t *testing.T) {
 }
 
 func TestClaudeDeniedIssueReachesModel(t *testing.T) {
+	t.Parallel() // a real CLI run: mostly waiting on the process
 	script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
 		if req.Turn() == 0 {
 			return toolUse("mcp__gate__create_issue", map[string]any{"repo": testRepo, "title": "Track the bug", "body": "details"})
@@ -131,6 +133,7 @@ func fileEmpty(t *testing.T, p string) bool {
 }
 
 func TestClaudeMaxTurns(t *testing.T) {
+	t.Parallel() // a real CLI run: mostly waiting on the process
 	script := fakemodel.Sequence(
 		toolUse("mcp__gate__noop", map[string]any{"reason": "thinking"}),
 		fakemodel.Text("never reached"),
@@ -150,6 +153,7 @@ func TestClaudeMaxTurns(t *testing.T) {
 }
 
 func TestClaudeLoopStopped(t *testing.T) {
+	t.Parallel() // a real CLI run: mostly waiting on the process
 	// The model repeats the same call for ever; the runner stops it at six.
 	script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
 		return toolUse("Glob", map[string]any{"pattern": "**/*.md"})
@@ -184,6 +188,7 @@ func TestClaudeLoopStopped(t *testing.T) {
 }
 
 func TestClaudeAPIFailure(t *testing.T) {
+	t.Parallel() // a real CLI run: mostly waiting on the process
 	script := fakemodel.Func(func(fakemodel.Request) fakemodel.Reply {
 		return fakemodel.Fail(500, "api_error", "fakemodel: the model is down")
 	})
@@ -196,6 +201,7 @@ func TestClaudeAPIFailure(t *testing.T) {
 // TestClaudeReadScope: the engine reads the checkout and its context file,
 // nothing else, and has no shell or file-writing tools.
 func TestClaudeReadScope(t *testing.T) {
+	t.Parallel() // a real CLI run: mostly waiting on the process
 	script := fakemodel.Sequence(
 		toolUse("Read", map[string]any{"file_path": "README.md"}),
 		toolUse("Read", map[string]any{"file_path": "/etc/hostname"}),

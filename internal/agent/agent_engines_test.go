@@ -79,16 +79,21 @@ var cliEngines = []cliEngine{
 	},
 }
 
-// cliTimeout is MR_TIMEOUT for the CLI engines: the Gemini CLI alone takes
-// seconds to start, many more on a loaded machine.
-const cliTimeout = "120s"
+// cliTimeout is MR_TIMEOUT for the CLI engines, a hang guard only: the
+// Gemini CLI alone takes seconds of CPU to start, and a minute or more on
+// a loaded 2-core machine running two of these tests at once.
+const cliTimeout = "300s"
 
 func forEachCLIEngine(t *testing.T, fn func(t *testing.T, ce cliEngine)) {
+	// Each scenario has its own fixture and fake API; the runs mostly
+	// wait on their CLI, so they overlap (at most -parallel at once).
+	t.Parallel()
 	for _, ce := range cliEngines {
 		t.Run(ce.name, func(t *testing.T) {
 			if testing.Short() {
 				t.Skip("runs a real engine CLI")
 			}
+			t.Parallel()
 			fn(t, ce)
 		})
 	}

@@ -87,6 +87,7 @@ func noGuidance(t *testing.T, fake *fakemodel.Server) {
 // agents, skills and instructions: none of them runs or configures the
 // engine, and the run completes.
 func TestClaudeHostileRepoDefaultTools(t *testing.T) {
+	t.Parallel() // a real CLI run: mostly waiting on the process
 	script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
 		switch req.Turn() {
 		case 0:
@@ -125,6 +126,7 @@ func TestClaudeHostileRepoDefaultTools(t *testing.T) {
 // (Edit, Write): the agent edits files, the gate commits and bundles them,
 // and still nothing from the target runs — not the git hooks either.
 func TestClaudeHostileRepoPRTools(t *testing.T) {
+	t.Parallel() // a real CLI run: mostly waiting on the process
 	script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
 		switch req.Turn() {
 		case 0:
@@ -181,6 +183,7 @@ func requireFixedReadmePR(t *testing.T, f *fixture, agent []fakemodel.Request) {
 // not /proc (the job's environment), not the run directory (its own
 // record and outputs.jsonl), not its home.
 func TestClaudeOutsideCheckoutRefused(t *testing.T) {
+	t.Parallel() // a real CLI run: mostly waiting on the process
 	var f *fixture
 	type try struct {
 		tool  string
