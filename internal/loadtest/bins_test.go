@@ -2,7 +2,9 @@ package loadtest
 
 import (
 	"context"
+	"flag"
 	"os"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -22,6 +24,16 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// The kill tests mostly wait on real processes (the dispatcher's
+	// one-second write gaps); with -parallel at its default (GOMAXPROCS,
+	// 2 here) two of them could hold every slot while the CPU idles. Four
+	// at once unless -parallel was given.
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given && runtime.GOMAXPROCS(0) < 4 {
+		_ = flag.Set("test.parallel", "4")
+	}
 	code := m.Run()
 	if binsDir != "" {
 		_ = os.RemoveAll(binsDir)
