@@ -58,7 +58,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		case d.action == fail:
 			drain(resp)
 			return nil, d.err
-		case d.action == giveBack || attempt >= t.o.MaxRetries:
+		case d.action == giveBack || attempt >= t.o.MaxRetries || (sentOnce(ctx) && write(req.Method) && !refused(d.status)):
 			if htmlAnswer(resp) {
 				e := unexpectedAnswer(req, resp)
 				drain(resp)
@@ -179,4 +179,25 @@ func (c cancelOnClose) Close() error {
 	err := c.ReadCloser.Close()
 	c.cancel()
 	return err
+}
+
+type sentOnceKey struct{}
+
+// SendOnce makes the writes sent with ctx go out once: no automatic retry
+// after an ambiguous answer (a network error, a 5xx, an HTML page), for a
+// caller that finds out itself whether the write was stored (a repeated
+// ref creation can re-create a ref deleted meanwhile). A rate limit's
+// refusal (403/429: not processed) is still waited out and sent again.
+func SendOnce(ctx context.Context) context.Context {
+	return context.WithValue(ctx, sentOnceKey{}, true)
+}
+
+func sentOnce(ctx context.Context) bool {
+	v, _ := ctx.Value(sentOnceKey{}).(bool)
+	return v
+}
+
+// refused: GitHub answered with a rate limit and did not process the request.
+func refused(status int) bool {
+	return status == http.StatusForbidden || status == http.StatusTooManyRequests
 }

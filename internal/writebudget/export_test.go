@@ -38,3 +38,21 @@ func LedgerState(msg string) (seq int, closed, dated bool) {
 	}
 	return s.Seq, s.Closed, s.Since != 0
 }
+
+// ID is the name a handle's grants carry (tests).
+func (l *Ledger) ID() string { return l.id }
+
+// GrantsBy counts a ledger commit's grants taken by the handle id (tests).
+func GrantsBy(msg, id string) int {
+	s, err := parse(msg)
+	if err != nil {
+		return -1
+	}
+	n := 0
+	for _, g := range s.Grants {
+		if g.By == id {
+			n++
+		}
+	}
+	return n
+}

@@ -209,3 +209,57 @@ func TestFallbackWritesTheLedger(t *testing.T) {
 		assert.NotContains(t, s, "alone")
 	}
 }
+
+// TestRotationUnderLostAnswers: ledger writes that GitHub stores but whose
+// answer is lost (502, reset) while processes grant and rotate at once:
+// every grant a process holds is in the ledger (a lost answer may record
+// one twice, never none). A generation's creation is sent once and
+// checked: repeated blindly after a lost answer it re-created a generation
+// already rotated past and deleted, at the same commit, and a process
+// still holding that commit committed a grant onto it that nobody reads
+// (1 run in ~300 under -race).
+func TestRotationUnderLostAnswers(t *testing.T) {
+	clk := fakeclock.NewVirtual(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	w := newWorldOn(t, clk)
+	ctx := ctxT(t)
+	for _, k := range []githubsim.FaultKind{githubsim.FaultStatus502, githubsim.FaultReset} {
+		w.sim.AddFault(githubsim.Fault{Path: "/repos/ops/control/git/*", Kind: k, Rate: 0.08, AfterApply: true, WritesOnly: true})
+	}
+	o := writebudget.Options{Block: 1, RotateEvery: 3}
+	ls := make([]*writebudget.Ledger, 3)
+	for i := range ls {
+		ls[i] = w.ledger(t, fmt.Sprintf("p%d", i), o)
+	}
+	var wg sync.WaitGroup
+	release := clk.Hold()
+	for _, l := range ls {
+		clk.Go(&wg, func() {
+			for k := 0; k < 12; k++ {
+				if !assert.NoError(t, l.Take(ctx)) {
+					return
+				}
+			}
+		})
+	}
+	release()
+	wg.Wait()
+	refs, msg := w.ledgerNow(t, ctx)
+	for _, l := range ls {
+		g, _, _ := l.Stats()
+		assert.Equal(t, 12, g)
+		assert.GreaterOrEqual(t, writebudget.GrantsBy(msg, l.ID()), g, "every grant %s holds is in the ledger", l.ID())
+	}
+	gen := -1
+	for _, r := range refs {
+		g, _ := contract.PaceGen("bot", r)
+		gen = max(gen, g)
+	}
+	assert.GreaterOrEqual(t, gen, 4, "rotated again and again")
+	lostAnswers := 0
+	for _, r := range w.sim.Requests() {
+		if r.AppliedStatus != 0 {
+			lostAnswers++
+		}
+	}
+	assert.Positive(t, lostAnswers, "writes were stored with their answers lost")
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/ghclient"
 	"github.com/mention-runner/mention-runner/internal/refstate"
 )
 
@@ -140,7 +141,14 @@ func (l *Ledger) write(ctx context.Context, h head, next state) error {
 	name := contract.PaceGenRef(l.o.Account, gen)
 	ref := &github.Reference{Ref: github.String(name), Object: &github.GitObject{SHA: github.String(got.GetSHA())}}
 	if parent == "" {
-		_, _, err = gh.Git.CreateRef(ctx, l.owner, l.name, ref)
+		// sent once: a create repeated after its answer was lost can
+		// re-create the generation after it was rotated past and deleted,
+		// at the same commit, where a process still holding that commit
+		// could then commit a grant nobody reads
+		_, _, err = gh.Git.CreateRef(ghclient.SendOnce(ctx), l.owner, l.name, ref)
+		if err != nil && ambiguous(err) {
+			err = l.stored(ctx, gen, got.GetSHA(), next, err)
+		}
 	} else {
 		_, _, err = gh.Git.UpdateRef(ctx, l.owner, l.name, ref, false)
 	}
@@ -163,13 +171,44 @@ func (l *Ledger) write(ctx context.Context, h head, next state) error {
 		l.remember(got.GetSHA(), next)
 		return nil
 	}
-	var ge *github.ErrorResponse
-	if errors.As(err, &ge) && ge.Response != nil && ge.Response.StatusCode == http.StatusUnprocessableEntity {
+	if unprocessable(err) {
 		// created meanwhile, moved on, or deleted by a rotation: a lost
 		// answer of our own update reads as moved too and costs one more round
 		return fmt.Errorf("writebudget: update %s: %w", name, refstate.ErrLost)
 	}
 	return fmt.Errorf("writebudget: update %s: %w", name, err)
+}
+
+// ambiguous: the request may have been stored (no answer, a 5xx, a page
+// that is not GitHub's API), unlike a 4xx or a rate limit's refusal.
+func ambiguous(err error) bool {
+	var ge *github.ErrorResponse
+	if errors.As(err, &ge) && ge.Response != nil && ge.Response.StatusCode < 500 {
+		return false
+	}
+	var rl *ghclient.RateLimitError
+	return !errors.As(err, &rl)
+}
+
+func unprocessable(err error) bool {
+	var ge *github.ErrorResponse
+	return errors.As(err, &ge) && ge.Response != nil && ge.Response.StatusCode == http.StatusUnprocessableEntity
+}
+
+// stored finds out whether a generation's creation whose answer was lost
+// (sendErr) was stored: the generation at sha, or carried on into a
+// later one. Not stored: refstate.ErrLost (the caller reads again).
+func (l *Ledger) stored(ctx context.Context, gen int, sha string, next state, sendErr error) error {
+	now, err := l.find(ctx)
+	switch {
+	case err != nil:
+		return sendErr
+	case now.gen == gen && now.sha == sha:
+		return nil
+	case now.gen > gen && l.carried(ctx, now, next):
+		return nil
+	}
+	return fmt.Errorf("writebudget: %v: %w", sendErr, refstate.ErrLost)
 }
 
 // client writes the ledger: Options.Client, or its fallback for a while
