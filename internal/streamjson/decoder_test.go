@@ -315,6 +315,15 @@ func TestDecoderReaderError(t *testing.T) {
 func TestDecoderIncremental(t *testing.T) {
 	pr, pw := io.Pipe()
 	d := NewDecoder(pr)
+	checkIncremental(t, pw, d.Next)
+	assert.Equal(t, 3, d.line)
+}
+
+// checkIncremental writes three lines to pw one at a time, each only after
+// next returned the previous line's event, then closes pw: next must hand
+// out each event without waiting for more input, then io.EOF.
+func checkIncremental(t *testing.T, pw *io.PipeWriter, next func() (session.Event, error)) {
+	t.Helper()
 	lines := []string{
 		`{"type":"system","subtype":"init","model":"m"}`,
 		`{"type":"assistant","message":{"id":"a","content":[{"type":"text","text":"hi"}]}}`,
@@ -323,14 +332,13 @@ func TestDecoderIncremental(t *testing.T) {
 	want := []session.EventKind{session.EventInit, session.EventText, session.EventResult}
 	for i, l := range lines {
 		go func() { _, _ = io.WriteString(pw, l+"\n") }()
-		ev, err := d.Next()
+		ev, err := next()
 		require.NoError(t, err)
 		assert.Equal(t, want[i], ev.Kind)
 	}
 	require.NoError(t, pw.Close())
-	_, err := d.Next()
+	_, err := next()
 	assert.ErrorIs(t, err, io.EOF)
-	assert.Equal(t, 3, d.line)
 }
 
 func FuzzDecoder(f *testing.F) {

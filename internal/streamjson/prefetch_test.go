@@ -103,21 +103,7 @@ func TestPrefetchIncremental(t *testing.T) {
 	pr, pw := io.Pipe()
 	p := NewDecoder(pr).Prefetch()
 	defer p.Close()
-	lines := []string{
-		`{"type":"system","subtype":"init","model":"m"}`,
-		`{"type":"assistant","message":{"id":"a","content":[{"type":"text","text":"hi"}]}}`,
-		`{"type":"result","subtype":"success"}`,
-	}
-	want := []session.EventKind{session.EventInit, session.EventText, session.EventResult}
-	for i, l := range lines {
-		go func() { _, _ = io.WriteString(pw, l+"\n") }()
-		ev, err := p.Next()
-		require.NoError(t, err)
-		assert.Equal(t, want[i], ev.Kind)
-	}
-	require.NoError(t, pw.Close())
-	_, err := p.Next()
-	assert.ErrorIs(t, err, io.EOF)
+	checkIncremental(t, pw, p.Next)
 }
 
 // TestPrefetchClose: closing stops the goroutine whether it waits to hand
