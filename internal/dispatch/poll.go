@@ -228,6 +228,7 @@ func (p *Poller) Cycle(ctx context.Context) (CycleResult, error) {
 // updated after that time.
 func (p *Poller) markRead(ctx context.Context, l listing, failed map[string]bool) (recent int, _ error) {
 	upTo := map[string]time.Time{}
+	byRepo := map[string][]notification{}
 	var repos []string
 	for _, n := range l.threads {
 		repo := n.repo()
@@ -243,13 +244,14 @@ func (p *Poller) markRead(ctx context.Context, l listing, failed map[string]bool
 			t = before
 		}
 		upTo[repo] = t
+		byRepo[repo] = append(byRepo[repo], n)
 	}
 	var errs []error
 	for _, repo := range repos {
 		var marked []string
-		for _, n := range l.threads {
+		for _, n := range byRepo[repo] {
 			switch {
-			case n.repo() != repo || failed[n.ID]:
+			case failed[n.ID]:
 			case !n.UpdatedAt.Truncate(time.Second).After(upTo[repo]):
 				marked = append(marked, n.ID)
 			default:

@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -68,7 +69,7 @@ func LoadAgentRun(dir string) AgentRun {
 	default:
 		a.Status, failure, a.ErrorText, a.Turns, a.CostUSD, loop = o.Status, o.Failure, o.Error, o.Turns, o.CostUSD, o.Loop
 		a.Local = o.Local
-		a.RunID, a.Engine, a.Model = first(a.RunID, o.RunID), first(o.Engine, a.Engine), first(o.Model, a.Model)
+		a.RunID, a.Engine, a.Model = cmp.Or(a.RunID, o.RunID), cmp.Or(o.Engine, a.Engine), cmp.Or(o.Model, a.Model)
 		if a.StartedAt == nil && !o.StartedAt.IsZero() {
 			a.StartedAt = &o.StartedAt
 		}
@@ -114,7 +115,7 @@ func (a *AgentRun) CrossCheck(job AgentJob) {
 	if a.Status == contract.StatusCompleted {
 		msg := fmt.Sprintf("the agent job ended as %q on GitHub, but its record says completed: the record is not believed", job.Result)
 		a.Problems = append(a.Problems, msg)
-		a.Status, a.Cause, a.ErrorText = contract.StatusFailed, contract.CauseFailed, first(a.ErrorText, msg)
+		a.Status, a.Cause, a.ErrorText = contract.StatusFailed, contract.CauseFailed, cmp.Or(a.ErrorText, msg)
 	}
 	if job.Result != contract.AgentJobFailure || job.Stage != contract.AgentStageStarted || !slices.Contains(a.Missing, contract.OutcomeFile) || a.Local != nil {
 		return
@@ -208,13 +209,4 @@ func loopCalls(l *loopdetect.Loop, dir string) []render.LoopCall {
 		n++
 	}
 	return []render.LoopCall{{Tool: last.Name, Args: want, Count: n}}
-}
-
-func first(v ...string) string {
-	for _, s := range v {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }

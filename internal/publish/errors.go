@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -71,13 +72,13 @@ func errorComments(run AgentRun, res *Result, o Options) []errorComment {
 		}
 		text := run.ErrorText
 		if strings.TrimSpace(text) == "" {
-			text = "(the engine reported no error text; status " + first(run.Status, "unknown") + ")"
+			text = "(the engine reported no error text; status " + cmp.Or(run.Status, "unknown") + ")"
 		}
 		if what := storageFailure(text); what != "" {
 			add(errorIndexCause, HeadingStorage+"\n\nThe agent job's machine could not write its files ("+what+"): this is not an engine error. Free space on the runner or make the run directory writable, then re-run the job."+engineText(text))
 			break
 		}
-		add(errorIndexCause, render.ErrorRuntimeFor(first(run.Engine, o.Engine), text))
+		add(errorIndexCause, render.ErrorRuntimeFor(cmp.Or(run.Engine, o.Engine), text))
 	}
 	if len(res.PublishProblems) > 0 {
 		var b strings.Builder
@@ -104,7 +105,7 @@ func failureReason(run AgentRun, res *Result, o Options) string {
 	case run.Local != nil && run.Cause != "" && o.RunDir != "":
 		why = "local failure on the agent job's machine: " + run.Local.What + ": " + run.Local.Path
 	case o.RunDir == "":
-		why = "the agent job left no run record: " + first(o.NoRecordReason, ErrNoRecord.Error())
+		why = "the agent job left no run record: " + cmp.Or(o.NoRecordReason, ErrNoRecord.Error())
 	case run.Cause == contract.CauseLoop && len(run.Loop) > 0:
 		why = fmt.Sprintf("loop detected: %d identical consecutive calls of %s; the runner stopped the engine", run.Loop[0].Count, run.Loop[0].Tool)
 	case run.Cause == contract.CauseLoop:
@@ -114,7 +115,7 @@ func failureReason(run AgentRun, res *Result, o Options) string {
 	case run.Cause == contract.CauseMaxTurns:
 		why = "the engine used every turn it was allowed (MR_MAX_TURNS): " + firstLine(run.ErrorText)
 	case run.Cause == contract.CauseFailed:
-		why = "the engine failed: " + first(firstLine(run.ErrorText), "no error text")
+		why = "the engine failed: " + cmp.Or(firstLine(run.ErrorText), "no error text")
 	case res.NothingWritten:
 		why = nothingWritten
 	case len(res.PublishProblems) > 0:

@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -39,7 +40,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	o.withDefaults()
 	if o.RunDir == "" && o.AgentJob.Result == contract.AgentJobFailure && o.AgentJob.Stage == contract.AgentStageStarted {
 		// GitHub's word (see AgentRun.CrossCheck): the stage ran and failed.
-		o.NoRecordReason = first(o.NoRecordReason, ErrNoRecord.Error()) +
+		o.NoRecordReason = cmp.Or(o.NoRecordReason, ErrNoRecord.Error()) +
 			"; the agent job failed after its stage started, so its machine may not have been able to write the record (a full disk or a read-only run directory: the agent job's log has the error)"
 	}
 	if o.Bot == nil || o.BotLogin == "" {

@@ -2,6 +2,7 @@ package publish
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -85,7 +86,7 @@ func (p *publisher) recordOutcome() {
 		p.event(contract.EventRunCompleted, record.SeverityInfo, fmt.Sprintf("run completed: %d written, %d refused", len(p.res.Written), len(p.res.Refused)), data)
 		return
 	}
-	p.event(contract.EventRunFailed, record.SeverityError, "run failed: "+first(p.res.Reason, p.res.Cause), data)
+	p.event(contract.EventRunFailed, record.SeverityError, "run failed: "+cmp.Or(p.res.Reason, p.res.Cause), data)
 }
 
 const statusCompleted = "completed"

@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -83,7 +84,7 @@ func buildReport(t thread, pol policy.Policy, polErr error, run AgentRun, res *R
 		TriggerAuthor:  author,
 		TriggerURL:     trigger,
 		WorkflowRunURL: o.WorkflowRunURL,
-		Engine:         first(run.Engine, o.Engine),
+		Engine:         cmp.Or(run.Engine, o.Engine),
 		Model:          run.Model,
 		Duration:       run.Duration,
 		Turns:          run.Turns,
