@@ -76,3 +76,9 @@ func PaceGen(login, ref string) (int, bool) {
 	}
 	return gen, true
 }
+
+// PaceMessagePrefix starts the message of every write-budget ledger
+// commit; a JSON state follows. The dispatcher also claims mentions with
+// its grants' commits (the claim ref pointing at one reads as claimed by
+// the state's "holder"), so refstate reads them too.
+const PaceMessagePrefix = "mention-runner write budget\n\n"

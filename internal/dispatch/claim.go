@@ -11,6 +11,7 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/refstate"
+	"github.com/mention-runner/mention-runner/internal/writebudget"
 )
 
 // A mention is claimed with a state ref in CONTROL, RefPrefix+jobid,
@@ -30,7 +31,9 @@ import (
 
 // Claim states.
 const (
-	StatusClaimed    = "claimed"
+	// StatusClaimed is also what a claim ref pointing at a write-budget
+	// grant's commit reads as (see grantMark).
+	StatusClaimed    = refstate.GrantStatus
 	StatusDispatched = "dispatched" // the mention's work was sent: its dispatch, reply or opt-out
 	StatusReleased   = "released"   // a failed send gave the claim up
 )
@@ -67,11 +70,15 @@ func (e *ClaimedError) Error() string {
 // claims is the dispatcher's claim bookkeeping.
 type claims struct {
 	holder string
-	cur    refstate.Mark            // this process's current claim commit
-	done   map[string]refstate.Mark // claim commit → its dispatched commit
-	rel    map[string]refstate.Mark // claim commit → its released commit
-	held   map[string]refstate.Mark // jobid → the claim commit we hold it with
-	sent   map[string]bool          // jobid → dispatched but not yet marked
+	// grants: claims may use the write budget's grant commits (the
+	// budget's OwnGrants said so); grantHolder is the holder they name.
+	grants      bool
+	grantHolder string
+	cur         refstate.Mark            // this process's current claim commit
+	done        map[string]refstate.Mark // claim commit → its dispatched commit
+	rel         map[string]refstate.Mark // claim commit → its released commit
+	held        map[string]refstate.Mark // jobid → the claim commit we hold it with
+	sent        map[string]bool          // jobid → dispatched but not yet marked
 }
 
 func newHolder() string { return "dispatcher-" + uuid.NewString() }
@@ -98,14 +105,58 @@ func (d *Dispatcher) claimMark(ctx context.Context) (refstate.Mark, error) {
 	if m.Commit != "" && d.cfg.Now().Sub(m.At) < d.claimRotate() {
 		return m, nil
 	}
-	m, err := d.states().NewMark(ctx, StatusClaimed, d.cl.holder, "")
-	if err != nil {
-		return m, fmt.Errorf("claim: %w", err)
+	m, ok := d.grantMark(ctx)
+	if !ok {
+		var err error
+		if m, err = d.states().NewMark(ctx, StatusClaimed, d.cl.holder, ""); err != nil {
+			return m, fmt.Errorf("claim: %w", err)
+		}
 	}
 	d.mu.Lock()
 	d.cl.cur = m
 	d.mu.Unlock()
 	return m, nil
+}
+
+// grantBudget is a Budget whose grants are commits in CONTROL
+// (writebudget.Ledger).
+type grantBudget interface {
+	// OwnGrants is true for the first caller only: a claim commit must be
+	// one claimer's, or two would each take a claim on it as their own.
+	OwnGrants() bool
+	// Granted waits until a grant is held and returns the latest one's
+	// commit.
+	Granted(ctx context.Context) (writebudget.Grant, bool, error)
+}
+
+// grantMark returns the commit of this process's latest write grant as a
+// claim commit, when it is recent enough to date claims (claimRotate):
+// the grant is needed before the first claim anyway, and claiming with
+// its commit saves the claim commit and its round trip (issue 16). The
+// commit is this process's alone (it names the ledger handle, which only
+// this dispatcher uses: grantsOwned), so a claim whose answer was lost is
+// still recognised by its commit.
+func (d *Dispatcher) grantMark(ctx context.Context) (refstate.Mark, bool) {
+	gb, ok := d.budget.(grantBudget)
+	if !ok || !d.cl.grants {
+		return refstate.Mark{}, false
+	}
+	g, ok, err := gb.Granted(ctx)
+	if err != nil || !ok || g.Holder == "" || d.cfg.Now().Sub(g.At) >= d.claimRotate() {
+		return refstate.Mark{}, false
+	}
+	d.mu.Lock()
+	d.cl.grantHolder = g.Holder
+	d.mu.Unlock()
+	return refstate.Mark{Commit: g.Commit, Status: StatusClaimed, Holder: g.Holder, At: g.At}, true
+}
+
+// mine says whether a claim's holder is this process: its holder name,
+// or its ledger handle's when it claimed with a grant's commit.
+func (d *Dispatcher) mine(holder string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return holder == d.cl.holder || d.cl.grantHolder != "" && holder == d.cl.grantHolder
 }
 
 // claim claims the mention. It reports false when the mention was handled
@@ -160,7 +211,7 @@ func (d *Dispatcher) resolve(ctx context.Context, jobID string, cur refstate.Mar
 		switch {
 		case cur.Status == StatusDispatched:
 			return false, nil
-		case cur.Status == StatusClaimed && cur.Holder == d.cl.holder:
+		case cur.Status == StatusClaimed && d.mine(cur.Holder):
 			d.hold(jobID, cur) // ours, from an earlier try
 			return true, nil
 		case cur.Status == StatusClaimed && d.cfg.Now().Sub(cur.At) < d.cfg.ClaimLease:

@@ -86,8 +86,12 @@ func New(cfg Config, c Clients) (*Dispatcher, error) {
 	if !cfg.DryRun && (c.GitHub == nil || c.Control == nil) {
 		return nil, errors.New("dispatch: a GitHub client is required unless in a dry run")
 	}
-	return &Dispatcher{cfg: cfg, gh: c.GitHub, ctl: c.Control, dsp: c.Dispatch, budget: c.Budget, cl: claims{holder: cfg.Holder,
-		done: map[string]refstate.Mark{}, rel: map[string]refstate.Mark{}, held: map[string]refstate.Mark{}, sent: map[string]bool{}}}, nil
+	d := &Dispatcher{cfg: cfg, gh: c.GitHub, ctl: c.Control, dsp: c.Dispatch, budget: c.Budget, cl: claims{holder: cfg.Holder,
+		done: map[string]refstate.Mark{}, rel: map[string]refstate.Mark{}, held: map[string]refstate.Mark{}, sent: map[string]bool{}}}
+	if gb, ok := c.Budget.(grantBudget); ok {
+		d.cl.grants = gb.OwnGrants()
+	}
+	return d, nil
 }
 
 // Refresh forgets the cached blocklist and rate state so the next trigger
@@ -377,7 +381,10 @@ func (d *Dispatcher) writesAhead() int {
 	n := mentionWrites
 	d.mu.Lock()
 	if d.cl.cur.Commit == "" || d.cfg.Now().Sub(d.cl.cur.At) >= d.claimRotate() {
-		n += 2
+		n += 2 // a claim commit and its dispatched commit
+		if d.cl.grants {
+			n-- // the claim commit is the grant's (grantMark)
+		}
 	}
 	d.mu.Unlock()
 	n++ // the rate state: with the mention in event mode, every CacheTTL else

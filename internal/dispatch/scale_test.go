@@ -175,18 +175,19 @@ func TestRequestCost(t *testing.T) {
 	assert.Equal(t, []string{"PUT /repos/ops/control/contents/.mention-runner/ratelimit.json"}, e.requestsExcept("/dispatches"))
 
 	// Cold (event mode): opt-out list, rate state, ledger read with the
-	// thread; every write waits for the process's first grant; the
-	// dispatched commit made with the claim; the rate state written with
-	// the mark and the reaction.
+	// thread; every write waits for the process's first grant, whose
+	// commit is the claim commit (no commit of its own); the dispatched
+	// commit made with the claim; the rate state written with the mark
+	// and the reaction.
 	n = e.issue("z")
 	c = e.comment(n, "alice", "@mrbot do it again")
 	cold := e.wiredDispatcher(clk, func(c *Config) { c.FlushEach = true })
 	reqs, trips = e.measureCost(cold, e.trigger("issue_comment", n, c.GetID()))
 	t.Logf("issue mention, fresh dispatcher: %d requests, %d round trips: %v", len(reqs), trips, reqs)
-	assert.Len(t, reqs, 14, "the 10 of a fresh process and its first grant: ledger ref, ledger commit, new commit, move")
+	assert.Len(t, reqs, 13, "comments, opt-out list, rate state; ledger ref, ledger commit, new commit (the claim's), move; claim, dispatched commit; dispatch; mark, 👀, rate state")
 	refs, commits = ledger(reqs)
-	assert.Equal(t, [2]int{2, 3}, [2]int{refs, commits}, "ledger ref read and moved; ledger, claim and dispatched commits")
-	assert.LessOrEqual(t, trips, 8)
+	assert.Equal(t, [2]int{2, 2}, [2]int{refs, commits}, "ledger ref read and moved; ledger (and claim) and dispatched commits")
+	assert.LessOrEqual(t, trips, 7)
 	e.sim.ResetRequests()
 	require.NoError(t, cold.Flush(e.ctx()))
 	assert.Empty(t, e.requestsExcept(""), "nothing left to write")

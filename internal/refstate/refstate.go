@@ -13,6 +13,7 @@ package refstate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -23,6 +24,8 @@ import (
 
 	"github.com/google/go-github/v62/github"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/mention-runner/mention-runner/internal/contract"
 )
 
 // EmptyTree is git's empty tree. Every repository has it, so a state
@@ -115,8 +118,23 @@ func message(status, holder string) string {
 	return messagePrefix + status + "\n\nholder: " + holder + "\n"
 }
 
+// GrantStatus is the state a write-budget ledger commit stands for: a
+// dispatcher claims mentions with its grants' commits
+// (contract.PaceMessagePrefix; writebudget.Grant), so the claim commit
+// costs no request of its own. The holder is the state's "holder".
+const GrantStatus = "claimed"
+
 // parseMessage reads a state commit's message.
 func parseMessage(msg string) (status, holder string, err error) {
+	if body, ok := strings.CutPrefix(msg, contract.PaceMessagePrefix); ok {
+		var g struct {
+			Holder string `json:"holder"`
+		}
+		if err := json.Unmarshal([]byte(body), &g); err != nil || g.Holder == "" {
+			return "", "", fmt.Errorf("a write-budget commit without a holder (%v)", err)
+		}
+		return GrantStatus, strings.ReplaceAll(g.Holder, "\n", " "), nil
+	}
 	first, rest, _ := strings.Cut(msg, "\n")
 	status, ok := strings.CutPrefix(first, messagePrefix)
 	if !ok || status == "" || strings.Contains(status, " ") {

@@ -49,7 +49,7 @@ const (
 )
 
 // messagePrefix starts every ledger commit's message.
-const messagePrefix = "mention-runner write budget\n\n"
+const messagePrefix = contract.PaceMessagePrefix
 
 // Options configure a Ledger.
 type Options struct {
@@ -128,6 +128,9 @@ type Ledger struct {
 	id           string    // names this handle's grants (grant.By)
 	unused       []unused  // slots of finished grants to give back (release.go)
 	returned     int       // slots given back (measurement)
+	wrote        Grant     // the last ledger commit this handle wrote (under io)
+	granted      Grant     // the commit of its latest grant (under mu; see Granted)
+	grantsOwned  bool      // OwnGrants was called
 }
 
 // retryBroken is how long a process paces itself alone after the ledger
@@ -324,6 +327,7 @@ func (l *Ledger) reserve(ctx context.Context, size func() int) (time.Time, error
 		if err == nil {
 			l.wasted = 0
 			l.mu.Lock()
+			l.granted = l.wrote
 			l.gaveBackLocked(back)
 			l.grants++
 			if rotate || h.closed {

@@ -130,7 +130,13 @@ func (l *Ledger) write(ctx context.Context, h head, next state) error {
 		return fmt.Errorf("writebudget: encode: %w", err)
 	}
 	gh := l.client()
-	c := &github.Commit{Message: github.String(messagePrefix + string(body)), Tree: &github.Tree{SHA: github.String(refstate.EmptyTree)}}
+	// dated by this process's clock, as refstate's commits are: a grant's
+	// commit is also its dispatcher's claim commit, whose date is the claim's
+	at := l.o.Now().UTC().Truncate(time.Second)
+	sig := github.CommitAuthor{Name: github.String("mention-runner"), Email: github.String("mention-runner@users.noreply.github.com"),
+		Date: &github.Timestamp{Time: at}}
+	c := &github.Commit{Message: github.String(messagePrefix + string(body)), Tree: &github.Tree{SHA: github.String(refstate.EmptyTree)},
+		Author: &sig, Committer: &sig}
 	if parent != "" {
 		c.Parents = []*github.Commit{{SHA: github.String(parent)}}
 	}
@@ -169,6 +175,7 @@ func (l *Ledger) write(ctx context.Context, h head, next state) error {
 	}
 	if err == nil {
 		l.remember(got.GetSHA(), next)
+		l.wrote = Grant{Commit: got.GetSHA(), At: at, Holder: next.Holder}
 		return nil
 	}
 	if unprocessable(err) {

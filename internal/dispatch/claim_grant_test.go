@@ -1,0 +1,190 @@
+package dispatch
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/githubsim"
+	"github.com/mention-runner/mention-runner/internal/testkit/fakeclock"
+	"github.com/mention-runner/mention-runner/internal/transport"
+)
+
+// A fresh wired dispatcher (a `dispatcher once`) claims with its first
+// grant's commit: the claim reads as claimed by the ledger handle's
+// holder, a second dispatcher leaves it alone while the lease runs, and
+// after the lease exactly one takes it over.
+func TestClaimOnGrantCommit(t *testing.T) {
+	e := newEnv(t)
+	clk := fakeclock.New(time.Now().UTC())
+	withClock := func(c *Config) { c.Now = clk.Now; c.ClaimLease = 5 * time.Minute }
+	n := e.issue("x")
+	c := e.comment(n, "alice", "@mrbot do it")
+	jobID := transport.JobID(c.GetNodeID())
+	trig := func() *Trigger { return e.trigger("issue_comment", n, c.GetID()) }
+
+	dead := e.wiredDispatcher(clk, withClock)
+	require.True(t, dead.cl.grants, "a ledger used by one dispatcher lends it its grants")
+	ok, err := dead.claim(e.ctx(), jobID)
+	require.NoError(t, err)
+	require.True(t, ok)
+	st, err := dead.states().Read(e.ctx(), DedupeRef(jobID))
+	require.NoError(t, err)
+	require.NotNil(t, st)
+	assert.Equal(t, StatusClaimed, st.Status)
+	assert.NotEqual(t, dead.cl.holder, st.Holder, "the ledger handle's holder, not a claim commit's")
+	assert.True(t, dead.mine(st.Holder))
+	c0, _, err := e.gh.Git.GetCommit(e.ctx(), "ops", "control", st.Commit)
+	require.NoError(t, err)
+	assert.Contains(t, c0.GetMessage(), contract.PaceMessagePrefix, "the claim ref points at the grant's commit")
+	assert.WithinDuration(t, clk.Now(), st.At, 2*time.Second)
+	// ... and the process dies here.
+
+	_, err = e.wiredDispatcher(clk, withClock).Handle(e.ctx(), trig())
+	var ce *ClaimedError
+	require.ErrorAs(t, err, &ce, "a live claim is left alone")
+	assert.Equal(t, st.Holder, ce.Holder)
+	assert.Empty(t, e.sim.Dispatches(control))
+
+	clk.Advance(6 * time.Minute)
+	var wg sync.WaitGroup
+	var dispatched atomic.Int32
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dec, err := e.wiredDispatcher(clk, withClock).Handle(e.ctx(), trig())
+			switch {
+			case errors.As(err, new(*ClaimedError)):
+			case err != nil:
+				t.Errorf("unexpected: %v", err)
+			case dec.Decision == Dispatch:
+				dispatched.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, int32(1), dispatched.Load(), "exactly one takes the claim over")
+	assert.Len(t, e.sim.Dispatches(control), 1)
+	assert.Equal(t, StatusDispatched, e.claimState(jobID))
+	require.NoError(t, dead.settle(e.ctx(), jobID, StatusDispatched))
+	assert.Equal(t, StatusDispatched, e.claimState(jobID), "the dead holder's late mark loses")
+}
+
+// Two dispatchers sharing one ledger handle would each take a claim on
+// the shared grant commit as their own: only the first may use them.
+func TestGrantCommitsOwnedOnce(t *testing.T) {
+	e := newEnv(t)
+	clk := fakeclock.New(time.Now().UTC())
+	d := e.wiredDispatcher(clk)
+	require.True(t, d.cl.grants)
+	other, err := New(e.cfg, Clients{GitHub: e.gh, Dispatch: e.dsp, Budget: d.budget})
+	require.NoError(t, err)
+	assert.False(t, other.cl.grants)
+}
+
+// Every write of a fresh wired dispatcher's mention applied and its answer
+// lost, one at a time, each cycle a fresh process (`dispatcher once`) or
+// the same one: the mention ends dispatched once and is never lost.
+func TestClaimOnGrantLostAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		name, method, path string
+		kind               githubsim.FaultKind
+		onCall             int
+		maxDispatches      int
+	}{
+		{"ledger commit", "POST", "/repos/ops/control/git/commits", githubsim.FaultStatus502, 1, 1},
+		{"ledger move", "PATCH", "/repos/ops/control/git/refs/mention-runner/pace/*", githubsim.FaultStatus502, 1, 1},
+		{"claim ref", "POST", "/repos/ops/control/git/refs", githubsim.FaultStatus502, 1, 1},
+		{"claim ref reset", "POST", "/repos/ops/control/git/refs", githubsim.FaultReset, 1, 1},
+		{"dispatched commit", "POST", "/repos/ops/control/git/commits", githubsim.FaultStatus502, 2, 1},
+		{"dispatch", "POST", "/repos/ops/control/dispatches", githubsim.FaultStatus502, 1, 2},
+		{"mark dispatched", "PATCH", "/repos/ops/control/git/refs/mention-runner/dispatched/*", githubsim.FaultStatus502, 1, 1},
+	} {
+		for _, fresh := range []bool{false, true} {
+			name := tc.name + "/same process"
+			if fresh {
+				name = tc.name + "/fresh process"
+			}
+			t.Run(name, func(t *testing.T) {
+				e := newEnv(t)
+				clk := fakeclock.New(time.Now().UTC())
+				n := e.issue("x")
+				c := e.comment(n, "alice", "@mrbot do it")
+				e.sim.AddFault(githubsim.Fault{Method: tc.method, Path: tc.path, Kind: tc.kind, OnCall: tc.onCall, AfterApply: true, Delay: 50 * time.Millisecond})
+				event := func(c *Config) { c.FlushEach = true }
+				d := e.wiredDispatcher(clk, event)
+				var jobID string
+				for cycle := 0; cycle < 4; cycle++ {
+					if fresh && cycle > 0 {
+						d = e.wiredDispatcher(clk, event)
+					}
+					dec, err := d.Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
+					jobID = dec.JobID
+					if err == nil {
+						break
+					}
+					t.Logf("cycle %d: %v", cycle, err)
+					var ce *ClaimedError
+					if errors.As(err, &ce) {
+						require.True(t, fresh, "our own claim must be recognised: %v", err)
+						// a fresh process finds the dead one's claim: the lease runs out
+						e.later(DefaultClaimLease + time.Minute)
+						clk.Advance(DefaultClaimLease + time.Minute)
+					}
+				}
+				assert.Equal(t, StatusDispatched, e.claimState(jobID))
+				got := len(e.sim.Dispatches(control))
+				assert.GreaterOrEqual(t, got, 1, "never lost")
+				assert.LessOrEqual(t, got, tc.maxDispatches)
+				dec, err := e.wiredDispatcher(clk).Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
+				require.NoError(t, err)
+				assert.Equal(t, Ignore, dec.Decision)
+			})
+		}
+	}
+}
+
+// A deployment upgraded in place: claims made before (their own claim
+// commits) are read as before: dispatched ones are not sent again, a live
+// one is left alone, a dead one is taken over once, by a dispatcher that
+// claims with its grants.
+func TestClaimUpgradeFromClaimCommits(t *testing.T) {
+	e := newEnv(t)
+	clk := fakeclock.New(time.Now().UTC())
+	withClock := func(c *Config) { c.Now = clk.Now; c.ClaimLease = 5 * time.Minute }
+	mention := func(title string) (*Trigger, string) {
+		n := e.issue(title)
+		c := e.comment(n, "alice", "@mrbot "+title)
+		return e.trigger("issue_comment", n, c.GetID()), transport.JobID(c.GetNodeID())
+	}
+	old := e.dispatcher(withClock) // no ledger: claim commits of its own
+	done, doneID := mention("done before")
+	dec, err := old.Handle(e.ctx(), done)
+	require.NoError(t, err)
+	require.Equal(t, Dispatch, dec.Decision)
+	live, liveID := mention("claimed before")
+	ok, err := old.claim(e.ctx(), liveID)
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	d := e.wiredDispatcher(clk, withClock)
+	dec, err = d.Handle(e.ctx(), done)
+	require.NoError(t, err)
+	assert.Equal(t, Ignore, dec.Decision, dec.Reason)
+	_, err = d.Handle(e.ctx(), live)
+	require.ErrorAs(t, err, new(*ClaimedError))
+	clk.Advance(6 * time.Minute)
+	dec, err = d.Handle(e.ctx(), live)
+	require.NoError(t, err)
+	assert.Equal(t, Dispatch, dec.Decision, dec.Reason)
+	assert.Len(t, e.sim.Dispatches(control), 2)
+	assert.Equal(t, StatusDispatched, e.claimState(doneID))
+	assert.Equal(t, StatusDispatched, e.claimState(liveID))
+}
