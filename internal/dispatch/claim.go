@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/refstate"
@@ -79,6 +78,7 @@ type claims struct {
 	rel         map[string]refstate.Mark // claim commit → its released commit
 	held        map[string]refstate.Mark // jobid → the claim commit we hold it with
 	sent        map[string]bool          // jobid → dispatched but not yet marked
+	making      map[string]chan struct{} // status+claim commit → closed when its next commit is made (or failed)
 }
 
 func newHolder() string { return "dispatcher-" + uuid.NewString() }
@@ -166,7 +166,9 @@ func (d *Dispatcher) claim(ctx context.Context, jobID string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	cur, created, err := d.states().Create(ctx, DedupeRef(jobID), m)
+	// The claim may go out on credit beside the ref update that records
+	// the process's grant (writebudget.OnCredit): often its commit is m.
+	cur, created, err := d.states().Create(writebudget.OnCredit(ctx), DedupeRef(jobID), m)
 	if err != nil {
 		return false, fmt.Errorf("claim mention %s: %w", jobID, err)
 	}
@@ -178,10 +180,11 @@ func (d *Dispatcher) claim(ctx context.Context, jobID string) (bool, error) {
 }
 
 // claimAhead is claim, with the commit that will mark the claim dispatched
-// made at the same time when this process has none yet for its claim
-// commit (a fresh process): settling then costs one request, not two.
-// That commit is only an object until a ref points at it; unused, it is
-// harmless.
+// made meanwhile when this process has none yet for its claim commit (a
+// fresh process): settling then costs one request, not two. The claim
+// does not wait for it (the dispatch goes beside it; settling waits for
+// it, see nextMark). That commit is only an object until a ref points at
+// it; unused, it is harmless.
 func (d *Dispatcher) claimAhead(ctx context.Context, jobID string) (bool, error) {
 	m, err := d.claimMark(ctx)
 	if err != nil {
@@ -190,19 +193,14 @@ func (d *Dispatcher) claimAhead(ctx context.Context, jobID string) (bool, error)
 	d.mu.Lock()
 	_, made := d.cl.done[m.Commit]
 	d.mu.Unlock()
-	if made {
-		return d.claim(ctx, jobID)
+	if !made {
+		go func() {
+			if _, err := d.nextMark(ctx, m, StatusDispatched); err != nil && ctx.Err() == nil {
+				d.cfg.Logger.Warn("could not prepare the dispatched mark; settling makes it", "error", err.Error())
+			}
+		}()
 	}
-	var g errgroup.Group
-	var ok bool
-	g.Go(func() (err error) { ok, err = d.claim(ctx, jobID); return err })
-	g.Go(func() error {
-		if _, err := d.nextMark(ctx, m, StatusDispatched); err != nil {
-			d.cfg.Logger.Warn("could not prepare the dispatched mark; settling makes it", "error", err.Error())
-		}
-		return nil
-	})
-	return ok, g.Wait()
+	return d.claim(ctx, jobID)
 }
 
 // resolve decides on an existing claim ref in state cur.
@@ -274,26 +272,44 @@ func (d *Dispatcher) settle(ctx context.Context, jobID, status string) error {
 }
 
 // nextMark returns the commit that moves claim commit claimM to status
-// (dispatched or released), made once per claim commit and reused.
+// (dispatched or released), made once per claim commit and reused: a
+// caller finding it being made waits for that.
 func (d *Dispatcher) nextMark(ctx context.Context, claimM refstate.Mark, status string) (refstate.Mark, error) {
-	d.mu.Lock()
-	cache := d.cl.done
-	if status == StatusReleased {
-		cache = d.cl.rel
-	}
-	next, cached := cache[claimM.Commit]
-	d.mu.Unlock()
-	if cached {
-		return next, nil
-	}
-	next, err := d.states().NewMark(ctx, status, d.cl.holder, claimM.Commit)
-	if err != nil {
+	key := status + " " + claimM.Commit
+	for {
+		d.mu.Lock()
+		cache := d.cl.done
+		if status == StatusReleased {
+			cache = d.cl.rel
+		}
+		if next, cached := cache[claimM.Commit]; cached {
+			d.mu.Unlock()
+			return next, nil
+		}
+		ch, making := d.cl.making[key]
+		if !making {
+			ch = make(chan struct{})
+			d.cl.making[key] = ch
+		}
+		d.mu.Unlock()
+		if making {
+			select {
+			case <-ch:
+				continue // made, or failed: look again (and make it)
+			case <-ctx.Done():
+				return refstate.Mark{}, ctx.Err()
+			}
+		}
+		next, err := d.states().NewMark(ctx, status, d.cl.holder, claimM.Commit)
+		d.mu.Lock()
+		if err == nil {
+			cache[claimM.Commit] = next
+		}
+		delete(d.cl.making, key)
+		close(ch)
+		d.mu.Unlock()
 		return next, err
 	}
-	d.mu.Lock()
-	cache[claimM.Commit] = next
-	d.mu.Unlock()
-	return next, nil
 }
 
 // release gives a claim up after a failed send, so a later cycle (of any

@@ -87,7 +87,7 @@ func New(cfg Config, c Clients) (*Dispatcher, error) {
 		return nil, errors.New("dispatch: a GitHub client is required unless in a dry run")
 	}
 	d := &Dispatcher{cfg: cfg, gh: c.GitHub, ctl: c.Control, dsp: c.Dispatch, budget: c.Budget, cl: claims{holder: cfg.Holder,
-		done: map[string]refstate.Mark{}, rel: map[string]refstate.Mark{}, held: map[string]refstate.Mark{}, sent: map[string]bool{}}}
+		done: map[string]refstate.Mark{}, rel: map[string]refstate.Mark{}, held: map[string]refstate.Mark{}, sent: map[string]bool{}, making: map[string]chan struct{}{}}}
 	if gb, ok := c.Budget.(grantBudget); ok {
 		d.cl.grants = gb.OwnGrants()
 	}

@@ -11,8 +11,8 @@ import (
 )
 
 // TestGrantedIsTheLatestGrantsCommit: Granted waits for a grant when none
-// is held (taking one, or the one Ready takes) and returns the commit that
-// recorded it, dated by the ledger's clock and naming the handle's holder;
+// is held (taking one, or the one Ready takes) until its commit is made
+// and returns that commit, dated by the ledger's clock and naming the handle's holder;
 // with slots held it returns at once, and the next grant's commit follows.
 func TestGrantedIsTheLatestGrantsCommit(t *testing.T) {
 	w := newWorld(t)
@@ -21,6 +21,9 @@ func TestGrantedIsTheLatestGrantsCommit(t *testing.T) {
 	g, ok, err := l.Granted(ctx)
 	require.NoError(t, err)
 	require.True(t, ok, "no slot held: a grant is taken")
+	// Granted returned once the grant's commit was made; Ready waits for
+	// the grant being recorded
+	require.NoError(t, l.Ready(ctx, 1))
 	grants, _, _ := l.Stats()
 	assert.Equal(t, 1, grants)
 	assert.Equal(t, "a", g.Holder)

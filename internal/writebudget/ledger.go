@@ -45,7 +45,10 @@ const (
 	DefaultHold        = 15 * time.Second
 	DefaultRotateEvery = 1000
 	DefaultRotateAfter = 24 * time.Hour
-	DefaultSpare       = 2
+	// DefaultSpare is what a dispatcher's lost compare-and-swap leaves
+	// unrecorded: the ledger commit and the refused ref update
+	// (SelfCost 2), and the one write it took on credit (credit.go).
+	DefaultSpare = 3
 )
 
 // messagePrefix starts every ledger commit's message.
@@ -89,9 +92,10 @@ type Options struct {
 	// Spare slots of each window are never granted: a process that pays
 	// for its own ledger updates (SelfCost > 0) and loses a
 	// compare-and-swap has made a commit and a refused ref update no
-	// ledger records; they land in the spare. 0 = DefaultSpare (the one
-	// such process, the dispatcher; publish writes the ledger with the
-	// workflow's token); negative = none.
+	// ledger records, and maybe a write on credit (credit.go); they land
+	// in the spare. 0 = DefaultSpare (the one such process, the
+	// dispatcher; publish writes the ledger with the workflow's token);
+	// negative = none.
 	Spare int
 
 	Now   func() time.Time
@@ -130,7 +134,14 @@ type Ledger struct {
 	returned     int       // slots given back (measurement)
 	wrote        Grant     // the last ledger commit this handle wrote (under io)
 	granted      Grant     // the commit of its latest grant (under mu; see Granted)
-	grantsOwned  bool      // OwnGrants was called
+	// A grant's commit, made but not yet on the ledger (its ref update in
+	// flight), may take one write on credit (credit.go); under mu.
+	announce    bool          // reserve's write announces its commit (under io)
+	pending     Grant         // that commit
+	pendingCh   chan struct{} // closed when the grant being taken has one
+	credit      int           // writes taken on credit against pending
+	credited    int           // of the grant just held, taken on credit
+	grantsOwned bool          // OwnGrants was called
 }
 
 // retryBroken is how long a process paces itself alone after the ledger
@@ -323,10 +334,14 @@ func (l *Ledger) reserve(ctx context.Context, size func() int) (time.Time, error
 		next.Grants = append(next.Grants, grant{At: at.UnixMilli(), N: need, By: l.id})
 		next.Holder = l.o.Holder
 		next.Closed = rotate
+		l.announce = true
 		err = l.write(ctx, h, next)
+		l.announce = false
+		credit := l.settleCredit(err)
 		if err == nil {
 			l.wasted = 0
 			l.mu.Lock()
+			l.credited = credit
 			l.granted = l.wrote
 			l.gaveBackLocked(back)
 			l.grants++

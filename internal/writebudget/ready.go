@@ -69,6 +69,10 @@ func (l *Ledger) take(ctx context.Context) error {
 			return nil // pacing alone for now (see Options.Warn)
 		}
 		if ch := l.inflight; ch != nil {
+			if l.onCreditLocked(ctx) {
+				l.mu.Unlock()
+				return nil
+			}
 			l.mu.Unlock()
 			select {
 			case <-ch:
@@ -130,12 +134,23 @@ func (l *Ledger) nextBlockLocked(now time.Time) int {
 // ledger that fails otherwise leaves the process pacing alone for
 // retryBroken (Options.Warn hears why).
 func (l *Ledger) reserveHeld(ctx context.Context) error {
+	take := l.beginReserveLocked()
+	l.mu.Unlock()
+	return take(ctx)
+}
+
+// beginReserveLocked marks a grant as being taken (l.inflight) and
+// returns what takes it, to be called without l.mu.
+func (l *Ledger) beginReserveLocked() func(ctx context.Context) error {
 	now := l.o.Now()
 	block := l.nextBlockLocked(now)
 	ch := make(chan struct{})
-	l.inflight = ch
-	l.mu.Unlock()
+	l.inflight, l.pendingCh = ch, make(chan struct{})
+	return func(ctx context.Context) error { return l.takeGrant(ctx, now, block, ch) }
+}
 
+// takeGrant takes the grant beginReserveLocked began (see reserveHeld).
+func (l *Ledger) takeGrant(ctx context.Context, now time.Time, block int, ch chan struct{}) error {
 	n := block
 	size := func() int {
 		l.mu.Lock()
@@ -150,10 +165,16 @@ func (l *Ledger) reserveHeld(ctx context.Context) error {
 	l.mu.Lock()
 	l.inflight = nil
 	close(ch)
+	if l.pendingCh != nil {
+		close(l.pendingCh)
+		l.pendingCh = nil
+	}
 	switch {
 	case err == nil:
 		l.want = 0
-		h := &held{slots: n, at: at, until: at.Add(l.o.Hold)}
+		// a write taken on credit used one of its slots already
+		h := &held{slots: max(n-l.credited, 0), at: at, until: at.Add(l.o.Hold)}
+		l.credited = 0
 		l.held = append(l.held, h)
 		l.last = h
 	case ctx.Err() != nil:

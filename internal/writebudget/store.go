@@ -144,6 +144,9 @@ func (l *Ledger) write(ctx context.Context, h head, next state) error {
 	if err != nil {
 		return fmt.Errorf("writebudget: commit the ledger: %w", err)
 	}
+	if l.announce {
+		l.announceLocked(Grant{Commit: got.GetSHA(), At: at, Holder: next.Holder})
+	}
 	name := contract.PaceGenRef(l.o.Account, gen)
 	ref := &github.Reference{Ref: github.String(name), Object: &github.GitObject{SHA: github.String(got.GetSHA())}}
 	if parent == "" {
