@@ -17,7 +17,7 @@ import (
 // settings: exit 0 and all ✓ on a good setup; exit 1 with a ✗ and its fix
 // when ALLOWED_USERS is missing (which other commands refuse as usage).
 func TestDoctorCommand(t *testing.T) {
-	t.Parallel() // mostly the dispatcher's 1 s write gap
+	t.Parallel()
 	sim, base := simfixture.Start(t, githubsim.Options{Seed: 1})
 	simfixture.Writer(t, sim, "ops/control", "mrbot", "tok", true)
 	sim.AddToken("ops-tok", "ops")
@@ -28,7 +28,10 @@ func TestDoctorCommand(t *testing.T) {
 		&github.RepositoryContentFileOptions{Message: github.String("add workflow"), Content: wf})
 	require.NoError(t, err)
 
-	vars := map[string]string{"BOT_LOGIN": "mrbot", "BOT_TOKEN": "tok", "CONTROL_REPO": "ops/control", "ALLOWED_USERS": "alice", "GITHUB_API_URL": base}
+	// WRITE_GAP=0s: the doctor's probe writes would each wait the 1 s gap
+	// (pacing is TestWriteGapSetting's and ghclient's).
+	vars := map[string]string{"BOT_LOGIN": "mrbot", "BOT_TOKEN": "tok", "CONTROL_REPO": "ops/control", "ALLOWED_USERS": "alice", "GITHUB_API_URL": base,
+		"WRITE_GAP": "0s"}
 	code, out, errs := run(t, vars, "doctor")
 	assert.Equal(t, 0, code, out+errs)
 	assert.Contains(t, out, "✓ token scopes: notifications, repo")

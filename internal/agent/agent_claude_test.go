@@ -197,37 +197,3 @@ func TestClaudeAPIFailure(t *testing.T) {
 	out, err := f.run(t, eng)
 	f.requireEngineFailure(t, out, err, "500")
 }
-
-// TestClaudeReadScope: the engine reads the checkout and its context file,
-// nothing else, and has no shell or file-writing tools.
-func TestClaudeReadScope(t *testing.T) {
-	t.Parallel() // a real CLI run: mostly waiting on the process
-	script := fakemodel.Sequence(
-		toolUse("Read", map[string]any{"file_path": "README.md"}),
-		toolUse("Read", map[string]any{"file_path": "/etc/hostname"}),
-		toolUse("Bash", map[string]any{"command": "env > /tmp/leak"}),
-		toolUse("Write", map[string]any{"file_path": "x.txt", "content": "x"}),
-		toolUse("mcp__gate__noop", map[string]any{"reason": "just looking"}),
-		fakemodel.Text("done"),
-	)
-	f, fake, eng := claudeFixture(t, "@helperbot look around", script)
-	out, err := f.run(t, eng)
-	require.NoError(t, err)
-	assert.True(t, out.Deliverable, "noop counts as a deliverable")
-
-	agent := fake.AgentRequests()
-	require.Len(t, agent, 6)
-	result := func(i int) fakemodel.Block {
-		rs := agent[i].ToolResults()
-		require.NotEmpty(t, rs)
-		return rs[len(rs)-1]
-	}
-	assert.False(t, result(1).IsError, "reading the checkout is allowed: %s", result(1).Content)
-	assert.Contains(t, result(1).Content, "# hello")
-	for i, what := range map[int]string{2: "read outside the checkout", 3: "Bash", 4: "Write"} {
-		assert.True(t, result(i).IsError, "%s must be refused: %s", what, result(i).Content)
-	}
-	assert.ElementsMatch(t, []string{"Read", "Glob", "Grep", "mcp__gate__add_comment", "mcp__gate__create_issue",
-		"mcp__gate__create_pull_request", "mcp__gate__noop"}, agent[0].ToolNames())
-	assert.NoFileExists(t, filepath.Join(f.dir, "target", "x.txt"))
-}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,12 +18,16 @@ import (
 	"github.com/mention-runner/mention-runner/internal/engine/gemini"
 	"github.com/mention-runner/mention-runner/internal/fakemodel"
 	"github.com/mention-runner/mention-runner/internal/hostile"
-	"github.com/mention-runner/mention-runner/internal/outputs"
 )
 
 // TestEngineReadsCheckout: by default the engine reads the checkout
 // through the runner's file tools and is offered no tool that changes a
-// file.
+// file. The checkout is the hostile repository of internal/hostile (which
+// carries the Codex and Gemini project files too), so the same run (one
+// CLI start) shows the engine reads GEMINI.md and AGENTS.md as data, loads
+// none of the project files as configuration or instructions, starts
+// nothing from them, and talks only to the configured API with the
+// runner's key.
 func TestEngineReadsCheckout(t *testing.T) {
 	forEachCLIEngine(t, func(t *testing.T, ce cliEngine) {
 		script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
@@ -30,18 +35,24 @@ func TestEngineReadsCheckout(t *testing.T) {
 			case 0:
 				return toolUse(ce.fileTool(contract.ToolReadFile), map[string]any{"path": "README.md"})
 			case 1:
+				return toolUse(ce.fileTool(contract.ToolReadFile), map[string]any{"path": "GEMINI.md"})
+			case 2:
+				return toolUse(ce.fileTool(contract.ToolReadFile), map[string]any{"path": "AGENTS.md"})
+			case 3:
 				return toolUse(ce.gateTool("add_comment"), map[string]any{"repo": testRepo, "number": testNumber, "body": "The README says: " + lastToolResult(t, req).Content})
 			}
 			return fakemodel.Text("Done.")
 		})
 		f := newFixture(t, "@helperbot what does the README say?")
+		canaryDir, canaries := hostileTarget(t, f)
 		eng, fake := ce.start(t, f, script)
+		f.env["MR_TIMEOUT"] = "3m"
 
 		out, err := f.run(t, eng)
 		require.NoError(t, err)
 		assert.Equal(t, contract.StatusCompleted, out.Status)
 		agent := fake.AgentRequests()
-		require.Len(t, agent, 3)
+		require.Len(t, agent, 5, "the model traffic went to the configured API")
 		names := agent[0].ToolNames()
 		for _, tool := range contract.ReadFileTools {
 			assert.Contains(t, names, ce.fileTool(tool))
@@ -51,7 +62,22 @@ func TestEngineReadsCheckout(t *testing.T) {
 		}
 		read := lastToolResult(t, agent[1])
 		assert.False(t, read.IsError, read.Content)
-		assert.Contains(t, read.Content, "# hello")
+		assert.Contains(t, read.Content, "# hostile")
+		for i := 2; i <= 3; i++ {
+			r := lastToolResult(t, agent[i])
+			assert.False(t, r.IsError, "reading the checkout is allowed: %s", r.Content)
+			assert.Contains(t, r.Content, hostile.CLAUDEMDMarker, "the instruction file is readable as data")
+		}
+
+		// nothing of the hostile repository instructed, configured or ran
+		for _, r := range fake.Requests() {
+			assert.NotContains(t, r.System, hostile.CLAUDEMDMarker, "request %d: the repository's instructions reached the system prompt", r.Seq)
+			assert.NotContains(t, string(r.Body), "stolen")
+			assert.Equal(t, claudetest.DummyAPIKey, apiKey(r), "the key is the runner's, not the repository's .env")
+		}
+		assert.NotContains(t, string(agent[0].Body), hostile.CLAUDEMDMarker, "nothing of the repository is loaded before the model reads it")
+		noCanaries(t, canaryDir, canaries)
+		assert.Eventually(t, func() bool { return len(liveProcessesMentioning(f.runDir())) == 0 }, 10*time.Second, 20*time.Millisecond)
 
 		// the session's [User] is the task, never the rendered prompt the CLI may echo
 		users := 0
@@ -68,13 +94,42 @@ func TestEngineReadsCheckout(t *testing.T) {
 }
 
 // TestEngineHostileRepoPRTools: with the pull-request tool set (Edit,
-// Write) on the hostile repository the engine edits files in the checkout,
-// the gate commits them into a pull request entry, and still nothing from
-// the repository runs or instructs the model.
+// Write) on the hostile repository the engine reads and writes inside its
+// checkout and nowhere else — not /etc, not /proc, not the run directory
+// (its record, outputs.jsonl, the gate's config), not its home, not
+// through ".." — then edits files in the checkout, the gate commits them
+// into a pull request entry, and still nothing from the repository runs or
+// instructs the model. One CLI start carries both (each costs seconds of
+// CPU).
 func TestEngineHostileRepoPRTools(t *testing.T) {
 	forEachCLIEngine(t, func(t *testing.T, ce cliEngine) {
+		var f *fixture
+		outsideFile := filepath.Join(os.TempDir(), "mr-outside-"+strings.ReplaceAll(t.Name(), "/", "_"))
+		fileTool := ce.fileTool
+		tries := []probe{
+			{fileTool(contract.ToolReadFile), func() map[string]any { return map[string]any{"path": "/etc/passwd"} }},
+			{fileTool(contract.ToolReadFile), func() map[string]any { return map[string]any{"path": "/proc/self/environ"} }},
+			{fileTool(contract.ToolReadFile), func() map[string]any { return map[string]any{"path": filepath.Join(f.runDir(), GateConfigFile)} }},
+			{fileTool(contract.ToolReadFile), func() map[string]any { return map[string]any{"path": "../runs/context.json"} }},
+			{fileTool(contract.ToolReadFile), func() map[string]any { return map[string]any{"path": "~/.gemini/settings.json"} }},
+			{fileTool(contract.ToolListFiles), func() map[string]any { return map[string]any{"path": "/etc"} }},
+			{fileTool(contract.ToolSearchFiles), func() map[string]any { return map[string]any{"pattern": "root", "path": "/etc"} }},
+			{fileTool(contract.ToolWriteFile), func() map[string]any { return map[string]any{"path": outsideFile, "content": "x"} }},
+			{fileTool(contract.ToolWriteFile), func() map[string]any {
+				return map[string]any{"path": filepath.Join(f.runDir(), contract.OutputsFile), "content": `{"kind":"comment"}`}
+			}},
+			{fileTool(contract.ToolWriteFile), func() map[string]any { return map[string]any{"path": "../escape.txt", "content": "x"} }},
+			{fileTool(contract.ToolWriteFile), func() map[string]any { return map[string]any{"path": "~/.bashrc", "content": "x"} }},
+			{fileTool(contract.ToolEditFile), func() map[string]any {
+				return map[string]any{"path": filepath.Join(f.runDir(), AgentContextFile), "old_string": "trigger_comment", "new_string": "x"}
+			}},
+		}
+		n := len(tries)
 		script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
-			switch req.Turn() {
+			if i := req.Turn(); i < n {
+				return toolUse(tries[i].tool, tries[i].args())
+			}
+			switch req.Turn() - n {
 			case 0:
 				return toolUse(ce.fileTool(contract.ToolReadFile), map[string]any{"path": "README.md"})
 			case 1:
@@ -86,18 +141,37 @@ func TestEngineHostileRepoPRTools(t *testing.T) {
 			}
 			return fakemodel.Text("Opened a PR.")
 		})
-		f := newFixture(t, "@helperbot fix the readme")
+		f = newFixture(t, "@helperbot look outside, then fix the readme")
 		canaryDir, canaries := hostileTarget(t, f)
 		f.env["MR_ALLOWED_TOOLS"] = "Edit,Write"
+		f.env["MR_MAX_TURNS"] = "30"
 		eng, fake := ce.start(t, f, script)
 		f.env["MR_TIMEOUT"] = "3m"
+		t.Cleanup(func() { os.Remove(outsideFile) })
 
 		out, err := f.run(t, eng)
 		require.NoError(t, err)
 		assert.Equal(t, contract.StatusCompleted, out.Status)
 		noCanaries(t, canaryDir, canaries)
 		agent := fake.AgentRequests()
-		requireFixedReadmePR(t, f, agent)
+		require.Len(t, agent, n+5)
+
+		// outside the checkout: every probe refused, nothing written
+		for i, tr := range tries {
+			res := lastToolResult(t, agent[i+1])
+			assert.Contains(t, res.Content, "outside the checkout", "%s %v must be refused", tr.tool, tr.args())
+			assert.NotContains(t, res.Content, "root:x:0:0", "no /etc/passwd content")
+			assert.NotContains(t, res.Content, "API_KEY", "no environment")
+		}
+		assert.NoFileExists(t, outsideFile)
+		assert.NoFileExists(t, filepath.Join(f.dir, "escape.txt"))
+		ctx, err := os.ReadFile(filepath.Join(f.runDir(), AgentContextFile))
+		require.NoError(t, err)
+		assert.Contains(t, string(ctx), "trigger_comment")
+
+		// inside: the edit becomes the pull request, the only entry of
+		// outputs.jsonl (the refused write added none)
+		requireFixedReadmePR(t, f, agent[n:])
 		for _, tool := range append(append([]string{}, contract.ReadFileTools...), contract.WriteFileTools...) {
 			assert.Contains(t, agent[0].ToolNames(), ce.fileTool(tool))
 		}
@@ -143,60 +217,6 @@ func probeResults(t *testing.T, f *fixture, eng engine.Engine, fake fakeAPI, n i
 		results[i] = lastToolResult(t, agent[i+1])
 	}
 	return results
-}
-
-// TestEngineOutsideCheckoutRefused: with the pull-request tool set the
-// engine reads and writes inside its checkout and nowhere else — not /etc,
-// not /proc, not the run directory (its record, outputs.jsonl, the gate's
-// config), not its home, not through "..".
-func TestEngineOutsideCheckoutRefused(t *testing.T) {
-	forEachCLIEngine(t, func(t *testing.T, ce cliEngine) {
-		var f *fixture
-		outsideFile := filepath.Join(os.TempDir(), "mr-outside-"+strings.ReplaceAll(t.Name(), "/", "_"))
-		fileTool := ce.fileTool
-		tries := []probe{
-			{fileTool(contract.ToolReadFile), func() map[string]any { return map[string]any{"path": "/etc/passwd"} }},
-			{fileTool(contract.ToolReadFile), func() map[string]any { return map[string]any{"path": "/proc/self/environ"} }},
-			{fileTool(contract.ToolReadFile), func() map[string]any { return map[string]any{"path": filepath.Join(f.runDir(), GateConfigFile)} }},
-			{fileTool(contract.ToolReadFile), func() map[string]any { return map[string]any{"path": "../runs/context.json"} }},
-			{fileTool(contract.ToolReadFile), func() map[string]any { return map[string]any{"path": "~/.gemini/settings.json"} }},
-			{fileTool(contract.ToolListFiles), func() map[string]any { return map[string]any{"path": "/etc"} }},
-			{fileTool(contract.ToolSearchFiles), func() map[string]any { return map[string]any{"pattern": "root", "path": "/etc"} }},
-			{fileTool(contract.ToolWriteFile), func() map[string]any { return map[string]any{"path": outsideFile, "content": "x"} }},
-			{fileTool(contract.ToolWriteFile), func() map[string]any {
-				return map[string]any{"path": filepath.Join(f.runDir(), contract.OutputsFile), "content": `{"kind":"comment"}`}
-			}},
-			{fileTool(contract.ToolWriteFile), func() map[string]any { return map[string]any{"path": "../escape.txt", "content": "x"} }},
-			{fileTool(contract.ToolWriteFile), func() map[string]any { return map[string]any{"path": "~/.bashrc", "content": "x"} }},
-			{fileTool(contract.ToolEditFile), func() map[string]any {
-				return map[string]any{"path": filepath.Join(f.runDir(), AgentContextFile), "old_string": "trigger_comment", "new_string": "x"}
-			}},
-		}
-		f = newFixture(t, "@helperbot look outside")
-		hostileTarget(t, f)
-		f.env["MR_ALLOWED_TOOLS"] = "Edit,Write"
-		f.env["MR_MAX_TURNS"] = "30"
-		eng, fake := ce.start(t, f, probeScript(tries, ce.gateTool("noop")))
-		f.env["MR_TIMEOUT"] = "3m"
-		t.Cleanup(func() { os.Remove(outsideFile) })
-
-		results := probeResults(t, f, eng, fake, len(tries))
-		for i, tr := range tries {
-			res := results[i]
-			assert.Contains(t, res.Content, "outside the checkout", "%s %v must be refused", tr.tool, tr.args())
-			assert.NotContains(t, res.Content, "root:x:0:0", "no /etc/passwd content")
-			assert.NotContains(t, res.Content, "API_KEY", "no environment")
-		}
-		assert.NoFileExists(t, outsideFile)
-		assert.NoFileExists(t, filepath.Join(f.dir, "escape.txt"))
-		es, err := outputs.ReadFile(filepath.Join(f.runDir(), contract.OutputsFile))
-		require.NoError(t, err)
-		require.Len(t, es, 1, "only the gate wrote outputs.jsonl")
-		assert.Equal(t, outputs.KindNoop, es[0].Kind)
-		ctx, err := os.ReadFile(filepath.Join(f.runDir(), AgentContextFile))
-		require.NoError(t, err)
-		assert.Contains(t, string(ctx), "trigger_comment")
-	})
 }
 
 // TestEngineRefusesUnkeepableSettings: a setting the engine cannot keep —

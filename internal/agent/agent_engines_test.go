@@ -18,7 +18,6 @@ import (
 	"github.com/mention-runner/mention-runner/internal/fakemodel"
 	fakegemini "github.com/mention-runner/mention-runner/internal/fakemodel/gemini"
 	fakeopenai "github.com/mention-runner/mention-runner/internal/fakemodel/openai"
-	"github.com/mention-runner/mention-runner/internal/hostile"
 	"github.com/mention-runner/mention-runner/internal/outputs"
 	"github.com/mention-runner/mention-runner/internal/policy"
 )
@@ -106,85 +105,80 @@ func lastToolResult(t *testing.T, req fakemodel.Request) fakemodel.Block {
 	return rs[len(rs)-1]
 }
 
+// TestEngineAllowedComment: one run of the CLI carries three properties
+// (each CLI start costs seconds of CPU): the gate refuses an issue under
+// here-only and the model reads the refusal (a denial is not a failure);
+// the comment the model writes instead is queued and recorded; and the
+// CLI's processes, seen from /proc while the model is asked, hold none of
+// the runner's GitHub or Actions credentials.
 func TestEngineAllowedComment(t *testing.T) {
 	forEachCLIEngine(t, func(t *testing.T, ce cliEngine) {
+		var seen [][]string
+		var url string
 		script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
-			if req.Turn() == 0 {
-				return toolUse(ce.gateTool("add_comment"), map[string]any{"repo": testRepo, "number": testNumber, "body": "It fails because of CRLF."})
+			switch req.Turn() {
+			case 0:
+				seen = environsMentioning(url)
+				return toolUse(ce.gateTool("create_issue"), map[string]any{"repo": testRepo, "title": "Track the bug", "body": "details"})
+			case 1:
+				if strings.Contains(lastToolResult(t, req).Content, "here-only") {
+					return toolUse(ce.gateTool("add_comment"), map[string]any{"repo": testRepo, "number": testNumber, "body": "It fails because of CRLF."})
+				}
+				return fakemodel.Text("the denial did not arrive")
 			}
 			return fakemodel.Text("Done: I commented.")
 		})
-		f := newFixture(t, "@helperbot why does the build fail?")
+		f := newFixture(t, "@helperbot !cfg here-only\nwhy does the build fail? open an issue for it")
 		eng, fake := ce.start(t, f, script)
+		url = fake.URL()
 
 		out, err := f.run(t, eng)
-		require.NoError(t, err)
+		require.NoError(t, err, "a denial is not a failure")
 		assert.Equal(t, contract.StatusCompleted, out.Status)
 		assert.True(t, out.Deliverable)
 		assert.Empty(t, fake.Problems())
 
+		// the denial reached the model, which adapted
+		agent := fake.AgentRequests()
+		require.Len(t, agent, 3)
+		assert.Contains(t, agent[0].UserText(), "why does the build fail?")
+		assert.Contains(t, agent[0].ToolNames(), ce.gateTool("add_comment"))
+		assert.Contains(t, lastToolResult(t, agent[1]).Content, "here-only allows comments only on octo/hello#42", "the denial reaches the model")
+		assert.Contains(t, lastToolResult(t, agent[2]).Content, "queued", "the allowed comment is queued")
+
 		entries, err := outputs.ReadFile(filepath.Join(f.runDir(), contract.OutputsFile))
 		require.NoError(t, err)
-		require.Len(t, entries, 1)
+		require.Len(t, entries, 1, "only the adapted comment is queued")
 		assert.Equal(t, policy.KindComment, entries[0].Kind)
 		assert.Equal(t, "It fails because of CRLF.", entries[0].Body)
 
-		agent := fake.AgentRequests()
-		require.Len(t, agent, 2)
-		assert.Contains(t, agent[0].UserText(), "why does the build fail?")
-		assert.Contains(t, agent[0].ToolNames(), ce.gateTool("add_comment"))
-		assert.Contains(t, lastToolResult(t, agent[1]).Content, "queued")
-
 		o := f.requireRecord(t)
 		assert.Equal(t, contract.StatusCompleted, o.Status)
-		ts := types(f.events(t))
+		evs := f.events(t)
+		ts := types(evs)
 		for _, want := range []string{"run.created", "config.loaded", "prompt.rendered", "run.started", "skill.indexed",
 			"tool.started", "tool.completed", "policy.allowed", "deliverable.check.completed", contract.EventAgentCompleted} {
 			assert.Contains(t, ts, want)
 		}
+		require.Len(t, eventsOf(evs, "policy.denied"), 1)
+		assert.Len(t, eventsOf(evs, "policy.allowed"), 1)
 		transcript, err := os.ReadFile(filepath.Join(f.runDir(), "transcript.md"))
 		require.NoError(t, err)
 		assert.Contains(t, string(transcript), ce.gateTool("add_comment"))
 		tools, err := os.ReadFile(filepath.Join(f.runDir(), "logs", "tools.jsonl"))
 		require.NoError(t, err)
 		assert.Contains(t, string(tools), ce.gateTool("add_comment"))
-	})
-}
 
-// TestEngineDenialAdapts: the gate refuses an issue under here-only; the
-// model reads the refusal and comments instead.
-func TestEngineDenialAdapts(t *testing.T) {
-	forEachCLIEngine(t, func(t *testing.T, ce cliEngine) {
-		script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
-			switch req.Turn() {
-			case 0:
-				return toolUse(ce.gateTool("create_issue"), map[string]any{"repo": testRepo, "title": "Track the bug", "body": "details"})
-			case 1:
-				if strings.Contains(lastToolResult(t, req).Content, "here-only") {
-					return toolUse(ce.gateTool("add_comment"), map[string]any{"repo": testRepo, "number": testNumber, "body": "I may not open issues here, so: the bug is CRLF."})
-				}
-				return fakemodel.Text("the denial did not arrive")
+		// no credential in the CLI's environment
+		require.NotEmpty(t, seen, "the engine's processes were found")
+		for _, env := range seen {
+			for _, kv := range env {
+				name, value, _ := strings.Cut(kv, "=")
+				assert.NotContains(t, []string{"GITHUB_TOKEN", "BOT_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "ACTIONS_RUNTIME_TOKEN"}, name)
+				assert.NotContains(t, value, f.env["GITHUB_TOKEN"])
+				assert.NotContains(t, value, f.env["BOT_TOKEN"])
 			}
-			return fakemodel.Text("Commented instead.")
-		})
-		f := newFixture(t, "@helperbot !cfg here-only\nopen an issue for this")
-		eng, fake := ce.start(t, f, script)
-
-		out, err := f.run(t, eng)
-		require.NoError(t, err, "a denial is not a failure")
-		assert.Equal(t, contract.StatusCompleted, out.Status)
-		agent := fake.AgentRequests()
-		require.Len(t, agent, 3)
-		assert.Contains(t, lastToolResult(t, agent[1]).Content, "here-only allows comments only on octo/hello#42")
-
-		entries, err := outputs.ReadFile(filepath.Join(f.runDir(), contract.OutputsFile))
-		require.NoError(t, err)
-		require.Len(t, entries, 1, "only the adapted comment is queued")
-		assert.Equal(t, policy.KindComment, entries[0].Kind)
-		f.requireRecord(t)
-		evs := f.events(t)
-		require.Len(t, eventsOf(evs, "policy.denied"), 1)
-		assert.Len(t, eventsOf(evs, "policy.allowed"), 1)
+		}
 	})
 }
 
@@ -248,90 +242,11 @@ func TestEngineAPIFailure(t *testing.T) {
 	})
 }
 
-// TestEngineHostileRepoRunsNothing: with the hostile repository of
-// internal/hostile (which carries the Codex and Gemini project files too)
-// as the checkout and the default (read-only) tools, the engine reads
-// GEMINI.md and AGENTS.md as data through the file tools, loads none of
-// the project files as configuration or instructions, starts nothing from
-// them, and talks only to the configured API with the runner's key.
-func TestEngineHostileRepoRunsNothing(t *testing.T) {
-	forEachCLIEngine(t, func(t *testing.T, ce cliEngine) {
-		script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
-			switch req.Turn() {
-			case 0:
-				return toolUse(ce.fileTool(contract.ToolReadFile), map[string]any{"path": "GEMINI.md"})
-			case 1:
-				return toolUse(ce.fileTool(contract.ToolReadFile), map[string]any{"path": "AGENTS.md"})
-			case 2:
-				return toolUse(ce.gateTool("noop"), map[string]any{"reason": "nothing to do"})
-			}
-			return fakemodel.Text("Nothing to do.")
-		})
-		f := newFixture(t, "@helperbot look at the repository")
-		canaryDir, canaries := hostileTarget(t, f)
-		eng, fake := ce.start(t, f, script)
-		f.env["MR_TIMEOUT"] = "3m"
-
-		out, err := f.run(t, eng)
-		require.NoError(t, err)
-		assert.Equal(t, contract.StatusCompleted, out.Status)
-		agent := fake.AgentRequests()
-		require.Len(t, agent, 4, "the model traffic went to the configured API")
-		for i := 1; i <= 2; i++ {
-			r := lastToolResult(t, agent[i])
-			assert.False(t, r.IsError, "reading the checkout is allowed: %s", r.Content)
-			assert.Contains(t, r.Content, hostile.CLAUDEMDMarker, "the instruction file is readable as data")
-		}
-		for _, tool := range contract.WriteFileTools {
-			assert.NotContains(t, agent[0].ToolNames(), ce.fileTool(tool), "no write tool by default")
-		}
-		for _, r := range fake.Requests() {
-			assert.NotContains(t, r.System, hostile.CLAUDEMDMarker, "request %d: the repository's instructions reached the system prompt", r.Seq)
-			assert.NotContains(t, string(r.Body), "stolen")
-			assert.Equal(t, claudetest.DummyAPIKey, apiKey(r), "the key is the runner's, not the repository's .env")
-		}
-		assert.NotContains(t, string(agent[0].Body), hostile.CLAUDEMDMarker, "nothing of the repository is loaded before the model reads it")
-		noCanaries(t, canaryDir, canaries)
-		assert.Eventually(t, func() bool { return len(liveProcessesMentioning(f.runDir())) == 0 }, 10*time.Second, 20*time.Millisecond)
-	})
-}
-
 func apiKey(r fakemodel.Request) string {
 	if k := r.Header.Get("x-goog-api-key"); k != "" {
 		return k
 	}
 	return strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-}
-
-// TestEngineEnvHasNoGitHubToken: the engine CLI's processes, seen from
-// /proc while the model is being asked, hold none of the runner's GitHub
-// or Actions credentials.
-func TestEngineEnvHasNoGitHubToken(t *testing.T) {
-	forEachCLIEngine(t, func(t *testing.T, ce cliEngine) {
-		var seen [][]string
-		var url string
-		script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
-			if req.Turn() == 0 {
-				seen = environsMentioning(url)
-			}
-			return fakemodel.Text("done")
-		})
-		f := newFixture(t, "@helperbot hello")
-		eng, fake := ce.start(t, f, script)
-		url = fake.URL()
-
-		_, err := f.run(t, eng)
-		require.NoError(t, err)
-		require.NotEmpty(t, seen, "the engine's processes were found")
-		for _, env := range seen {
-			for _, kv := range env {
-				name, value, _ := strings.Cut(kv, "=")
-				assert.NotContains(t, []string{"GITHUB_TOKEN", "BOT_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "ACTIONS_RUNTIME_TOKEN"}, name)
-				assert.NotContains(t, value, f.env["GITHUB_TOKEN"])
-				assert.NotContains(t, value, f.env["BOT_TOKEN"])
-			}
-		}
-	})
 }
 
 // environsMentioning returns the environments of live processes whose

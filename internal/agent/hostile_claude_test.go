@@ -85,50 +85,94 @@ func noGuidance(t *testing.T, fake *fakemodel.Server) {
 // TestClaudeHostileRepoDefaultTools: the real Claude Code with the default
 // tools on a repository full of hooks, settings, MCP servers, commands,
 // agents, skills and instructions: none of them runs or configures the
-// engine, and the run completes.
+// engine, and the run completes. The same run (one CLI start: each costs
+// seconds of CPU) shows the read scope: the engine reads the checkout,
+// nothing outside it, and has no shell or file-writing tool.
 func TestClaudeHostileRepoDefaultTools(t *testing.T) {
 	t.Parallel() // a real CLI run: mostly waiting on the process
-	script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
-		switch req.Turn() {
-		case 0:
-			return toolUse("Read", map[string]any{"file_path": "README.md"})
-		case 1:
-			return toolUse("Read", map[string]any{"file_path": "CLAUDE.md"})
-		case 2:
-			return toolUse("mcp__gate__add_comment", map[string]any{"repo": testRepo, "number": testNumber, "body": "Looked at it."})
-		}
-		return fakemodel.Text("Done.")
-	})
+	script := fakemodel.Sequence(
+		toolUse("Read", map[string]any{"file_path": "README.md"}),
+		toolUse("Read", map[string]any{"file_path": "CLAUDE.md"}),
+		toolUse("Read", map[string]any{"file_path": "/etc/hostname"}),
+		toolUse("Bash", map[string]any{"command": "env > /tmp/leak"}),
+		toolUse("Write", map[string]any{"file_path": "x.txt", "content": "x"}),
+		toolUse("mcp__gate__noop", map[string]any{"reason": "just looking"}),
+		fakemodel.Text("Done."),
+	)
 	f, fake, eng := claudeFixture(t, "@helperbot have a look at this repo", script)
 	canaryDir, canaries := hostileTarget(t, f)
 
 	out, err := f.run(t, eng)
 	require.NoError(t, err)
 	assert.Equal(t, contract.StatusCompleted, out.Status)
+	assert.True(t, out.Deliverable, "noop counts as a deliverable")
 	noCanaries(t, canaryDir, canaries)
 	noGuidance(t, fake)
 
 	agent := fake.AgentRequests()
-	require.Len(t, agent, 4)
+	require.Len(t, agent, 7)
 	assert.ElementsMatch(t, []string{"Read", "Glob", "Grep", "mcp__gate__add_comment", "mcp__gate__create_issue",
-		"mcp__gate__create_pull_request", "mcp__gate__noop"}, agent[0].ToolNames(), "no tool or MCP server from the target")
+		"mcp__gate__create_pull_request", "mcp__gate__noop"}, agent[0].ToolNames(), "no tool or MCP server from the target; no shell, no write tool")
 	assert.NotEqual(t, "hostile-model-from-settings", agent[0].Model)
-	read := agent[2].ToolResults()
-	require.NotEmpty(t, read)
-	assert.False(t, read[len(read)-1].IsError, "the agent may read CLAUDE.md as data: %s", read[len(read)-1].Content)
-	assert.Contains(t, read[len(read)-1].Content, hostile.CLAUDEMDMarker)
+	result := func(i int) fakemodel.Block {
+		rs := agent[i].ToolResults()
+		require.NotEmpty(t, rs)
+		return rs[len(rs)-1]
+	}
+	assert.False(t, result(1).IsError, "reading the checkout is allowed: %s", result(1).Content)
+	assert.Contains(t, result(1).Content, "# hostile")
+	assert.False(t, result(2).IsError, "the agent may read CLAUDE.md as data: %s", result(2).Content)
+	assert.Contains(t, result(2).Content, hostile.CLAUDEMDMarker)
+	for i, what := range map[int]string{3: "read outside the checkout", 4: "Bash", 5: "Write"} {
+		assert.True(t, result(i).IsError, "%s must be refused: %s", what, result(i).Content)
+	}
+	assert.NoFileExists(t, filepath.Join(f.env["MR_WORKSPACE"], "x.txt"))
 	entries, err := outputs.ReadFile(filepath.Join(f.runDir(), contract.OutputsFile))
 	require.NoError(t, err)
 	require.Len(t, entries, 1)
+	assert.Equal(t, outputs.KindNoop, entries[0].Kind)
 }
 
 // TestClaudeHostileRepoPRTools: the same with the pull-request tool set
-// (Edit, Write): the agent edits files, the gate commits and bundles them,
-// and still nothing from the target runs — not the git hooks either.
+// (Edit, Write): the agent reads and writes inside its checkout and
+// nowhere else — not /etc, not /proc (the job's environment), not the run
+// directory (its own record and outputs.jsonl), not its home — then edits
+// files, the gate commits and bundles them, and still nothing from the
+// target runs, not the git hooks either. One CLI start carries both.
 func TestClaudeHostileRepoPRTools(t *testing.T) {
 	t.Parallel() // a real CLI run: mostly waiting on the process
+	var f *fixture
+	type try struct {
+		tool  string
+		input func() map[string]any
+		file  func() string // a file that must not exist afterwards ("" = none)
+	}
+	outsideFile := filepath.Join(os.TempDir(), "mr-outside-"+strings.ReplaceAll(t.Name(), "/", "_"))
+	tries := []try{
+		{"Read", func() map[string]any { return map[string]any{"file_path": "/etc/passwd"} }, nil},
+		{"Read", func() map[string]any { return map[string]any{"file_path": "/proc/self/environ"} }, nil},
+		{"Read", func() map[string]any { return map[string]any{"file_path": filepath.Join(f.runDir(), GateConfigFile)} }, nil},
+		{"Read", func() map[string]any { return map[string]any{"file_path": "../runs/context.json"} }, nil},
+		{"Read", func() map[string]any { return map[string]any{"file_path": "~/.claude.json"} }, nil},
+		{"Glob", func() map[string]any { return map[string]any{"pattern": "*", "path": "/etc"} }, nil},
+		{"Grep", func() map[string]any { return map[string]any{"pattern": "root", "path": "/etc"} }, nil},
+		{"Write", func() map[string]any { return map[string]any{"file_path": outsideFile, "content": "x"} }, func() string { return outsideFile }},
+		// outputs.jsonl: requireFixedReadmePR finds the gate's pull request its only entry
+		{"Write", func() map[string]any {
+			return map[string]any{"file_path": filepath.Join(f.runDir(), "outputs.jsonl"), "content": `{"kind":"comment"}`}
+		}, nil},
+		{"Write", func() map[string]any { return map[string]any{"file_path": "../escape.txt", "content": "x"} }, func() string { return filepath.Join(f.dir, "escape.txt") }},
+		{"Write", func() map[string]any { return map[string]any{"file_path": "~/.bashrc", "content": "x"} }, nil},
+		{"Edit", func() map[string]any {
+			return map[string]any{"file_path": filepath.Join(f.runDir(), AgentContextFile), "old_string": "trigger_comment", "new_string": "x"}
+		}, nil},
+	}
+	n := len(tries)
 	script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
-		switch req.Turn() {
+		if i := req.Turn(); i < n {
+			return toolUse(tries[i].tool, tries[i].input())
+		}
+		switch req.Turn() - n {
 		case 0:
 			return toolUse("Write", map[string]any{"file_path": "src/fix.txt", "content": "fixed\n"})
 		case 1:
@@ -140,9 +184,11 @@ func TestClaudeHostileRepoPRTools(t *testing.T) {
 		}
 		return fakemodel.Text("Opened a PR.")
 	})
-	f, fake, eng := claudeFixture(t, "@helperbot fix the readme", script)
+	f, fake, eng := claudeFixture(t, "@helperbot look outside, then fix the readme", script)
 	f.env["MR_ALLOWED_TOOLS"] = "Edit,Write"
+	f.env["MR_MAX_TURNS"] = "30"
 	canaryDir, canaries := hostileTarget(t, f)
+	t.Cleanup(func() { os.Remove(outsideFile) })
 
 	out, err := f.run(t, eng)
 	require.NoError(t, err)
@@ -150,7 +196,20 @@ func TestClaudeHostileRepoPRTools(t *testing.T) {
 	noCanaries(t, canaryDir, canaries)
 	noGuidance(t, fake)
 
-	requireFixedReadmePR(t, f, fake.AgentRequests())
+	agent := fake.AgentRequests()
+	require.Len(t, agent, n+5)
+	for i, tr := range tries {
+		rs := agent[i+1].ToolResults()
+		require.NotEmpty(t, rs)
+		res := rs[len(rs)-1]
+		assert.True(t, res.IsError, "%s %v must be refused, got: %.300s", tr.tool, tr.input(), res.Content)
+		assert.NotContains(t, res.Content, "root:x:0:0", "no /etc/passwd content")
+		assert.NotContains(t, res.Content, "ANTHROPIC_API_KEY", "no environment")
+		if tr.file != nil {
+			assert.NoFileExists(t, tr.file())
+		}
+	}
+	requireFixedReadmePR(t, f, agent[n:])
 }
 
 // requireFixedReadmePR checks a run of the hostile repository whose agent
@@ -176,76 +235,4 @@ func requireFixedReadmePR(t *testing.T, f *fixture, agent []fakemodel.Request) {
 	b, err := os.ReadFile(filepath.Join(f.dir, "work", "README.md"))
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(string(b), "# fixed"))
-}
-
-// TestClaudeOutsideCheckoutRefused: with the pull-request tool set the
-// agent reads and writes inside its checkout and nowhere else — not /etc,
-// not /proc (the job's environment), not the run directory (its own
-// record and outputs.jsonl), not its home.
-func TestClaudeOutsideCheckoutRefused(t *testing.T) {
-	t.Parallel() // a real CLI run: mostly waiting on the process
-	var f *fixture
-	type try struct {
-		tool  string
-		input func() map[string]any
-		file  func() string // a file that must not exist afterwards ("" = none)
-	}
-	outsideFile := filepath.Join(os.TempDir(), "mr-outside-"+strings.ReplaceAll(t.Name(), "/", "_"))
-	tries := []try{
-		{"Read", func() map[string]any { return map[string]any{"file_path": "/etc/passwd"} }, nil},
-		{"Read", func() map[string]any { return map[string]any{"file_path": "/proc/self/environ"} }, nil},
-		{"Read", func() map[string]any { return map[string]any{"file_path": filepath.Join(f.runDir(), GateConfigFile)} }, nil},
-		{"Read", func() map[string]any { return map[string]any{"file_path": "../runs/context.json"} }, nil},
-		{"Read", func() map[string]any { return map[string]any{"file_path": "~/.claude.json"} }, nil},
-		{"Glob", func() map[string]any { return map[string]any{"pattern": "*", "path": "/etc"} }, nil},
-		{"Grep", func() map[string]any { return map[string]any{"pattern": "root", "path": "/etc"} }, nil},
-		{"Write", func() map[string]any { return map[string]any{"file_path": outsideFile, "content": "x"} }, func() string { return outsideFile }},
-		{"Write", func() map[string]any {
-			return map[string]any{"file_path": filepath.Join(f.runDir(), "outputs.jsonl"), "content": `{"kind":"comment"}`}
-		}, func() string { return filepath.Join(f.runDir(), "outputs.jsonl") }},
-		{"Write", func() map[string]any { return map[string]any{"file_path": "../escape.txt", "content": "x"} }, func() string { return filepath.Join(f.dir, "escape.txt") }},
-		{"Write", func() map[string]any { return map[string]any{"file_path": "~/.bashrc", "content": "x"} }, nil},
-		{"Edit", func() map[string]any {
-			return map[string]any{"file_path": filepath.Join(f.runDir(), AgentContextFile), "old_string": "trigger_comment", "new_string": "x"}
-		}, nil},
-	}
-	script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
-		if n := req.Turn(); n < len(tries) {
-			return toolUse(tries[n].tool, tries[n].input())
-		} else if n == len(tries) {
-			return toolUse("mcp__gate__noop", map[string]any{"reason": "probing"})
-		}
-		return fakemodel.Text("done")
-	})
-	f, fake, eng := claudeFixture(t, "@helperbot look outside", script)
-	f.env["MR_ALLOWED_TOOLS"] = "Edit,Write"
-	f.env["MR_MAX_TURNS"] = "30"
-	hostileTarget(t, f)
-	t.Cleanup(func() { os.Remove(outsideFile) })
-
-	out, err := f.run(t, eng)
-	require.NoError(t, err)
-	assert.Equal(t, contract.StatusCompleted, out.Status)
-	agent := fake.AgentRequests()
-	require.Len(t, agent, len(tries)+2)
-	for i, tr := range tries {
-		rs := agent[i+1].ToolResults()
-		require.NotEmpty(t, rs)
-		res := rs[len(rs)-1]
-		assert.True(t, res.IsError, "%s %v must be refused, got: %.300s", tr.tool, tr.input(), res.Content)
-		assert.NotContains(t, res.Content, "root:x:0:0", "no /etc/passwd content")
-		assert.NotContains(t, res.Content, "ANTHROPIC_API_KEY", "no environment")
-		if tr.file != nil {
-			p := tr.file()
-			if strings.HasSuffix(p, "outputs.jsonl") {
-				// the gate's noop is the only entry
-				es, err := outputs.ReadFile(p)
-				require.NoError(t, err)
-				require.Len(t, es, 1)
-				assert.Equal(t, outputs.KindNoop, es[0].Kind)
-				continue
-			}
-			assert.NoFileExists(t, p)
-		}
-	}
 }

@@ -3,7 +3,6 @@ package claudetest
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -81,59 +80,32 @@ func TestClaudeCallsGateTool(t *testing.T) {
 	assert.Equal(t, 0, r.res.ExitCode)
 }
 
-func TestClaudeGateErrorReachesModel(t *testing.T) {
-	t.Parallel()
-	r := runClaude(t, "gate_error", echoResult(fakemodel.ToolCall("toolu_gate_2", "mcp__gate__add_comment",
-		map[string]string{"body": "elsewhere " + GateDenyWord})), 4, "Comment on another repo.")
-
-	require.Len(t, r.calls, 1)
-	agent := r.fake.AgentRequests()
-	require.Len(t, agent, 2)
-	res, ok := agent[1].ToolResult("toolu_gate_2")
-	require.True(t, ok)
-	assert.True(t, res.IsError, "the MCP IsError result must reach the model as is_error")
-	assert.Contains(t, res.Content, "here-only")
-
-	results := r.kinds(session.EventToolResult)
-	require.Len(t, results, 1)
-	assert.True(t, results[0].IsError)
-	assert.Contains(t, results[0].Output, "here-only")
-	final := r.result(t)
-	assert.Equal(t, "success", final.Subtype, "a tool error is not a run error")
-	assert.True(t, strings.HasPrefix(final.Text, "tool error: "), final.Text)
-	assert.Empty(t, final.PermissionDenials, "a gate denial is a tool error, not an engine permission denial")
-}
-
+// TestClaudeMaxTurns: the turn limit stops the run before the second
+// reply is asked for. The same run (one CLI start) shows --tools "" removes
+// every built-in tool from what the model is offered while the MCP tools
+// from --mcp-config stay.
 func TestClaudeMaxTurns(t *testing.T) {
 	t.Parallel()
 	script := fakemodel.Sequence(
 		fakemodel.ToolCall("toolu_noop_1", "mcp__gate__noop", map[string]any{}),
 		fakemodel.Text("never reached"),
 	)
-	r := runClaude(t, "max_turns", script, 1, "Call noop forever.")
+	r := runClaudeSpec(t, runSpec{name: "max_turns", script: script, maxTurns: 1, prompt: "Call noop forever.",
+		extraArgs: []string{"--tools", ""}})
 
 	final := r.result(t)
 	assert.Equal(t, "error_max_turns", final.Subtype)
 	assert.True(t, final.IsError)
 	assert.Equal(t, 1, r.fake.Remaining(), "the second reply must not be asked for")
 	assert.NotEqual(t, 0, r.res.ExitCode)
-}
 
-func TestClaudeRefusesDisallowedTool(t *testing.T) {
-	t.Parallel()
-	r := runClaude(t, "denied_bash", echoResult(fakemodel.ToolCall("toolu_bash_1", "Bash",
-		map[string]string{"command": "echo pwned > /tmp/claudetest-should-not-exist", "description": "write a file"})),
-		4, "Run a shell command.")
-
-	assert.Empty(t, r.calls)
+	// --tools "": only the gate's tools are offered
 	agent := r.fake.AgentRequests()
-	require.Len(t, agent, 2)
-	res, ok := agent[1].ToolResult("toolu_bash_1")
-	require.True(t, ok)
-	assert.True(t, res.IsError)
-	final := r.result(t)
-	assert.Contains(t, final.PermissionDenials, "Bash")
-	assert.NoFileExists(t, "/tmp/claudetest-should-not-exist")
+	require.Len(t, agent, 1)
+	assert.ElementsMatch(t, gateTools, agent[0].ToolNames())
+	inits := r.kinds(session.EventInit)
+	require.Len(t, inits, 1)
+	assert.ElementsMatch(t, gateTools, inits[0].Init.Tools)
 }
 
 func TestClaudeAPIError(t *testing.T) {
@@ -148,6 +120,10 @@ func TestClaudeAPIError(t *testing.T) {
 	t.Logf("result: %+v", *final)
 }
 
+// TestClaudeReportsFailedMCPServer: a gate that cannot start is reported
+// as failed and Claude Code carries on without its tools. The same run
+// (one CLI start) shows a built-in tool outside --allowedTools (Bash) is
+// refused in dontAsk mode and reported as a permission denial.
 func TestClaudeReportsFailedMCPServer(t *testing.T) {
 	t.Parallel()
 	broken := func(dir string) string {
@@ -156,32 +132,27 @@ func TestClaudeReportsFailedMCPServer(t *testing.T) {
 			`{"mcpServers":{"gate":{"type":"stdio","command":"/nonexistent/gate-server"}}}`), 0o644))
 		return p
 	}
-	r := runClaudeSpec(t, runSpec{name: "mcp_failed", script: fakemodel.Sequence(fakemodel.Text("no gate today")),
-		maxTurns: 2, prompt: "Hi.", mcpConfig: broken})
+	r := runClaudeSpec(t, runSpec{name: "mcp_failed", script: echoResult(fakemodel.ToolCall("toolu_bash_1", "Bash",
+		map[string]string{"command": "echo pwned > /tmp/claudetest-should-not-exist", "description": "write a file"})),
+		maxTurns: 4, prompt: "Run a shell command.", mcpConfig: broken})
 
 	inits := r.kinds(session.EventInit)
 	require.Len(t, inits, 1)
 	assert.Contains(t, inits[0].Init.MCPServers, session.MCPServer{Name: "gate", Status: "failed"})
 	assert.NotContains(t, inits[0].Init.Tools, "mcp__gate__add_comment")
 	agent := r.fake.AgentRequests()
-	require.Len(t, agent, 1)
+	require.Len(t, agent, 2)
 	assert.False(t, agent[0].HasTool("mcp__gate__add_comment"))
-	assert.Equal(t, "success", r.result(t).Subtype, "Claude Code carries on without a failed MCP server")
-}
+	final := r.result(t)
+	assert.Equal(t, "success", final.Subtype, "Claude Code carries on without a failed MCP server")
 
-// TestClaudeToolsFlagLimitsOffer: --tools "" removes every built-in tool from
-// what the model is offered; MCP tools from --mcp-config stay.
-func TestClaudeToolsFlagLimitsOffer(t *testing.T) {
-	t.Parallel()
-	r := runClaudeSpec(t, runSpec{name: "tools_flag", script: fakemodel.Sequence(fakemodel.Text("only the gate")),
-		maxTurns: 2, prompt: "Hi.", extraArgs: []string{"--tools", ""}})
-
-	agent := r.fake.AgentRequests()
-	require.Len(t, agent, 1)
-	assert.ElementsMatch(t, gateTools, agent[0].ToolNames())
-	inits := r.kinds(session.EventInit)
-	require.Len(t, inits, 1)
-	assert.ElementsMatch(t, gateTools, inits[0].Init.Tools)
+	// Bash is not allowed: refused, reported, nothing ran
+	assert.Empty(t, r.calls)
+	res, ok := agent[1].ToolResult("toolu_bash_1")
+	require.True(t, ok)
+	assert.True(t, res.IsError)
+	assert.Contains(t, final.PermissionDenials, "Bash")
+	assert.NoFileExists(t, "/tmp/claudetest-should-not-exist")
 }
 
 // TestClaudeMixedSession: a failing command, a gate denial, a tool the
@@ -205,7 +176,19 @@ func TestClaudeMixedSession(t *testing.T) {
 	}
 	final := r.result(t)
 	assert.False(t, final.IsError)
+	assert.Equal(t, "success", final.Subtype, "tool errors are not a run error")
 	assert.Equal(t, 4, final.NumTurns)
-	assert.Equal(t, []string{"Bash"}, final.PermissionDenials, "only rm is refused")
+	assert.Equal(t, []string{"Bash"}, final.PermissionDenials, "only rm is refused: a gate denial is a tool error, not an engine permission denial")
 	assert.Contains(t, results[0].Output, "No such file or directory", "ls ran and failed")
+
+	// the gate's denial: an MCP IsError result reaches the model as is_error
+	require.Len(t, r.calls, 1)
+	assert.Equal(t, "add_comment", r.calls[0].Tool)
+	agent := r.fake.AgentRequests()
+	require.Len(t, agent, 4)
+	res, ok := agent[2].ToolResult("toolu_gate_3")
+	require.True(t, ok)
+	assert.True(t, res.IsError, "the MCP IsError result must reach the model as is_error")
+	assert.Contains(t, res.Content, "here-only")
+	assert.Contains(t, results[1].Output, "here-only")
 }
