@@ -84,9 +84,9 @@ func renderStream(ctx context.Context, env *cli.Env, path string, o render.Sessi
 		in = f
 	}
 	w := bufio.NewWriterSize(env.Stdout, 64<<10)
-	// Three stages on the machine's cores: decoding (a goroutine of the
-	// decoder's), assembling turns (here), rendering and writing (the
-	// stream's goroutine); bounded batches keep memory flat.
+	// Three stages on the machine's cores: decoding (lines cut into jobs,
+	// decoded by one worker per core), assembling turns (here), rendering
+	// and writing (the stream's goroutine); bounded batches keep memory flat.
 	out := render.NewPipelinedSessionStream(w, o)
 	defer out.Stop() // on an early return: ends the writing goroutine, renders nothing more
 	dec := streamjson.NewDecoder(in)

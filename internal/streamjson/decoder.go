@@ -90,33 +90,14 @@ func (d *Decoder) Next() (session.Event, error) {
 			return session.Event{}, d.err
 		}
 		line, tooLong, err := d.readLine()
-		if err != nil {
-			d.err = err
-			if err != io.EOF {
-				d.err = fmt.Errorf("stream-json line %d: %w", d.line+1, err)
-			}
-		}
+		d.err = d.readErr(err)
 		if line == nil && tooLong == 0 {
 			continue
 		}
 		d.line++
-		if tooLong > 0 {
-			d.pending = append(d.pending, d.skipped(tooLong))
-			continue
-		}
-		if d.Map != nil {
-			if d.Strict {
-				if err := checkLine(line); err != nil {
-					d.err = &FormatError{Line: d.line, Err: err}
-					continue
-				}
-			}
-			d.pending = append(d.pending, d.Map(line, d.line, d.now())...)
-			continue
-		}
-		// Claude Code's lines are checked while they are decoded (one parse)
-		if d.pending, err = d.decodeLine(line, d.pending, d.Strict); err != nil {
-			d.err = err
+		var lerr error
+		if d.pending, lerr = d.lineEvents(d.pending, line, tooLong); lerr != nil {
+			d.err = lerr
 		}
 	}
 	ev := d.pending[d.head]
@@ -125,10 +106,31 @@ func (d *Decoder) Next() (session.Event, error) {
 	return ev, nil
 }
 
-// drained reports that every decoded event is handed out and no input
-// is buffered: the next Next may wait on the reader.
-func (d *Decoder) drained() bool {
-	return d.head >= len(d.pending) && d.r.Buffered() == 0
+// readErr words a read error of the line after d.line (io.EOF stays as is).
+func (d *Decoder) readErr(err error) error {
+	if err == nil || err == io.EOF {
+		return err
+	}
+	return fmt.Errorf("stream-json line %d: %w", d.line+1, err)
+}
+
+// lineEvents appends the events of line number d.line (or, when tooLong >
+// 0, of a line skipped for its size) to out. An error is a *FormatError
+// (Strict): the stream ends there.
+func (d *Decoder) lineEvents(out []session.Event, line []byte, tooLong int) ([]session.Event, error) {
+	if tooLong > 0 {
+		return append(out, d.skipped(tooLong)), nil
+	}
+	if d.Map != nil {
+		if d.Strict {
+			if err := checkLine(line); err != nil {
+				return out, &FormatError{Line: d.line, Err: err}
+			}
+		}
+		return append(out, d.Map(line, d.line, d.now())...), nil
+	}
+	// Claude Code's lines are checked while they are decoded (one parse)
+	return d.decodeLine(line, out, d.Strict)
 }
 
 // readLine returns the next non-empty line without its newline. A line

@@ -2,118 +2,196 @@ package streamjson
 
 import (
 	"errors"
+	"runtime"
+	"sync"
+	"time"
 
 	"github.com/mention-runner/mention-runner/internal/session"
 )
 
-// Read-ahead bounds: a batch holds at most prefetchEvents events or about
-// prefetchBytes of their payload (a bigger event goes alone), and at most
-// prefetchBatches batches wait, so memory stays a few hundred KiB past
-// the decoder's own (plus any single giant event) whatever the log's size.
-// A batch also goes as soon as the decoder would have to wait for input,
-// so a live stream's events are not held back.
+// Read-ahead bounds. The log is cut into jobs of whole lines, about
+// jobBytes each (a line over ownLine is handed on without a copy and ends
+// its job); at most jobsAhead jobs wait decoded or decoding, so memory
+// stays about jobsAhead × jobBytes past the decoder's own (plus the giant
+// lines in flight, one per job at most) whatever the log's size.
+// A job also goes as soon as the reader would block, so a live stream's
+// events are not held back.
 const (
-	prefetchEvents  = 256
-	prefetchBytes   = 128 << 10
-	prefetchBatches = 2
+	jobBytes  = 128 << 10
+	ownLine   = 32 << 10
+	jobsAhead = 4
 )
 
-// Prefetcher hands out a Decoder's events while a goroutine of its own
-// decodes the lines that follow, so reading a log and working on its
-// events (rendering it) run on two cores. Events come out in the same
-// order and with the same content as from the Decoder itself; after the
-// first error (io.EOF included) Next returns that error again. It is not
-// safe for concurrent use; Close it when done.
+// Prefetcher hands out a Decoder's events while goroutines of its own read
+// and decode the lines that follow: one reads and cuts the input into jobs
+// of whole lines, GOMAXPROCS workers decode the jobs (lines are independent),
+// and Next hands their events out in the log's order. Reading a log and
+// working on its events (rendering it) so use every core. Events come out
+// in the same order and with the same content as from the Decoder itself;
+// after the first error (io.EOF included) Next returns that error again. It
+// is not safe for concurrent use; Close it when done.
 type Prefetcher struct {
-	batches chan batch
-	free    chan []session.Event
-	stop    chan struct{}
-	done    chan struct{} // closed when the goroutine ends
-	cur     batch
-	i       int
-	err     error
-	closed  bool
+	order  chan *job // jobs in the log's order, decoded or being decoded
+	work   chan *job
+	free   chan *job
+	stop   chan struct{}
+	done   chan struct{} // closed when every goroutine has ended
+	cur    *job
+	i      int
+	err    error
+	closed bool
 }
 
-type batch struct {
-	evs []session.Event
-	err error // after evs
+// job is a run of whole lines, then the events a worker decoded from them.
+type job struct {
+	buf   []byte
+	lines []jobLine
+	err   error // the read error after the lines, if any
+
+	evs     []session.Event
+	evErr   error         // the first error decoding, else err
+	decoded chan struct{} // one send when evs and evErr are set
 }
 
-// Prefetch starts decoding d ahead of the caller. d must not be used
-// directly afterwards.
+type jobLine struct {
+	start, end int    // in buf, unless big
+	big        []byte // a long line, not copied
+	n          int    // 1-based line number
+	tooLong    int    // the size of a line skipped for it
+	at         time.Time
+}
+
+// Prefetch starts reading and decoding d ahead of the caller. d must not be
+// used directly afterwards. With a Map (another engine's stream, whose
+// mapper may keep state from line to line) one worker decodes, in order.
 func (d *Decoder) Prefetch() *Prefetcher {
-	p := &Prefetcher{
-		batches: make(chan batch, prefetchBatches),
-		free:    make(chan []session.Event, prefetchBatches+2),
-		stop:    make(chan struct{}),
-		done:    make(chan struct{}),
+	workers := runtime.GOMAXPROCS(0)
+	if d.Map != nil {
+		workers = 1
 	}
-	go p.run(d)
+	p := &Prefetcher{
+		order: make(chan *job, jobsAhead-1), // one more is being handed out
+		work:  make(chan *job),
+		free:  make(chan *job, jobsAhead+workers+1),
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
+	}
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() { p.decode(d) })
+	}
+	go func() {
+		p.read(d)
+		close(p.work)
+		wg.Wait()
+		close(p.done)
+	}()
 	return p
 }
 
-func (p *Prefetcher) run(d *Decoder) {
-	defer close(p.done)
-	defer close(p.batches)
+// read cuts d's input into jobs, numbering and stamping each line as it
+// arrives, and queues them in order for the workers and for Next.
+func (p *Prefetcher) read(d *Decoder) {
+	defer close(p.order)
 	for {
-		var evs []session.Event
+		var j *job
 		select {
-		case evs = <-p.free:
+		case j = <-p.free:
 		default:
-			evs = make([]session.Event, 0, prefetchEvents)
+			j = &job{decoded: make(chan struct{}, 1)}
 		}
 		size := 0
-		var err error
-		for len(evs) < prefetchEvents && size < prefetchBytes {
-			var ev session.Event
-			if ev, err = d.Next(); err != nil {
-				break
+		for size < jobBytes && j.err == nil {
+			line, tooLong, err := d.readLine()
+			j.err = d.readErr(err)
+			if line != nil || tooLong > 0 {
+				d.line++
+				l := jobLine{n: d.line, tooLong: tooLong, at: d.now()}
+				if len(line) > ownLine {
+					l.big, d.buf = line, nil // readLine starts a new buffer
+				} else {
+					l.start = len(j.buf)
+					j.buf = append(j.buf, line...)
+					l.end = len(j.buf)
+				}
+				j.lines = append(j.lines, l)
+				size += len(line) + 64
 			}
-			evs = append(evs, ev)
-			size += eventSize(ev)
-			if d.drained() {
-				break
+			if len(j.lines) > 0 && d.r.Buffered() == 0 {
+				break // the next read may wait for the writer: hand these on now
 			}
 		}
+		last := j.err != nil // j is not ours once queued
 		select {
-		case p.batches <- batch{evs, err}:
+		case p.order <- j:
 		case <-p.stop:
 			return
 		}
-		if err != nil {
+		select {
+		case p.work <- j:
+		case <-p.stop:
+			return
+		}
+		if last {
 			return
 		}
 	}
 }
 
-// eventSize approximates the memory an event's payload holds.
-func eventSize(ev session.Event) int {
-	return 64 + len(ev.Text) + len(ev.Input) + len(ev.Output) + len(ev.Raw)
+// decode decodes jobs with a decoder of its own (reused buffers, interned
+// strings), each line with the number and arrival time read gave it.
+func (p *Prefetcher) decode(d *Decoder) {
+	var at time.Time
+	w := &Decoder{MaxLine: d.MaxLine, Strict: d.Strict, Map: d.Map, Now: func() time.Time { return at }}
+	for j := range p.work {
+		var err error
+		for _, l := range j.lines {
+			w.line, at = l.n, l.at
+			line := l.big
+			if line == nil {
+				line = j.buf[l.start:l.end]
+			}
+			if j.evs, err = w.lineEvents(j.evs, line, l.tooLong); err != nil {
+				break
+			}
+		}
+		j.evErr = cmpErr(err, j.err)
+		j.decoded <- struct{}{}
+	}
+}
+
+func cmpErr(first, second error) error {
+	if first != nil {
+		return first
+	}
+	return second
 }
 
 // Next returns the next event, or the decoder's error once they are all out.
 func (p *Prefetcher) Next() (session.Event, error) {
-	for p.i >= len(p.cur.evs) {
+	for p.cur == nil || p.i >= len(p.cur.evs) {
 		if p.err != nil {
 			return session.Event{}, p.err
 		}
-		if p.cur.evs != nil {
-			clear(p.cur.evs) // drop the payloads before the array goes back
-			select {
-			case p.free <- p.cur.evs[:0]:
-			default:
-			}
-		}
-		b, ok := <-p.batches
-		if !ok {
-			// the goroutine only stops early when closed
-			p.cur, p.err = batch{}, errClosed
+		if p.closed {
+			p.err = errClosed
 			continue
 		}
-		p.cur, p.i = b, 0
-		if b.err != nil {
-			p.err = b.err
+		if p.cur != nil {
+			p.recycle(p.cur)
+			p.cur = nil
+		}
+		j, ok := <-p.order
+		if !ok {
+			// the reader only stops early when closed
+			p.err = errClosed
+			continue
+		}
+		<-j.decoded
+		p.cur, p.i = j, 0
+		if j.evErr != nil {
+			p.err = j.evErr
+			p.Close() // nothing after the error is wanted: stop reading ahead
 		}
 	}
 	ev := p.cur.evs[p.i]
@@ -121,8 +199,26 @@ func (p *Prefetcher) Next() (session.Event, error) {
 	return ev, nil
 }
 
-// Close stops the read-ahead. The goroutine ends once the line it is
-// reading (if any) is read; it never blocks on Close's caller.
+// recycle drops a handed-out job's payloads and keeps its arrays.
+func (p *Prefetcher) recycle(j *job) {
+	clear(j.evs)
+	clear(j.lines) // big lines
+	j.evs, j.lines, j.err, j.evErr = j.evs[:0], j.lines[:0], nil, nil
+	j.buf = j.buf[:0]
+	if cap(j.buf) > 2*jobBytes {
+		j.buf = nil
+	}
+	if cap(j.evs) > 4096 {
+		j.evs = nil
+	}
+	select {
+	case p.free <- j:
+	default:
+	}
+}
+
+// Close stops the read-ahead. The goroutines end once the line being read
+// (if any) is read; Close never blocks.
 func (p *Prefetcher) Close() {
 	if !p.closed {
 		p.closed = true

@@ -1,7 +1,9 @@
 package streamjson
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -44,20 +46,31 @@ func TestPrefetchSameEvents(t *testing.T) {
 	}
 	many := strings.Repeat(all.String(), 40) // a few thousand events
 	long := `{"type":"user","message":{"content":"` + strings.Repeat("x", 300<<10) + `"}}` + "\n"
+	giant := `{"type":"assistant","message":{"id":"g","content":[{"type":"text","text":"` + strings.Repeat("y", 3<<20) + `"}]}}` + "\n"
+	mid := `{"type":"user","message":{"content":"` + strings.Repeat("z", ownLine) + `"}}` + "\n"
 	tests := []struct {
-		name   string
-		input  string
-		strict bool
-		reader func(string) io.Reader
+		name    string
+		input   string
+		strict  bool
+		reader  func(string) io.Reader
+		maxLine int
 	}{
-		{"real logs", all.String(), true, nil},
-		{"many batches", many, true, nil},
-		{"big events among small ones", strings.Repeat(long+all.String(), 3), true, nil},
-		{"not a stream halfway (strict)", many + "# markdown\n" + all.String(), true, nil},
-		{"bad lines leniently", all.String() + "{nope\n[1]\n" + all.String(), false, nil},
-		{"empty", "", true, nil},
-		{"reader error", many, true, func(s string) io.Reader { return &failingReader{strings.NewReader(s)} }},
-		{"one byte at a time", all.String(), true, func(s string) io.Reader { return &oneByteReader{s: s} }},
+		{"real logs", all.String(), true, nil, 0},
+		{"many batches", many, true, nil, 0},
+		{"big events among small ones", strings.Repeat(long+all.String(), 3), true, nil, 0},
+		{"not a stream halfway (strict)", many + "# markdown\n" + all.String(), true, nil, 0},
+		{"bad lines leniently", all.String() + "{nope\n[1]\n" + all.String(), false, nil, 0},
+		{"empty", "", true, nil, 0},
+		{"reader error", many, true, func(s string) io.Reader { return &failingReader{strings.NewReader(s)} }, 0},
+		{"one byte at a time", all.String(), true, func(s string) io.Reader { return &chunkReader{s: s, n: 1} }, 0},
+		{"giant lines among small ones", all.String() + giant + many + giant + giant + all.String(), true, nil, 0},
+		{"lines just over the copy limit", strings.Repeat(mid+all.String()+mid+mid, 5), true, nil, 0},
+		{"lines over MaxLine", strings.Repeat(long+all.String(), 3) + long, true, nil, 100 << 10},
+		{"CRLF, blank lines, no final newline", strings.ReplaceAll(many, "\n", "\r\n\n  \n") + `{"type":"result"}`, true, nil, 0},
+		{"not a stream after a giant line (strict)", many + giant + "[1]\n" + many, true, nil, 0},
+		{"invalid JSON late (strict)", many + many + `{"type":"user",` + "\n" + many, true, nil, 0},
+		{"truncated last line (strict)", many + `{"type":"assistant","message":{"content":[{"ty`, true, nil, 0},
+		{"truncated last line, reader error", many + `{"type":"assistant","mess`, true, func(s string) io.Reader { return &failingReader{strings.NewReader(s)} }, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -67,8 +80,13 @@ func TestPrefetchSameEvents(t *testing.T) {
 				}
 				return strings.NewReader(tt.input)
 			}
-			want, wantErr := drain(fixedDecoder(open(), tt.strict).Next)
-			p := fixedDecoder(open(), tt.strict).Prefetch()
+			dec := func() *Decoder {
+				d := fixedDecoder(open(), tt.strict)
+				d.MaxLine = tt.maxLine
+				return d
+			}
+			want, wantErr := drain(dec().Next)
+			p := dec().Prefetch()
 			defer p.Close()
 			got, gotErr := drain(p.Next)
 			require.Equal(t, len(want), len(got))
@@ -78,23 +96,6 @@ func TestPrefetchSameEvents(t *testing.T) {
 			assert.Equal(t, wantErr, again, "the error is sticky")
 		})
 	}
-}
-
-type oneByteReader struct {
-	s string
-	i int
-}
-
-func (r *oneByteReader) Read(p []byte) (int, error) {
-	if r.i >= len(r.s) {
-		return 0, io.EOF
-	}
-	if len(p) == 0 {
-		return 0, nil
-	}
-	p[0] = r.s[r.i]
-	r.i++
-	return 1, nil
 }
 
 // TestPrefetchIncremental: an event is handed out while the writer still
@@ -133,4 +134,70 @@ func TestPrefetchClose(t *testing.T) {
 		require.NoError(t, pw.Close())
 		<-p.done
 	})
+}
+
+// FuzzPrefetch: on any input, the parallel read-ahead hands out exactly
+// the decoder's events and error (strict and lenient, tiny line limit).
+func FuzzPrefetch(f *testing.F) {
+	for _, file := range realLogs(f) {
+		b, err := os.ReadFile(file)
+		require.NoError(f, err)
+		f.Add(b[:min(len(b), 4<<10)], true)
+	}
+	f.Add([]byte("{\"type\":\"result\"}\r\n\n[1]\n{"), false)
+	f.Fuzz(func(t *testing.T, in []byte, strict bool) {
+		// a few copies read in small pieces: many small jobs, decoded out
+		// of order by the workers
+		input := bytes.Repeat(in, 3)
+		dec := func() *Decoder {
+			d := fixedDecoder(&chunkReader{s: string(input), n: 1 + len(in)%23}, strict)
+			d.MaxLine = 200
+			return d
+		}
+		want, wantErr := drain(dec().Next)
+		p := dec().Prefetch()
+		defer p.Close()
+		got, gotErr := drain(p.Next)
+		require.Equal(t, len(want), len(got))
+		assert.Equal(t, want, got)
+		assert.Equal(t, wantErr, gotErr)
+	})
+}
+
+// TestPrefetchMapKeepsOrder: another engine's mapper may keep state from
+// line to line, so its lines are mapped one by one in the log's order.
+func TestPrefetchMapKeepsOrder(t *testing.T) {
+	input := strings.Repeat(`{"type":"x"}`+"\n", 3*jobBytes/13)
+	dec := func() *Decoder {
+		seen := 0 // state across lines: the order they are mapped in
+		d := fixedDecoder(strings.NewReader(input), true)
+		d.Map = func(line []byte, n int, now time.Time) []session.Event {
+			seen++
+			return []session.Event{{Kind: session.EventText, Time: now, Text: fmt.Sprint(n, seen)}}
+		}
+		return d
+	}
+	want, wantErr := drain(dec().Next)
+	p := dec().Prefetch()
+	defer p.Close()
+	got, gotErr := drain(p.Next)
+	require.Equal(t, len(want), len(got))
+	assert.Equal(t, want, got)
+	assert.Equal(t, wantErr, gotErr)
+}
+
+// chunkReader reads n bytes at a time, so the read-ahead cuts a job
+// wherever a read ends.
+type chunkReader struct {
+	s    string
+	i, n int
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	if r.i >= len(r.s) {
+		return 0, io.EOF
+	}
+	k := copy(p[:min(len(p), r.n)], r.s[r.i:])
+	r.i += k
+	return k, nil
 }
