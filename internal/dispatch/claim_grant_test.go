@@ -1,9 +1,6 @@
 package dispatch
 
 import (
-	"errors"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -53,28 +50,7 @@ func TestClaimOnGrantCommit(t *testing.T) {
 	assert.Empty(t, e.sim.Dispatches(control))
 
 	clk.Advance(6 * time.Minute)
-	var wg sync.WaitGroup
-	var dispatched atomic.Int32
-	for range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			dec, err := e.wiredDispatcher(clk, withClock).Handle(e.ctx(), trig())
-			switch {
-			case errors.As(err, new(*ClaimedError)):
-			case err != nil:
-				t.Errorf("unexpected: %v", err)
-			case dec.Decision == Dispatch:
-				dispatched.Add(1)
-			}
-		}()
-	}
-	wg.Wait()
-	assert.Equal(t, int32(1), dispatched.Load(), "exactly one takes the claim over")
-	assert.Len(t, e.sim.Dispatches(control), 1)
-	assert.Equal(t, StatusDispatched, e.claimState(jobID))
-	require.NoError(t, dead.settle(e.ctx(), jobID, StatusDispatched))
-	assert.Equal(t, StatusDispatched, e.claimState(jobID), "the dead holder's late mark loses")
+	e.takenOverOnce(dead, jobID, trig, 3, func() *Dispatcher { return e.wiredDispatcher(clk, withClock) })
 }
 
 // Two dispatchers sharing one ledger handle would each take a claim on
@@ -119,33 +95,15 @@ func TestClaimOnGrantLostAnswers(t *testing.T) {
 				c := e.comment(n, "alice", "@mrbot do it")
 				e.sim.AddFault(githubsim.Fault{Method: tc.method, Path: tc.path, Kind: tc.kind, OnCall: tc.onCall, AfterApply: true, Delay: 50 * time.Millisecond})
 				event := func(c *Config) { c.FlushEach = true }
-				d := e.wiredDispatcher(clk, event)
-				var jobID string
-				for cycle := 0; cycle < 4; cycle++ {
-					if fresh && cycle > 0 {
-						d = e.wiredDispatcher(clk, event)
-					}
-					dec, err := d.Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
-					jobID = dec.JobID
-					if err == nil {
-						break
-					}
-					t.Logf("cycle %d: %v", cycle, err)
-					var ce *ClaimedError
-					if errors.As(err, &ce) {
-						require.True(t, fresh, "our own claim must be recognised: %v", err)
-						// a fresh process finds the dead one's claim: the lease runs out
-						e.later(DefaultClaimLease + time.Minute)
-						clk.Advance(DefaultClaimLease + time.Minute)
-					}
+				trig := func() *Trigger { return e.trigger("issue_comment", n, c.GetID()) }
+				var next func() *Dispatcher
+				if fresh {
+					next = func() *Dispatcher { return e.wiredDispatcher(clk, event) }
 				}
-				assert.Equal(t, StatusDispatched, e.claimState(jobID))
-				got := len(e.sim.Dispatches(control))
-				assert.GreaterOrEqual(t, got, 1, "never lost")
-				assert.LessOrEqual(t, got, tc.maxDispatches)
-				dec, err := e.wiredDispatcher(clk).Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
-				require.NoError(t, err)
-				assert.Equal(t, Ignore, dec.Decision)
+				// a fresh process finds the dead one's claim: the lease runs out
+				advance := func(d time.Duration) { e.later(d); clk.Advance(d) }
+				jobID := e.handleCycles(e.wiredDispatcher(clk, event), trig, 4, next, advance)
+				e.dispatchedOnce(jobID, e.trigger("issue_comment", n, c.GetID()), tc.maxDispatches, e.wiredDispatcher(clk))
 			})
 		}
 	}

@@ -48,27 +48,53 @@ func TestClaimLostAnswers(t *testing.T) {
 			e.sim.AddFault(githubsim.Fault{Method: tc.method, Path: tc.path, Kind: tc.kind, OnCall: 1, AfterApply: true, Delay: 50 * time.Millisecond})
 			// The control client does not retry POSTs here: the next
 			// cycle (a fresh dispatcher, as a `once` run) does.
-			d := e.dispatcher()
-			var jobID string
-			for cycle := 0; cycle < 3; cycle++ {
-				dec, err := d.Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
-				jobID = dec.JobID
-				if err == nil {
-					break
-				}
-				t.Logf("cycle %d: %v", cycle, err)
-				var ce *ClaimedError
-				require.False(t, errors.As(err, &ce), "our own claim must be recognised: %v", err)
-			}
-			assert.Equal(t, StatusDispatched, e.claimState(jobID))
-			got := len(e.sim.Dispatches(control))
-			assert.GreaterOrEqual(t, got, 1, "never lost")
-			assert.LessOrEqual(t, got, tc.maxDispatches)
-			dec, err := e.dispatcher().Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
-			require.NoError(t, err)
-			assert.Equal(t, Ignore, dec.Decision)
+			trig := func() *Trigger { return e.trigger("issue_comment", n, c.GetID()) }
+			jobID := e.handleCycles(e.dispatcher(), trig, 3, nil, nil)
+			e.dispatchedOnce(jobID, e.trigger("issue_comment", n, c.GetID()), tc.maxDispatches, e.dispatcher())
 		})
 	}
+}
+
+// handleCycles handles trig with d until it succeeds, at most cycles
+// times, and returns its jobid. With next, each later cycle is a fresh
+// process, which may find the claim of the one before (dead to it) and
+// waits its lease out (advance); without, a live claim is an error: the
+// process must recognise its own.
+func (e *env) handleCycles(d *Dispatcher, trig func() *Trigger, cycles int, next func() *Dispatcher, advance func(time.Duration)) string {
+	e.t.Helper()
+	var jobID string
+	for cycle := 0; cycle < cycles; cycle++ {
+		if next != nil && cycle > 0 {
+			d = next()
+		}
+		dec, err := d.Handle(e.ctx(), trig())
+		jobID = dec.JobID
+		if err == nil {
+			break
+		}
+		e.t.Logf("cycle %d: %v", cycle, err)
+		var ce *ClaimedError
+		if errors.As(err, &ce) {
+			require.NotNil(e.t, next, "our own claim must be recognised: %v", err)
+			advance(DefaultClaimLease + time.Minute)
+		}
+	}
+	return jobID
+}
+
+// dispatchedOnce checks that the mention with jobID ended dispatched, sent
+// at least once and at most maxDispatches times (a lost answer of the
+// dispatch itself sends it again: the runner makes that harmless), and
+// that a later dispatcher, later, ignores trig.
+func (e *env) dispatchedOnce(jobID string, trig *Trigger, maxDispatches int, later *Dispatcher) {
+	e.t.Helper()
+	assert.Equal(e.t, StatusDispatched, e.claimState(jobID))
+	got := len(e.sim.Dispatches(control))
+	assert.GreaterOrEqual(e.t, got, 1, "never lost")
+	assert.LessOrEqual(e.t, got, maxDispatches)
+	dec, err := later.Handle(e.ctx(), trig)
+	require.NoError(e.t, err)
+	assert.Equal(e.t, Ignore, dec.Decision)
 }
 
 // A dispatcher killed between claim and dispatch leaves a claim that
@@ -94,32 +120,37 @@ func TestClaimTakeoverAfterLease(t *testing.T) {
 	assert.Empty(t, e.sim.Dispatches(control))
 
 	clk.Advance(6 * time.Minute)
+	e.takenOverOnce(dead, transport.JobID(c.GetNodeID()), trig, 4, func() *Dispatcher { return e.dispatcher(withClock) })
+}
+
+// takenOverOnce runs n dispatchers from next at once on the mention whose
+// claim dead held past its lease: exactly one takes it over and sends it,
+// and dead's late mark loses (the state stays dispatched).
+func (e *env) takenOverOnce(dead *Dispatcher, jobID string, trig func() *Trigger, n int, next func() *Dispatcher) {
+	e.t.Helper()
 	var wg sync.WaitGroup
-	var dispatched, claimedElsewhere atomic.Int32
-	for range 4 {
+	var dispatched atomic.Int32
+	for range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			dec, err := e.dispatcher(withClock).Handle(e.ctx(), trig())
+			dec, err := next().Handle(e.ctx(), trig())
 			switch {
 			case errors.As(err, new(*ClaimedError)):
-				claimedElsewhere.Add(1)
 			case err != nil:
-				t.Errorf("unexpected: %v", err)
+				e.t.Errorf("unexpected: %v", err)
 			case dec.Decision == Dispatch:
 				dispatched.Add(1)
 			}
 		}()
 	}
 	wg.Wait()
-	assert.Equal(t, int32(1), dispatched.Load(), "exactly one takes the claim over")
-	assert.Len(t, e.sim.Dispatches(control), 1)
-	assert.Equal(t, StatusDispatched, e.claimState(transport.JobID(c.GetNodeID())))
-	assert.Contains(t, e.logs.String(), "took over a claim")
-
-	// The dead dispatcher's late mark loses: the state stays dispatched.
-	require.NoError(t, dead.settle(e.ctx(), transport.JobID(c.GetNodeID()), StatusDispatched))
-	assert.Equal(t, StatusDispatched, e.claimState(transport.JobID(c.GetNodeID())))
+	assert.Equal(e.t, int32(1), dispatched.Load(), "exactly one takes the claim over")
+	assert.Len(e.t, e.sim.Dispatches(control), 1)
+	assert.Equal(e.t, StatusDispatched, e.claimState(jobID))
+	assert.Contains(e.t, e.logs.String(), "took over a claim")
+	require.NoError(e.t, dead.settle(e.ctx(), jobID, StatusDispatched))
+	assert.Equal(e.t, StatusDispatched, e.claimState(jobID), "the dead holder's late mark loses")
 }
 
 // An HTML page with status 200 from the dispatches endpoint is not a
