@@ -356,3 +356,52 @@ func TestPullRequestsAndForks(t *testing.T) {
 		assert.Equal(t, http.StatusUnprocessableEntity, statusOf(err), "%+v", tc)
 	}
 }
+
+// AddComments posts in order, as Comment would, and posts nothing when a
+// body is refused or the thread does not exist.
+func TestAddComments(t *testing.T) {
+	w := newWorld(t)
+	n, err := w.sim.CreateIssue("alice/app", "alice", "seeded", "")
+	require.NoError(t, err)
+	tests := []struct {
+		name    string
+		repo    string
+		number  int
+		bodies  []string
+		wantErr string
+		want    []string // every body of the thread afterwards
+	}{
+		{"in order", "alice/app", n, []string{"one", "two @bot", "three"}, "", []string{"one", "two @bot", "three"}},
+		{"none", "alice/app", n, nil, "", []string{"one", "two @bot", "three"}},
+		{"a body too long: none posted", "alice/app", n, []string{"four", strings.Repeat("x", maxBodyRunes+1)}, "body is too long", []string{"one", "two @bot", "three"}},
+		{"no such repo", "alice/nope", n, []string{"x"}, "does not exist", nil},
+		{"no such thread", "alice/app", n + 99, []string{"x"}, "does not exist", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := w.sim.AddComments(tt.repo, tt.number, "alice", tt.bodies...)
+			if tt.wantErr != "" {
+				require.ErrorContains(t, err, tt.wantErr)
+			} else {
+				require.NoError(t, err)
+			}
+			if tt.want == nil {
+				return
+			}
+			var got []string
+			for _, c := range w.sim.Comments(tt.repo, tt.number) {
+				got = append(got, c.GetBody())
+				assert.Equal(t, "alice", c.GetUser().GetLogin())
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+	// the mention in a seeded comment notifies, as Comment's does
+	unread := 0
+	for _, th := range w.sim.Notifications("bot") {
+		if th.GetUnread() {
+			unread++
+		}
+	}
+	assert.Positive(t, unread, "the seeded mention notified @bot")
+}

@@ -223,19 +223,41 @@ func (s *Sim) CreatePR(repo, author, title, body, head, base string, diff string
 func (s *Sim) Comment(repo string, number int, author, body string) (*github.IssueComment, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	cms, r, err := s.addCommentsLocked(repo, number, author, []string{body})
+	if err != nil {
+		return nil, err
+	}
+	return toIssueComment(s.commentLocked(s.baseLocked(), r, cms[0])), nil
+}
+
+// AddComments posts bodies in order, as Comment does, without building
+// each one's API view: load-sized threads are seeded in one call.
+func (s *Sim) AddComments(repo string, number int, author string, bodies ...string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, _, err := s.addCommentsLocked(repo, number, author, bodies)
+	return err
+}
+
+func (s *Sim) addCommentsLocked(repo string, number int, author string, bodies []string) ([]*comment, *repoState, error) {
 	r := s.repos[lower(repo)]
 	if r == nil {
-		return nil, fmt.Errorf("githubsim: comment: repo %s does not exist", repo)
+		return nil, nil, fmt.Errorf("githubsim: comment: repo %s does not exist", repo)
 	}
 	is := r.issues[number]
 	if is == nil {
-		return nil, fmt.Errorf("githubsim: comment: %s#%d does not exist", repo, number)
+		return nil, nil, fmt.Errorf("githubsim: comment: %s#%d does not exist", repo, number)
 	}
-	if err := checkBody(body); err != nil {
-		return nil, fmt.Errorf("githubsim: comment: %w", err)
+	for _, body := range bodies {
+		if err := checkBody(body); err != nil {
+			return nil, nil, fmt.Errorf("githubsim: comment: %w", err)
+		}
 	}
-	cm := s.addCommentLocked(r, is, author, body)
-	return toIssueComment(s.commentLocked(s.baseLocked(), r, cm)), nil
+	cms := make([]*comment, len(bodies))
+	for i, body := range bodies {
+		cms[i] = s.addCommentLocked(r, is, author, body)
+	}
+	return cms, r, nil
 }
 
 // AddReview adds a submitted pull request review (state "APPROVED",
