@@ -27,32 +27,41 @@ import (
 // CLI start) shows the engine reads GEMINI.md and AGENTS.md as data, loads
 // none of the project files as configuration or instructions, starts
 // nothing from them, and talks only to the configured API with the
-// runner's key.
+// runner's key; for Gemini, that the CLI's own read tools stay in their
+// workspace.
 func TestEngineReadsCheckout(t *testing.T) {
 	forEachCLIEngine(t, func(t *testing.T, ce cliEngine) {
+		var f *fixture
+		var own []probe // the engine's own read tools, tried on what they must not reach
+		if ce.name == gemini.Name {
+			own = geminiOwnReadProbes(func() *fixture { return f })
+		}
 		script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
-			switch req.Turn() {
-			case 0:
+			switch n := req.Turn(); {
+			case n == 0:
 				return toolUse(ce.fileTool(contract.ToolReadFile), map[string]any{"path": "README.md"})
-			case 1:
+			case n == 1:
 				return toolUse(ce.fileTool(contract.ToolReadFile), map[string]any{"path": "GEMINI.md"})
-			case 2:
+			case n == 2:
 				return toolUse(ce.fileTool(contract.ToolReadFile), map[string]any{"path": "AGENTS.md"})
-			case 3:
+			case n < 3+len(own):
+				return toolUse(own[n-3].tool, own[n-3].args())
+			case n == 3+len(own):
 				return toolUse(ce.gateTool("add_comment"), map[string]any{"repo": testRepo, "number": testNumber, "body": "The README says: " + lastToolResult(t, req).Content})
 			}
 			return fakemodel.Text("Done.")
 		})
-		f := newFixture(t, "@helperbot what does the README say?")
+		f = newFixture(t, "@helperbot what does the README say?")
 		canaryDir, canaries := hostileTarget(t, f)
 		eng, fake := ce.start(t, f, script)
 		f.env["MR_TIMEOUT"] = "3m"
+		f.env["MR_MAX_TURNS"] = "30"
 
 		out, err := f.run(t, eng)
 		require.NoError(t, err)
 		assert.Equal(t, contract.StatusCompleted, out.Status)
 		agent := fake.AgentRequests()
-		require.Len(t, agent, 5, "the model traffic went to the configured API")
+		require.Len(t, agent, 5+len(own), "the model traffic went to the configured API")
 		names := agent[0].ToolNames()
 		for _, tool := range contract.ReadFileTools {
 			assert.Contains(t, names, ce.fileTool(tool))
@@ -67,6 +76,17 @@ func TestEngineReadsCheckout(t *testing.T) {
 			r := lastToolResult(t, agent[i])
 			assert.False(t, r.IsError, "reading the checkout is allowed: %s", r.Content)
 			assert.Contains(t, r.Content, hostile.CLAUDEMDMarker, "the instruction file is readable as data")
+		}
+		// the Gemini CLI's own read tools, offered for the copy of the
+		// thread's data, reach nothing outside that workspace: not /etc,
+		// not the checkout (only the runner's file tools do), not the
+		// CLI's own settings under HOME
+		for i, tr := range own {
+			res := lastToolResult(t, agent[4+i])
+			assert.Contains(t, res.Content, "outside", "%s %v must be refused: %.300s", tr.tool, tr.args(), res.Content)
+			assert.NotContains(t, res.Content, "root:x:0:0")
+			assert.NotContains(t, res.Content, "# hostile")
+			assert.NotContains(t, res.Content, `"workdir"`, "no gate config content")
 		}
 
 		// nothing of the hostile repository instructed, configured or ran
@@ -190,35 +210,6 @@ type probe struct {
 	args func() map[string]any
 }
 
-// probeScript makes each probe's call in turn, then the gate's noop, then
-// ends.
-func probeScript(probes []probe, noop string) fakemodel.Script {
-	return fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
-		if n := req.Turn(); n < len(probes) {
-			return toolUse(probes[n].tool, probes[n].args())
-		} else if n == len(probes) {
-			return toolUse(noop, map[string]any{"reason": "probing"})
-		}
-		return fakemodel.Text("done")
-	})
-}
-
-// probeResults runs the probing model's session, checks it completed,
-// and returns what each of the n probes was answered.
-func probeResults(t *testing.T, f *fixture, eng engine.Engine, fake fakeAPI, n int) []fakemodel.Block {
-	t.Helper()
-	out, err := f.run(t, eng)
-	require.NoError(t, err)
-	assert.Equal(t, contract.StatusCompleted, out.Status)
-	agent := fake.AgentRequests()
-	require.Len(t, agent, n+2)
-	results := make([]fakemodel.Block, n)
-	for i := range results {
-		results[i] = lastToolResult(t, agent[i+1])
-	}
-	return results
-}
-
 // TestEngineRefusesUnkeepableSettings: a setting the engine cannot keep —
 // a cost budget (the CLIs report tokens, not cost) or a shell — fails the
 // run before the CLI starts (there is none here), with the setting named:
@@ -246,37 +237,17 @@ func TestEngineRefusesUnkeepableSettings(t *testing.T) {
 	}
 }
 
-// TestGeminiOwnReadToolsStayInTheirWorkspace: the Gemini CLI's own read
-// tools, offered for the copy of the thread's data, reach nothing outside
-// that workspace either: not /etc, not the checkout (only the runner's
-// file tools do), not the CLI's own settings under HOME.
-func TestGeminiOwnReadToolsStayInTheirWorkspace(t *testing.T) {
-	forEachCLIEngine(t, func(t *testing.T, ce cliEngine) {
-		if ce.name != gemini.Name {
-			t.Skip("the Gemini CLI's own tools")
-		}
-		var f *fixture
-		tries := []probe{
-			{"read_file", func() map[string]any { return map[string]any{"file_path": "/etc/passwd"} }},
-			{"read_file", func() map[string]any {
-				return map[string]any{"file_path": filepath.Join(f.env["MR_WORKSPACE"], "README.md")}
-			}},
-			{"read_file", func() map[string]any { return map[string]any{"file_path": filepath.Join(f.runDir(), GateConfigFile)} }},
-			{"list_directory", func() map[string]any { return map[string]any{"dir_path": "/etc"} }},
-		}
-		f = newFixture(t, "@helperbot look outside")
-		eng, fake := ce.start(t, f, probeScript(tries, ce.gateTool("noop")))
-		f.env["MR_MAX_TURNS"] = "30"
-
-		results := probeResults(t, f, eng, fake, len(tries))
-		for i, tr := range tries {
-			res := results[i]
-			assert.Contains(t, res.Content, "outside", "%s %v must be refused: %.300s", tr.tool, tr.args(), res.Content)
-			assert.NotContains(t, res.Content, "root:x:0:0")
-			assert.NotContains(t, res.Content, "# hello")
-			assert.NotContains(t, res.Content, `"workdir"`, "no gate config content")
-		}
-	})
+// geminiOwnReadProbes are the Gemini CLI's own read tools tried on /etc,
+// on the checkout and on the gate's config (TestEngineReadsCheckout).
+func geminiOwnReadProbes(f func() *fixture) []probe {
+	return []probe{
+		{"read_file", func() map[string]any { return map[string]any{"file_path": "/etc/passwd"} }},
+		{"read_file", func() map[string]any {
+			return map[string]any{"file_path": filepath.Join(f().env["MR_WORKSPACE"], "README.md")}
+		}},
+		{"read_file", func() map[string]any { return map[string]any{"file_path": filepath.Join(f().runDir(), GateConfigFile)} }},
+		{"list_directory", func() map[string]any { return map[string]any{"dir_path": "/etc"} }},
+	}
 }
 
 // TestCodexOwnApplyPatchChangesNothing: Codex offers its own apply_patch
