@@ -33,9 +33,10 @@ const (
 // one part (no splitting) whose text equals SessionMarkdown's for the same
 // events when nothing needed cutting early.
 type SessionStream struct {
-	asm    *turns.Assembler
-	ended  bool
-	closed bool
+	asm      *turns.Assembler
+	released []session.TurnProjection // reused by release
+	ended    bool
+	closed   bool
 	// preCut says how many characters of a call's arguments or result
 	// were dropped as they arrived, until its turn is released.
 	preCut map[string]cutCounts
@@ -105,7 +106,7 @@ func (s *SessionStream) Add(ev session.Event) error {
 	if ev.Kind == session.EventResult {
 		s.ended = true
 	}
-	s.asm.Add(ev)
+	s.asm.Take(ev)
 	return s.release()
 }
 
@@ -186,7 +187,9 @@ func (s *SessionStream) trim(ev *session.Event) {
 // release hands the turns the assembler released to the writer, each with
 // the early cuts of its calls (taken out of preCut).
 func (s *SessionStream) release() error {
-	for _, t := range s.asm.Released() {
+	s.released = s.asm.AppendReleased(s.released[:0])
+	defer clear(s.released) // the writer has its own copies
+	for _, t := range s.released {
 		f := finishedTurn{t: t}
 		if len(s.preCut) > 0 {
 			for _, c := range t.ToolCalls {

@@ -98,7 +98,8 @@ func (p *Prefetcher) read(d *Decoder) {
 		select {
 		case j = <-p.free:
 		default:
-			j = &job{decoded: make(chan struct{}, 1)}
+			// a job's copied lines end within ownLine past jobBytes
+			j = &job{buf: make([]byte, 0, jobBytes+ownLine), decoded: make(chan struct{}, 1)}
 		}
 		size := 0
 		for size < jobBytes && j.err == nil {
@@ -205,9 +206,6 @@ func (p *Prefetcher) recycle(j *job) {
 	clear(j.lines) // big lines
 	j.evs, j.lines, j.err, j.evErr = j.evs[:0], j.lines[:0], nil, nil
 	j.buf = j.buf[:0]
-	if cap(j.buf) > 2*jobBytes {
-		j.buf = nil
-	}
 	if cap(j.evs) > 4096 {
 		j.evs = nil
 	}

@@ -37,6 +37,8 @@ type Assembler struct {
 	orphans     int
 	model       string
 	curMsgID    string // message id of the current assistant turn
+	// spare turns: a released turn's struct is copied out, so it is reused
+	spare []*session.TurnProjection
 }
 
 type callRef struct {
@@ -64,6 +66,16 @@ type Change struct {
 
 // Add takes one event.
 func (a *Assembler) Add(ev session.Event) Change {
+	return a.add(ev, true)
+}
+
+// Take is Add for a caller that reads only the released turns (the
+// streaming renderer): no Change, so no copies of the calls it names.
+func (a *Assembler) Take(ev session.Event) {
+	a.add(ev, false)
+}
+
+func (a *Assembler) add(ev session.Event, report bool) Change {
 	var ch Change
 	switch ev.Kind {
 	case session.EventInit:
@@ -117,8 +129,10 @@ func (a *Assembler) Add(ev session.Event) Change {
 			a.callStart[id] = ev.Time.UnixMilli()
 		}
 		a.touch(t, ev)
-		c := t.ToolCalls[len(t.ToolCalls)-1]
-		ch.Started = &c
+		if report {
+			c := t.ToolCalls[len(t.ToolCalls)-1]
+			ch.Started = &c
+		}
 	case session.EventToolResult:
 		a.afterResult = true
 		ref, ok := a.calls[ev.ToolCallID]
@@ -140,8 +154,10 @@ func (a *Assembler) Add(ev session.Event) Change {
 		}
 		delete(a.callStart, ev.ToolCallID)
 		a.touch(ref.turn, ev)
-		done := *c
-		ch.Completed = &done
+		if report {
+			done := *c
+			ch.Completed = &done
+		}
 	case session.EventNotice:
 		a.notice(ev, ev.Text)
 	case session.EventResult:
@@ -160,6 +176,16 @@ func (a *Assembler) Released() []session.TurnProjection {
 	out := a.released
 	a.released = nil
 	return out
+}
+
+// AppendReleased appends the turns released since the last call to dst,
+// like Released but reusing the assembler's array (for a caller that
+// copies them out at once).
+func (a *Assembler) AppendReleased(dst []session.TurnProjection) []session.TurnProjection {
+	dst = append(dst, a.released...)
+	clear(a.released)
+	a.released = a.released[:0]
+	return dst
 }
 
 // Pending returns copies of the turns not released yet (for a snapshot).
@@ -231,7 +257,13 @@ func (a *Assembler) start(role string, ev session.Event, turnID string) *session
 	case !strings.HasPrefix(turnID, "turn_"):
 		turnID = "turn_" + turnID // core-types ids carry their kind
 	}
-	t := &session.TurnProjection{
+	var t *session.TurnProjection
+	if n := len(a.spare); n > 0 {
+		t, a.spare = a.spare[n-1], a.spare[:n-1]
+	} else {
+		t = new(session.TurnProjection)
+	}
+	*t = session.TurnProjection{
 		ID: "entry_" + strconv.Itoa(seq), Sequence: seq, TurnID: turnID, LoopID: "root",
 		Kind: "message", Role: role, Status: "streaming",
 		Blocks: []session.ContentBlock{}, ToolCalls: []session.ToolCallProjection{},
@@ -343,6 +375,10 @@ func (a *Assembler) release(all bool) {
 		a.released = append(a.released, *t)
 		a.queue[0] = nil
 		a.queue = a.queue[1:]
+		// nothing points at t now: a released turn has no pending call
+		// (forget dropped those of a turn released early)
+		*t = session.TurnProjection{}
+		a.spare = append(a.spare, t)
 	}
 }
 

@@ -141,3 +141,57 @@ func TestToolUseEncodesAsTheMap(t *testing.T) {
 		}
 	}
 }
+
+// TestTakeMatchesAdd: Take and AppendReleased (the streaming renderer's
+// path, reusing turn structs and the released array) release exactly the
+// turns Add and Released do, and turns already handed out never change.
+func TestTakeMatchesAdd(t *testing.T) {
+	var evs []session.Event
+	for i := range 50 {
+		id := "c" + string(rune('a'+i%26)) + string(rune('a'+i/26))
+		evs = append(evs,
+			session.Event{Kind: session.EventUserText, Time: at(i * 10), Text: "task"},
+			session.Event{Kind: session.EventText, Time: at(i*10 + 1), MessageID: "m" + id, Model: "m", Text: "looking"},
+			session.Event{Kind: session.EventToolUse, Time: at(i*10 + 2), MessageID: "m" + id, ToolCallID: id, ToolName: "Bash", Input: json.RawMessage(`{"n":1}`)},
+			session.Event{Kind: session.EventToolResult, Time: at(i*10 + 5), ToolCallID: id, Output: "ok"},
+			session.Event{Kind: session.EventNotice, Time: at(i*10 + 6), Text: "hook"},
+		)
+	}
+	evs = append(evs, session.Event{Kind: session.EventResult, Time: at(999), Result: &session.Result{Subtype: "success"}})
+	for _, window := range []int{0, 2} {
+		add, take := New(window), New(window)
+		var want, got, snapshot []session.TurnProjection
+		var buf []session.TurnProjection
+		for _, ev := range evs {
+			add.Add(ev)
+			want = append(want, add.Released()...)
+			take.Take(ev)
+			buf = take.AppendReleased(buf[:0])
+			for _, tp := range buf {
+				got = append(got, tp)
+				snapshot = append(snapshot, encoded(t, tp))
+			}
+		}
+		add.Flush(session.ToolCancelled)
+		want = append(want, add.Released()...)
+		take.Flush(session.ToolCancelled)
+		for _, tp := range take.AppendReleased(nil) {
+			got = append(got, tp)
+			snapshot = append(snapshot, encoded(t, tp))
+		}
+		require.Len(t, got, len(want))
+		assert.Equal(t, want, got)
+		for i := range got { // as encoded when handed out, after later events
+			assert.Equal(t, snapshot[i], encoded(t, got[i]), "turn %d changed after it was released", i)
+		}
+	}
+}
+
+// encoded is tp as session.json would hold it, read back.
+func encoded(t *testing.T, tp session.TurnProjection) session.TurnProjection {
+	b, err := json.Marshal(tp)
+	require.NoError(t, err)
+	var back session.TurnProjection
+	require.NoError(t, json.Unmarshal(b, &back))
+	return back
+}
