@@ -1,14 +1,17 @@
 package dispatch
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/google/go-github/v62/github"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/githubsim"
+	"github.com/mention-runner/mention-runner/internal/refstate"
 	"github.com/mention-runner/mention-runner/internal/testkit/fakeclock"
 	"github.com/mention-runner/mention-runner/internal/transport"
 )
@@ -112,7 +115,8 @@ func TestClaimOnGrantLostAnswers(t *testing.T) {
 // A deployment upgraded in place: claims made before (their own claim
 // commits) are read as before: dispatched ones are not sent again, a live
 // one is left alone, a dead one is taken over once, by a dispatcher that
-// claims with its grants.
+// claims with its grants; the ledger an older version wrote (undated
+// commits) is built on, its grants carried on.
 func TestClaimUpgradeFromClaimCommits(t *testing.T) {
 	e := newEnv(t)
 	clk := fakeclock.New(time.Now().UTC())
@@ -132,6 +136,16 @@ func TestClaimUpgradeFromClaimCommits(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ok)
 
+	// and the account's ledger as a version before grant commits wrote it
+	// (undated commit, a grant of another process in force)
+	oldLedger, _, err := e.gh.Git.CreateCommit(e.ctx(), "ops", "control", &github.Commit{
+		Message: github.String(contract.PaceMessagePrefix + fmt.Sprintf(`{"grants":[{"at_ms":%d,"n":5,"by":"old"}],"pause_until_ms":0,"holder":"publish-1","since_ms":%d}`,
+			clk.Now().UnixMilli(), clk.Now().UnixMilli())),
+		Tree: &github.Tree{SHA: github.String(refstate.EmptyTree)}}, nil)
+	require.NoError(t, err)
+	_, _, err = e.gh.Git.CreateRef(e.ctx(), "ops", "control", &github.Reference{Ref: github.String(contract.PaceGenRef(bot, 1)), Object: &github.GitObject{SHA: oldLedger.SHA}})
+	require.NoError(t, err)
+
 	d := e.wiredDispatcher(clk, withClock)
 	dec, err = d.Handle(e.ctx(), done)
 	require.NoError(t, err)
@@ -143,6 +157,22 @@ func TestClaimUpgradeFromClaimCommits(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Dispatch, dec.Decision, dec.Reason)
 	assert.Len(t, e.sim.Dispatches(control), 2)
+	// the new grants went on top of the old ledger (it is their ancestor),
+	// carrying the old grant on
+	head, _, err := e.gh.Git.GetRef(e.ctx(), "ops", "control", contract.PaceGenRef(bot, 1)[len("refs/"):])
+	require.NoError(t, err)
+	c, _, err := e.gh.Git.GetCommit(e.ctx(), "ops", "control", head.GetObject().GetSHA())
+	require.NoError(t, err)
+	assert.Contains(t, c.GetMessage(), `"by":"old"`)
+	var chain []string
+	for sha := c.GetSHA(); sha != oldLedger.GetSHA() && len(chain) < 10; {
+		p, _, err := e.gh.Git.GetCommit(e.ctx(), "ops", "control", sha)
+		require.NoError(t, err)
+		require.NotEmpty(t, p.Parents, "the old ledger is an ancestor of the new head")
+		chain = append(chain, sha)
+		sha = p.Parents[0].GetSHA()
+	}
+	assert.Less(t, len(chain), 10)
 	assert.Equal(t, StatusDispatched, e.claimState(doneID))
 	assert.Equal(t, StatusDispatched, e.claimState(liveID))
 }
