@@ -373,26 +373,41 @@ func (d *Dispatcher) startReady(ctx context.Context) (wait func()) {
 
 // writesAhead is how many writes the budget should hold as a mention
 // starts: the mention's own (with this process's claim and dispatched
-// commits when it has none yet) and the rate state's, and, unless the
-// process handles just this one (event mode), the next mention's, so a
-// busy dispatcher takes its next grant while the mention before it still
-// writes.
+// commits when it has none yet), in event mode the rate state's, and in
+// a running process the next mention's first writes: its claim and its
+// dispatch go out while the grant it takes beside its read is still
+// being recorded (its mark and 👀 wait for that grant). Counting the next
+// mention's whole writes instead takes every grant a mention early,
+// while the last grant's slots still cover the next mention, and a
+// grant lives only Hold. Only a running process's first mention asks
+// for the next one whole: its grant is the first (sized by what is asked,
+// not yet grown by use). A running process writes the rate state once
+// per CacheTTL beside the mentions (FlushEvery), and that write takes a
+// grant of its own when it finds none held.
 func (d *Dispatcher) writesAhead() int {
 	n := mentionWrites
 	d.mu.Lock()
-	if d.cl.cur.Commit == "" || d.cfg.Now().Sub(d.cl.cur.At) >= d.claimRotate() {
+	first := d.cl.cur.Commit == ""
+	if first || d.cfg.Now().Sub(d.cl.cur.At) >= d.claimRotate() {
 		n += 2 // a claim commit and its dispatched commit
 		if d.cl.grants {
 			n-- // the claim commit is the grant's (grantMark)
 		}
 	}
 	d.mu.Unlock()
-	n++ // the rate state: with the mention in event mode, every CacheTTL else
-	if d.cfg.FlushEach {
-		return n
+	switch {
+	case d.cfg.FlushEach:
+		return n + 1 // the rate state, written with the mention
+	case first:
+		return n + mentionWrites
 	}
-	return n + mentionWrites
+	return n + writesBeforeGrant
 }
+
+// writesBeforeGrant is how many of a mention's writes go out before a
+// grant taken beside its thread read is recorded: the claim (beside the
+// read) and the dispatch.
+const writesBeforeGrant = 2
 
 // building is a context being built in the background.
 type building struct {
@@ -611,5 +626,5 @@ const LedgerMaxBlock = 12
 // update each), and its grants grow while it is busy. The caller adds
 // the clock and Warn.
 func LedgerOptions(client *github.Client, control, bot string) writebudget.Options {
-	return writebudget.Options{Client: client, Repo: control, Account: bot, Holder: newHolder(), SelfCost: 2, MaxBlock: LedgerMaxBlock}
+	return writebudget.Options{Client: client, Repo: control, Account: bot, Holder: newHolder(), SelfCost: 2, MaxBlock: LedgerMaxBlock, Guess: true}
 }

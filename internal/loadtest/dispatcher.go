@@ -20,7 +20,7 @@ func (w *World) NewDispatcher(opts ...func(*dispatch.Config)) (*dispatch.Dispatc
 	botPacer, ledger, err := w.ProcessPacer(ControlToken, func(o *writebudget.Options) {
 		// the dispatcher's own ledger options, as cmd/dispatcher sets them
 		mine := dispatch.LedgerOptions(o.Client, o.Repo, o.Account)
-		o.SelfCost, o.MaxBlock = mine.SelfCost, mine.MaxBlock
+		o.SelfCost, o.Block, o.MaxBlock, o.Guess = mine.SelfCost, mine.Block, mine.MaxBlock, mine.Guess
 	})
 	if err != nil {
 		return nil, err

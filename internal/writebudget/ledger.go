@@ -97,6 +97,12 @@ type Options struct {
 	// dispatcher; publish writes the ledger with the workflow's token);
 	// negative = none.
 	Spare int
+	// Guess lets the handle commit a grant on the ledger's head as it
+	// wrote it last, without reading it first, while that keeps working
+	// (optimistic.go): for a process that is usually the only one writing
+	// the ledger between its own grants (a running dispatcher). A wrong
+	// guess costs a lost compare-and-swap's writes.
+	Guess bool
 
 	Now   func() time.Time
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -142,6 +148,13 @@ type Ledger struct {
 	credit      int           // writes taken on credit against pending
 	credited    int           // of the grant just held, taken on credit
 	grantsOwned bool          // OwnGrants was called
+	// mine is the head this handle wrote last, and trust how many of its
+	// grant reads since its last lost guess found the ledger still there:
+	// while trusted, a grant is committed on mine without reading first
+	// (optimistic.go). Guarded by l.io.
+	mine    head
+	trust   int
+	guesses int // grants committed on mine without a read (measurement)
 }
 
 // retryBroken is how long a process paces itself alone after the ledger
@@ -215,7 +228,11 @@ func New(o Options) (*Ledger, error) {
 	if o.RotateAfter <= 0 {
 		o.RotateAfter = DefaultRotateAfter
 	}
-	return &Ledger{o: o, owner: owner, name: name, cache: map[string]state{}, block: o.Block, id: uuid.NewString()[:8]}, nil
+	l := &Ledger{o: o, owner: owner, name: name, cache: map[string]state{}, block: o.Block, id: uuid.NewString()[:8]}
+	if o.Guess {
+		l.trust = 1 // its first write is made on a read; guessing starts after it
+	}
+	return l, nil
 }
 
 // Stats says how a ledger handle was used: grants taken, compare-and-swaps
@@ -288,7 +305,7 @@ func (l *Ledger) update(ctx context.Context, change func(next *state, h head) bo
 // (Ready). The caller holds l.io.
 func (l *Ledger) reserve(ctx context.Context, size func() int) (time.Time, error) {
 	for lost := 0; ; {
-		cur, h, err := l.read(ctx)
+		cur, h, guessed, err := l.readForGrant(ctx, lost == 0)
 		if err != nil {
 			return time.Time{}, err
 		}
@@ -345,6 +362,9 @@ func (l *Ledger) reserve(ctx context.Context, size func() int) (time.Time, error
 			l.granted = l.wrote
 			l.gaveBackLocked(back)
 			l.grants++
+			if guessed {
+				l.guesses++
+			}
 			if rotate || h.closed {
 				l.rotations++
 			}
@@ -376,6 +396,9 @@ func (l *Ledger) reserve(ctx context.Context, size func() int) (time.Time, error
 		l.cas++
 		l.mu.Unlock()
 		l.wasted += selfCost
+		if guessed {
+			l.trust = -distrust
+		}
 	}
 }
 

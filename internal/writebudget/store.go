@@ -161,6 +161,13 @@ func (l *Ledger) write(ctx context.Context, h head, next state) error {
 	} else {
 		_, _, err = gh.Git.UpdateRef(ctx, l.owner, l.name, ref, false)
 	}
+	// top: the ref written is known to be the ledger (the highest
+	// generation) right after the write, so the next grant may be
+	// committed on it unread (optimistic.go). An update moved the ref
+	// read as the ledger (or guessed, itself known to be the ledger), and
+	// a generation is rotated past only after its ref is moved to a
+	// closed state, which refuses a later update on our commit.
+	top := parent != ""
 	if err == nil && parent == "" {
 		// A process that read an old generation closed can create the
 		// next one after it was rotated past and deleted: a dead
@@ -168,17 +175,25 @@ func (l *Ledger) write(ctx context.Context, h head, next state) error {
 		// no grant; take it again. (A generation is deleted only once a
 		// higher one exists, so the ledger is never the one re-created.)
 		// A generation opened just now and rotated past at once carried
-		// the grant on: that is no loss.
-		if now, ferr := l.find(ctx); ferr == nil && now.gen > gen && !l.carried(ctx, now, next) {
+		// the grant on: that is no loss, but the ref written may be such
+		// a dead one (a lost answer's create), which nothing would ever
+		// refuse to move: never committed on unread.
+		now, ferr := l.find(ctx)
+		if ferr == nil && now.gen > gen && !l.carried(ctx, now, next) {
 			l.mu.Lock()
 			l.dead++
 			l.mu.Unlock()
 			return fmt.Errorf("writebudget: %s was re-created below %s: %w", name, contract.PaceGenRef(l.o.Account, now.gen), refstate.ErrLost)
 		}
+		top = ferr == nil && now.gen == gen && now.sha == got.GetSHA()
 	}
 	if err == nil {
 		l.remember(got.GetSHA(), next)
 		l.wrote = Grant{Commit: got.GetSHA(), At: at, Holder: next.Holder}
+		l.mine = head{}
+		if top {
+			l.mine = head{gen: gen, sha: got.GetSHA(), closed: next.Closed}
+		}
 		return nil
 	}
 	if unprocessable(err) {
