@@ -7,6 +7,7 @@ import (
 	fastjson "github.com/segmentio/encoding/json"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/redact"
@@ -131,6 +132,10 @@ func (u unit) size() int {
 type turnRenderer struct {
 	o      SessionOptions
 	preCut map[string]cutCounts
+	// arena, when set, holds the tool calls' markdown of the turn being
+	// written (the stream's writer empties it before each turn, once the
+	// last turn's pieces are written): one buffer instead of one per call.
+	arena *[]byte
 }
 
 type cutCounts struct{ args, result int }
@@ -278,12 +283,18 @@ func (r turnRenderer) toolCall(c session.ToolCallProjection) string {
 	if c.DisplayName != "" {
 		name = c.DisplayName
 	}
-	var b strings.Builder
 	res, _ := c.Result.(string)
-	b.Grow(2*len(c.Arguments) + min(len(res), 2*r.o.MaxResultChars) + 512) // one allocation, mostly
+	size := 2*len(c.Arguments) + min(len(res), 2*r.o.MaxResultChars) + 512
+	var b appender
+	if r.arena != nil {
+		b.buf = *r.arena
+		defer func() { *r.arena = b.buf }()
+	}
+	b.buf = slices.Grow(b.buf, size) // one allocation, mostly
+	start := len(b.buf)
 	b.WriteString("<details>\n<summary>[ToolCall] ")
 	b.WriteString(escapeHTML(oneLine(redact.String(name))))
-	b.WriteByte('(')
+	b.addByte('(')
 	// The arguments are parsed and redacted once; the summary line, the
 	// fenced copy and its indentation all work from that compact form.
 	redArgs, argsErr := redactjson.String(c.Arguments)
@@ -313,8 +324,16 @@ func (r turnRenderer) toolCall(c session.ToolCallProjection) string {
 		b.WriteString(payload(s, r.o.MaxResultChars, pre.result))
 	}
 	b.WriteString("\n</details>\n")
-	return b.String()
+	// b.buf[start:] is never written again until the arena is emptied
+	return unsafe.String(unsafe.SliceData(b.buf[start:]), len(b.buf)-start)
 }
+
+// appender is the part of strings.Builder toolCall uses, on a buffer it
+// may share (the arena).
+type appender struct{ buf []byte }
+
+func (a *appender) WriteString(s string) { a.buf = append(a.buf, s...) }
+func (a *appender) addByte(c byte)       { a.buf = append(a.buf, c) }
 
 // payload renders a call's arguments or a result: a JSON object or array
 // pretty-printed in a json fence, anything else as text; redacted first,

@@ -66,14 +66,20 @@ type turnWriter struct {
 	r     turnRenderer
 	wrote bool
 	err   error
+	arena []byte // r's: a turn's tool calls, written before the next turn
 }
+
+// maxArena: a bigger arena (a turn of huge calls) is not kept for the next.
+const maxArena = 1 << 20
 
 // NewSessionStream writes to w as events are added.
 func NewSessionStream(w io.Writer, o SessionOptions) *SessionStream {
+	out := &turnWriter{w: w, r: turnRenderer{o: o.withDefaults()}}
+	out.r.arena = &out.arena
 	return &SessionStream{
 		asm:    turns.New(streamWindow),
 		preCut: map[string]cutCounts{},
-		out:    &turnWriter{w: w, r: turnRenderer{o: o.withDefaults()}},
+		out:    out,
 	}
 }
 
@@ -272,6 +278,11 @@ func turnSize(t session.TurnProjection) int {
 func (o *turnWriter) write(f finishedTurn) error {
 	if o.err != nil {
 		return o.err
+	}
+	// the last turn's pieces are written (w does not keep them: io.Writer)
+	o.arena = o.arena[:0]
+	if cap(o.arena) > maxArena {
+		o.arena = nil
 	}
 	r := o.r
 	r.preCut = f.cuts
