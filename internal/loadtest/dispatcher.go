@@ -3,6 +3,7 @@ package loadtest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/mention-runner/mention-runner/internal/contract"
@@ -121,15 +122,27 @@ func (w *World) DispatchAll(ctx context.Context, ms []Mention, maxCycles int, re
 	return st, fmt.Errorf("loadtest: %d mentions still failing after %d cycles", len(ms)-len(st.Decided), maxCycles)
 }
 
-// Jobs groups the dispatches CONTROL received by jobid.
+// Jobs groups the dispatches CONTROL received by jobid. Dispatches are
+// only ever added: each is parsed once (workers that publish as jobs
+// arrive call this for every job).
 func (w *World) Jobs() (map[string][]githubsim.Dispatch, error) {
-	out := map[string][]githubsim.Dispatch{}
-	for _, d := range w.Sim.Dispatches(Control) {
+	w.jobsMu.Lock()
+	defer w.jobsMu.Unlock()
+	if w.jobs == nil {
+		w.jobs = map[string][]githubsim.Dispatch{}
+	}
+	ds := w.Sim.Dispatches(Control)
+	for _, d := range ds[w.jobsSeen:] {
 		_, p, err := transport.ParseLine(d.Body)
 		if err != nil {
 			return nil, fmt.Errorf("dispatch %q: %w", d.EventType, err)
 		}
-		out[p.JobID] = append(out[p.JobID], d)
+		w.jobs[p.JobID] = append(w.jobs[p.JobID], d)
+		w.jobsSeen++
+	}
+	out := make(map[string][]githubsim.Dispatch, len(w.jobs))
+	for id, jd := range w.jobs {
+		out[id] = slices.Clip(jd) // a caller's append does not reach ours
 	}
 	return out, nil
 }

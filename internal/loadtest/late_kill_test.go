@@ -60,7 +60,8 @@ func TestLateMentionSurvivesKill(t *testing.T) {
 				w.Sim.AddToken(ctlTok, Bot)
 				cmd := exec.CommandContext(ctx, bins.Dispatcher, "once")
 				cmd.Env = append(os.Environ(), "BOT_LOGIN="+Bot, "BOT_TOKEN="+botTok, "CONTROL_REPO="+Control, "CONTROL_TOKEN="+ctlTok,
-					"ALLOWED_USERS=*", "GITHUB_API_URL="+w.Base, "CLAIM_LEASE=1ms")
+					"ALLOWED_USERS=*", "GITHUB_API_URL="+w.Base, "CLAIM_LEASE=1ms",
+					"WRITE_GAP=0s") // kills are drawn by request, not by time: no pacing to wait for
 				require.NoError(t, cmd.Start())
 				exited := make(chan struct{})
 				fired := func() (bool, int) { return false, 0 }

@@ -63,6 +63,10 @@ type World struct {
 	// PadEvery, when set, gives every PadEvery-th seeded thread a comment
 	// big enough that its context is sent as agent_shard events.
 	PadEvery int
+
+	jobsMu   sync.Mutex
+	jobs     map[string][]githubsim.Dispatch // Jobs, by jobid
+	jobsSeen int                             // dispatches parsed into jobs
 }
 
 // NewWorld starts a simulator. Close it with Close.
