@@ -85,13 +85,7 @@ func TestPrefetchSameEvents(t *testing.T) {
 				d.MaxLine = tt.maxLine
 				return d
 			}
-			want, wantErr := drain(dec().Next)
-			p := dec().Prefetch()
-			defer p.Close()
-			got, gotErr := drain(p.Next)
-			require.Equal(t, len(want), len(got))
-			assert.Equal(t, want, got)
-			assert.Equal(t, wantErr, gotErr)
+			p, wantErr := samePrefetched(t, dec)
 			_, again := p.Next()
 			assert.Equal(t, wantErr, again, "the error is sticky")
 		})
@@ -154,13 +148,7 @@ func FuzzPrefetch(f *testing.F) {
 			d.MaxLine = 200
 			return d
 		}
-		want, wantErr := drain(dec().Next)
-		p := dec().Prefetch()
-		defer p.Close()
-		got, gotErr := drain(p.Next)
-		require.Equal(t, len(want), len(got))
-		assert.Equal(t, want, got)
-		assert.Equal(t, wantErr, gotErr)
+		samePrefetched(t, dec)
 	})
 }
 
@@ -177,13 +165,22 @@ func TestPrefetchMapKeepsOrder(t *testing.T) {
 		}
 		return d
 	}
+	samePrefetched(t, dec)
+}
+
+// samePrefetched checks that the read-ahead of a decoder from dec hands
+// out exactly what a decoder from dec gives, events and error, and
+// returns the read-ahead (drained).
+func samePrefetched(t *testing.T, dec func() *Decoder) (*Prefetcher, error) {
+	t.Helper()
 	want, wantErr := drain(dec().Next)
 	p := dec().Prefetch()
-	defer p.Close()
+	t.Cleanup(p.Close)
 	got, gotErr := drain(p.Next)
 	require.Equal(t, len(want), len(got))
 	assert.Equal(t, want, got)
 	assert.Equal(t, wantErr, gotErr)
+	return p, wantErr
 }
 
 // chunkReader reads n bytes at a time, so the read-ahead cuts a job
