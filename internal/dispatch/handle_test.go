@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -202,6 +203,56 @@ func TestStrayCfgRepliesOnce(t *testing.T) {
 		assert.Contains(t, cs[1].GetBody(), "first mention")
 		assert.Empty(t, e.sim.Dispatches(control))
 	}
+}
+
+// TestFlushRefreshesRateState: a flush whose write went through (guarded
+// by the sha it replaced) leaves the cached rate state as fresh as a read,
+// so a running dispatcher does not read it again within CacheTTL of the
+// flush; one another writer got to first reads and merges, as before.
+func TestFlushRefreshesRateState(t *testing.T) {
+	e := newEnv(t)
+	d := e.dispatcher(func(c *Config) { c.RatePerHour = 5 })
+	n := e.issue("x")
+	handle := func(user string) []string {
+		c := e.comment(n, user, "@mrbot task")
+		e.sim.ResetRequests()
+		dec, err := d.Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
+		require.NoError(t, err)
+		require.Equal(t, Dispatch, dec.Decision, dec.Reason)
+		var reads []string
+		for _, r := range e.sim.Requests() {
+			if r.Method == http.MethodGet && strings.HasSuffix(r.Path, "/ratelimit.json") {
+				reads = append(reads, r.Path)
+			}
+		}
+		return reads
+	}
+	assert.Len(t, handle("alice"), 1, "the first mention reads the rate state")
+	e.later(DefaultCacheTTL * 2 / 3)
+	require.NoError(t, d.Flush(e.ctx()))
+	e.later(DefaultCacheTTL * 2 / 3) // past the read's TTL, within the flush's
+	assert.Empty(t, handle("bob"), "the flush refreshed it")
+
+	// another dispatcher writes: the next flush conflicts, reads, merges
+	other := e.dispatcher(func(c *Config) { c.RatePerHour = 5 })
+	c := e.comment(n, "olga", "@mrbot elsewhere")
+	_, err := other.Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
+	require.NoError(t, err)
+	require.NoError(t, other.Flush(e.ctx()))
+	require.NoError(t, d.Flush(e.ctx()))
+	var f rateFile
+	_, err = d.rateFile().Read(e.ctx(), &f)
+	require.NoError(t, err)
+	var logins []string
+	for _, r := range f.Runs {
+		logins = append(logins, r.Login)
+	}
+	assert.ElementsMatch(t, []string{"alice", "bob", "olga"}, logins)
+	e.later(DefaultCacheTTL * 2 / 3)
+	assert.Empty(t, handle("alice"), "the merged flush refreshed it too")
+	d.mu.Lock()
+	assert.Equal(t, 1, d.rateSt.count("olga", "", d.cfg.Now()), "and it holds the other dispatcher's run")
+	d.mu.Unlock()
 }
 
 func TestRateLimitRepliesOnce(t *testing.T) {

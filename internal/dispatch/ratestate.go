@@ -188,6 +188,11 @@ func (d *Dispatcher) Flush(ctx context.Context) error {
 		if d.rateSt != nil {
 			d.rateSt.pending = dropWritten(d.rateSt.pending, pending)
 			d.rateSt.runs, d.rateSt.sha, d.rateSt.ids = merged, newSHA, ids
+			// the write was guarded by the sha it replaced: the file is
+			// what was just written, as fresh as a read now (a running
+			// dispatcher that flushes every CacheTTL reads it only when
+			// another writer got there first)
+			d.rateSt.loaded = d.cfg.Now()
 			for login := range pendingIDs {
 				delete(d.rateSt.pendingIDs, login)
 			}
