@@ -2,6 +2,7 @@ package writebudget_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -15,23 +16,49 @@ import (
 	"github.com/mention-runner/mention-runner/internal/writebudget"
 )
 
-// beforeLedgerMove runs hook before the first ledger ref update gh sends.
-type beforeLedgerMove struct {
-	next http.RoundTripper
-	once atomic.Bool
-	hook func()
+// beforeLedgerWrite runs hook before the first ledger ref write with
+// method (PATCH: an update, POST: a generation's creation) gh sends.
+type beforeLedgerWrite struct {
+	next   http.RoundTripper
+	method string
+	once   atomic.Bool
+	hook   func()
+	fail   error // when set, that write is not sent: it fails with this
 }
 
-func (b *beforeLedgerMove) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Method == http.MethodPatch && strings.Contains(r.URL.Path, "/git/refs/mention-runner/pace/") && b.once.CompareAndSwap(false, true) {
+func (b *beforeLedgerWrite) RoundTrip(r *http.Request) (*http.Response, error) {
+	// a creation names its ref in the body, an update in the path
+	ledgerRef := strings.HasSuffix(r.URL.Path, "/git/refs") || strings.Contains(r.URL.Path, "/git/refs/mention-runner/pace/")
+	if r.Method == b.method && ledgerRef && b.once.CompareAndSwap(false, true) {
 		b.hook()
+		if b.fail != nil {
+			return nil, b.fail
+		}
 	}
 	return b.next.RoundTrip(r)
 }
 
+// hooked runs hook before gh's first ledger ref update.
 func hooked(gh *github.Client, hook func()) *github.Client {
+	return hookedOn(gh, http.MethodPatch, hook)
+}
+
+// hookedOn runs hook before gh's first ledger ref write with method.
+func hookedOn(gh *github.Client, method string, hook func()) *github.Client {
+	return wrapped(gh, &beforeLedgerWrite{method: method, hook: hook})
+}
+
+// unsent fails gh's first ledger ref write with method before it is
+// sent, as a connection refused or a DNS failure does: its answer is
+// lost and GitHub never stored it.
+func unsent(gh *github.Client, method string) *github.Client {
+	return wrapped(gh, &beforeLedgerWrite{method: method, hook: func() {}, fail: errors.New("dial tcp: connection refused")})
+}
+
+func wrapped(gh *github.Client, b *beforeLedgerWrite) *github.Client {
 	hc := gh.Client()
-	hc.Transport = &beforeLedgerMove{next: hc.Transport, hook: hook}
+	b.next = hc.Transport
+	hc.Transport = b
 	c := github.NewClient(hc)
 	c.BaseURL = gh.BaseURL
 	return c

@@ -45,15 +45,16 @@ func (l *Ledger) due(s state, now time.Time) bool {
 }
 
 // open starts the generation after the closed one h with closed's grants.
-// It reports whether that generation exists now (opened by this process
-// or another); false when the write failed otherwise (the next reader
-// opens it).
+// It reports whether that generation (or a later one) exists now, opened
+// by this process or another; false when the write failed otherwise,
+// its creation not stored included (the next reader opens it; deleting
+// the closed generation then would leave no ledger, or an older one).
 func (l *Ledger) open(ctx context.Context, h head, closed state) bool {
 	next := closed
 	next.Closed = false
 	h.closed = true
 	err := l.write(ctx, h, next)
-	return err == nil || errors.Is(err, refstate.ErrLost)
+	return err == nil || errors.Is(err, refstate.ErrLost) && !errors.Is(err, errNotStored)
 }
 
 // drop deletes the generations a rotation left behind. Best effort: one

@@ -77,14 +77,25 @@ func TestRotationUnderConcurrency(t *testing.T) {
 		rotations, dead = rotations+r, dead+d
 	}
 	refs, msg := w.ledgerNow(t, ctx)
+	// no grant lost, none recorded twice: each handle's, one by one
 	assert.Len(t, writebudget.GrantSizes(msg), grants, "every grant taken is in the ledger")
+	for i, l := range ls {
+		g, _, _ := l.Stats()
+		assert.Equal(t, g, writebudget.GrantsBy(msg, l.ID()), "p%d's grants in the ledger, each once", i)
+	}
 	require.Len(t, refs, 1, "the generations left behind are deleted")
 	gen, _ := contract.PaceGen("bot", refs[0])
 	assert.GreaterOrEqual(t, gen, 5, "rotated again and again")
 	assert.Positive(t, rotations)
 
+	// each generation opened once; a process that read one closed long
+	// ago may re-create it after it was rotated past and deleted: a dead
+	// ref below the ledger. Counted from GitHub's log (arrival order), not
+	// by the handles: a handle counts one dead only when its grant there
+	// was lost and taken again; a closer's re-creation whose grant another
+	// process carried on counts nothing (TestCloserReCreatesACarriedGeneration).
 	opened := map[string]int{}
-	refused := 0
+	refused, recreated, highest := 0, 0, 0
 	for _, r := range w.sim.Requests() {
 		if r.Login == "ops" && r.Status == http.StatusForbidden && strings.Contains(string(r.RespBody), "secondary rate limit") {
 			refused++
@@ -93,22 +104,26 @@ func TestRotationUnderConcurrency(t *testing.T) {
 		if r.Method == http.MethodPost && strings.HasSuffix(r.Path, "/git/refs") && r.Status == http.StatusCreated {
 			var body struct{ Ref string }
 			require.NoError(t, json.Unmarshal(r.ReqBody, &body))
-			opened[body.Ref]++
+			g, ok := contract.PaceGen("bot", body.Ref)
+			require.True(t, ok, body.Ref)
+			if opened[body.Ref]++; opened[body.Ref] > 1 {
+				recreated++
+				// a generation is deleted only once a higher one exists:
+				// the ledger itself is never the one re-created
+				assert.Greater(t, highest, g, "%s re-created below a higher generation", body.Ref)
+			}
+			highest = max(highest, g)
 		}
 	}
 	assert.Zero(t, refused, "GitHub refused none of the account's writes (the publish processes' token may be refused: they then write the ledger as the account)")
 	ts := w.sim.ContentWrites()["ops"]
 	assert.LessOrEqual(t, githubsim.BusiestWindow(ts, time.Minute), perMinute)
-	// each generation opened once; a process that read one closed long
-	// ago may re-create it after it was rotated past and deleted (dead:
-	// below the ledger, its grant taken again, counted above)
 	require.Len(t, opened, gen, "generations 1…%d", gen)
-	created := 0
 	for g := 1; g <= gen; g++ {
 		assert.Positive(t, opened[contract.PaceGenRef("bot", g)], "generation %d opened", g)
-		created += opened[contract.PaceGenRef("bot", g)]
 	}
-	assert.Equal(t, gen+dead, created, "opened once each, plus the dead re-creations")
+	assert.LessOrEqual(t, dead, recreated, "every generation a handle counts dead was re-created")
+	t.Logf("%d generations, %d re-created below the ledger, %d of them with the grant taken again", gen, recreated, dead)
 
 	// the live chain: at most RotateEvery commits back to its root
 	ref, _, err := w.gh.Git.GetRef(ctx, "ops", "control", strings.TrimPrefix(refs[0], "refs/"))
@@ -265,4 +280,148 @@ func TestRotationUnderLostAnswers(t *testing.T) {
 		}
 	}
 	assert.Positive(t, lostAnswers, "writes were stored with their answers lost")
+}
+
+// TestCloserReCreatesACarriedGeneration: the process that closed a
+// generation creates the next one (rotate.go, open), but another process
+// read the closed state first, opened that generation with its own grant,
+// filled, closed and rotated past it and deleted it before the closer's
+// creation arrives, which then succeeds: a dead re-creation below the
+// ledger. The closer's grant was in the closed state and is carried on
+// into the ledger by the other process, so nothing is lost and nothing
+// taken twice: the closer does not take it again, and does not count the
+// ref dead (Rotations), and the next grant deletes it. This is why
+// TestRotationUnderConcurrency cannot count re-creations by the handles'
+// dead ones (it did, and failed ~1 run in 600).
+func TestCloserReCreatesACarriedGeneration(t *testing.T) {
+	w := newWorld(t)
+	ctx := ctxT(t)
+	o := writebudget.Options{Block: 1, RotateEvery: 2}
+	b := w.ledger(t, "b", o)
+	// b's first grant creates generation 1; a's are updates of it until
+	// the one that closes it: a's first creation is the next generation
+	require.NoError(t, b.Take(ctx))
+	o.Client = hookedOn(w.gh, http.MethodPost, func() {
+		// before a's creation of generation 2: b opens it (reading 1
+		// closed), fills it, closes it, opens 3 and deletes 1 and 2
+		for k := 0; k < 3; k++ {
+			require.NoError(t, b.Take(ctx))
+		}
+		refs, _ := w.ledgerNow(t, ctx)
+		require.Equal(t, []string{contract.PaceGenRef("bot", 3)}, refs, "b rotated past generation 2 and deleted it")
+	})
+	a := w.ledger(t, "a", o)
+	require.NoError(t, a.Take(ctx))
+	refs, msg := w.ledgerNow(t, ctx)
+	require.Equal(t, []string{contract.PaceGenRef("bot", 1)}, refs)
+	seq, closed, _ := writebudget.LedgerState(msg)
+	require.Equal(t, 1, seq)
+	require.False(t, closed)
+	// a's second grant is due: it closes generation 1 and creates 2, after b
+	require.NoError(t, a.Take(ctx))
+
+	assert.Equal(t, map[string]int{contract.PaceGenRef("bot", 1): 1, contract.PaceGenRef("bot", 2): 2, contract.PaceGenRef("bot", 3): 1},
+		createdRefs(t, w), "generation 2 created twice, the second time below 3")
+	refs, msg = w.ledgerNow(t, ctx)
+	assert.ElementsMatch(t, []string{contract.PaceGenRef("bot", 2), contract.PaceGenRef("bot", 3)}, refs, "the dead re-creation is left below the ledger")
+	for l, n := range map[*writebudget.Ledger]int{a: 2, b: 4} {
+		assert.Equal(t, n, writebudget.GrantsBy(msg, l.ID()), "every grant in the ledger once: a's closing one carried on by b, not taken again")
+		g, _, _ := l.Stats()
+		assert.Equal(t, n, g)
+		_, dead := l.Rotations()
+		assert.Zero(t, dead, "no grant taken again: not counted dead")
+	}
+
+	require.NoError(t, a.Take(ctx))
+	refs, msg = w.ledgerNow(t, ctx)
+	assert.Equal(t, []string{contract.PaceGenRef("bot", 3)}, refs, "the next grant deletes the dead generation")
+	assert.Equal(t, 3, writebudget.GrantsBy(msg, a.ID()))
+}
+
+// TestLateReaderReCreatesADeadGeneration: a process reads a generation
+// closed (before its closer opened the next) and creates the next one
+// with its grant only after that one was opened, rotated past and
+// deleted: the creation succeeds below the ledger, where nobody reads the
+// grant. The process sees a higher generation without its grant, counts
+// the ref dead and takes the grant again on the ledger: in it once.
+func TestLateReaderReCreatesADeadGeneration(t *testing.T) {
+	w := newWorld(t)
+	ctx := ctxT(t)
+	o := writebudget.Options{Block: 1, RotateEvery: 2}
+	require.NoError(t, w.ledger(t, "c", o).Take(ctx)) // generation 1
+	atCreate, goOn, aDone := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	oa := o
+	oa.Client = hookedOn(w.gh, http.MethodPost, func() {
+		close(atCreate)
+		<-goOn
+	})
+	a := w.ledger(t, "a", oa)
+	ob := o
+	ob.Client = hookedOn(w.gh, http.MethodPost, func() {
+		// b closed generation 1 and is about to open 2: a reads 1
+		// closed and stops before creating 2 itself
+		go func() { aDone <- a.Take(ctx) }()
+		<-atCreate
+	})
+	b := w.ledger(t, "b", ob)
+	require.NoError(t, b.Take(ctx)) // generation 1's second commit
+	require.NoError(t, b.Take(ctx)) // closes 1, opens 2 (a waits)
+	require.NoError(t, b.Take(ctx)) // 2's second commit
+	require.NoError(t, b.Take(ctx)) // closes 2, opens 3, deletes 1 and 2
+	refs, _ := w.ledgerNow(t, ctx)
+	require.Equal(t, []string{contract.PaceGenRef("bot", 3)}, refs)
+	close(goOn)
+	require.NoError(t, <-aDone)
+
+	assert.Equal(t, 2, createdRefs(t, w)[contract.PaceGenRef("bot", 2)], "a re-created generation 2 below 3")
+	_, dead := a.Rotations()
+	assert.Equal(t, 1, dead)
+	refs, msg := w.ledgerNow(t, ctx)
+	assert.Contains(t, refs, contract.PaceGenRef("bot", 3))
+	g, _, _ := a.Stats()
+	assert.Equal(t, 1, g)
+	assert.Equal(t, 1, writebudget.GrantsBy(msg, a.ID()), "a's grant taken again on the ledger, once")
+	assert.Equal(t, 4, writebudget.GrantsBy(msg, b.ID()))
+}
+
+// TestUnsentCreationKeepsTheClosedGeneration: the closer's creation of
+// the next generation fails unsent (no answer, nothing stored). The
+// closed generation is the ledger still, with every grant: it is not
+// deleted (it was, leaving no ledger: every grant of the hour forgotten),
+// and the next grant opens the next generation carrying them on.
+func TestUnsentCreationKeepsTheClosedGeneration(t *testing.T) {
+	w := newWorld(t)
+	ctx := ctxT(t)
+	o := writebudget.Options{Block: 1, RotateEvery: 2}
+	c := w.ledger(t, "c", o)
+	require.NoError(t, c.Take(ctx)) // generation 1
+	oa := o
+	oa.Client = unsent(w.gh, http.MethodPost)
+	a := w.ledger(t, "a", oa)
+	require.NoError(t, a.Take(ctx)) // 1's second commit
+	require.NoError(t, a.Take(ctx)) // closes 1; creating 2 fails unsent
+	refs, _ := w.ledgerNow(t, ctx)
+	require.Equal(t, []string{contract.PaceGenRef("bot", 1)}, refs, "the closed generation is the ledger still")
+
+	b := w.ledger(t, "b", o)
+	require.NoError(t, b.Take(ctx))
+	refs, msg := w.ledgerNow(t, ctx)
+	assert.Equal(t, []string{contract.PaceGenRef("bot", 2)}, refs, "the next grant opened generation 2 and deleted 1")
+	for l, n := range map[*writebudget.Ledger]int{a: 2, b: 1, c: 1} {
+		assert.Equal(t, n, writebudget.GrantsBy(msg, l.ID()), "every grant carried on, once")
+	}
+}
+
+// createdRefs counts the ledger ref creations GitHub accepted, by ref.
+func createdRefs(t *testing.T, w *world) map[string]int {
+	t.Helper()
+	created := map[string]int{}
+	for _, r := range w.sim.Requests() {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.Path, "/git/refs") && r.Status == http.StatusCreated {
+			var body struct{ Ref string }
+			require.NoError(t, json.Unmarshal(r.ReqBody, &body))
+			created[body.Ref]++
+		}
+	}
+	return created
 }

@@ -233,8 +233,14 @@ func (l *Ledger) stored(ctx context.Context, gen int, sha string, next state, se
 	case now.gen > gen && l.carried(ctx, now, next):
 		return nil
 	}
-	return fmt.Errorf("writebudget: %v: %w", sendErr, refstate.ErrLost)
+	return fmt.Errorf("writebudget: %v: %w", sendErr, errNotStored)
 }
+
+// errNotStored: a generation's creation whose answer was lost is not
+// found stored. A refstate.ErrLost (read again), but unlike the others it
+// does not say that generation or a later one exists: the closed one
+// before it may be the ledger still and is not deleted (rotate.go, open).
+var errNotStored = fmt.Errorf("the generation was not created: %w", refstate.ErrLost)
 
 // client writes the ledger: Options.Client, or its fallback for a while
 // after Client failed.
