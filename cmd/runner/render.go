@@ -75,10 +75,12 @@ func renderRun(dir string, o render.SessionOptions) error {
 // renderStream prints the session of a stream-json log as it reads it, so
 // a log of any size renders in the memory of a few turns.
 // renderGCPercent: the stream's live heap is a few MiB, so at Go's default
-// (100) it collects every ~3 MiB allocated, about 200 times per 200 MB
-// log; 200 halves that for 10-15% less CPU, and the peak stays flat (27-28
-// MiB at 20-200 MB, under the 32 MiB goal; make bench measures it).
-const renderGCPercent = 200
+// (100) it collects every ~3 MiB allocated, ~100 times per 100 MB of log;
+// 150 is ~8% less CPU with peaks of 24-25 MiB at 200 MB (100: 22-24). 200
+// saved a little more but peaked at 35-36 MiB in 2 of 13 runs on a busy
+// machine (32 MiB is the goal), and a memory limit as a cap made logs of
+// giant lines collect without end (4x the CPU): neither is used.
+const renderGCPercent = 150
 
 func renderStream(ctx context.Context, env *cli.Env, path string, o render.SessionOptions) error {
 	if _, set := os.LookupEnv("GOGC"); !set { // the runtime reads the process's own environment

@@ -20,6 +20,10 @@ const (
 	jobBytes  = 128 << 10
 	ownLine   = 32 << 10
 	jobsAhead = 4
+	// giantLine: after a job holding a line this long the reader waits
+	// until Next has handed the job out, so one giant line at a time is in
+	// the decode stage, not jobsAhead of them.
+	giantLine = 1 << 20
 )
 
 // Prefetcher hands out a Decoder's events while goroutines of its own read
@@ -51,6 +55,8 @@ type job struct {
 	evs     []session.Event
 	evErr   error         // the first error decoding, else err
 	decoded chan struct{} // one send when evs and evErr are set
+	giant   bool          // holds a giant line: read waits for handedOut
+	handed  chan struct{} // one send when Next is done with a giant job
 }
 
 type jobLine struct {
@@ -99,7 +105,7 @@ func (p *Prefetcher) read(d *Decoder) {
 		case j = <-p.free:
 		default:
 			// a job's copied lines end within ownLine past jobBytes
-			j = &job{buf: make([]byte, 0, jobBytes+ownLine), decoded: make(chan struct{}, 1)}
+			j = &job{buf: make([]byte, 0, jobBytes+ownLine), decoded: make(chan struct{}, 1), handed: make(chan struct{}, 1)}
 		}
 		size := 0
 		for size < jobBytes && j.err == nil {
@@ -110,6 +116,7 @@ func (p *Prefetcher) read(d *Decoder) {
 				l := jobLine{n: d.line, tooLong: tooLong, at: d.now()}
 				if len(line) > ownLine {
 					l.big, d.buf = line, nil // readLine starts a new buffer
+					j.giant = j.giant || len(line) > giantLine
 				} else {
 					l.start = len(j.buf)
 					j.buf = append(j.buf, line...)
@@ -122,7 +129,7 @@ func (p *Prefetcher) read(d *Decoder) {
 				break // the next read may wait for the writer: hand these on now
 			}
 		}
-		last := j.err != nil // j is not ours once queued
+		last, giant := j.err != nil, j.giant // j is not ours once queued
 		select {
 		case p.order <- j:
 		case <-p.stop:
@@ -135,6 +142,13 @@ func (p *Prefetcher) read(d *Decoder) {
 		}
 		if last {
 			return
+		}
+		if giant {
+			select {
+			case <-j.handed:
+			case <-p.stop:
+				return
+			}
 		}
 	}
 }
@@ -179,6 +193,12 @@ func (p *Prefetcher) Next() (session.Event, error) {
 			continue
 		}
 		if p.cur != nil {
+			if p.cur.giant {
+				select { // the reader waits for it (never full: it takes each)
+				case p.cur.handed <- struct{}{}:
+				default:
+				}
+			}
 			p.recycle(p.cur)
 			p.cur = nil
 		}
@@ -204,7 +224,7 @@ func (p *Prefetcher) Next() (session.Event, error) {
 func (p *Prefetcher) recycle(j *job) {
 	clear(j.evs)
 	clear(j.lines) // big lines
-	j.evs, j.lines, j.err, j.evErr = j.evs[:0], j.lines[:0], nil, nil
+	j.evs, j.lines, j.err, j.evErr, j.giant = j.evs[:0], j.lines[:0], nil, nil, false
 	j.buf = j.buf[:0]
 	if cap(j.evs) > 4096 {
 		j.evs = nil

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -197,4 +198,32 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 	k := copy(p[:min(len(p), r.n)], r.s[r.i:])
 	r.i += k
 	return k, nil
+}
+
+// TestPrefetchOneGiantAhead: after a giant line the reader waits until its
+// job is handed out, so giant lines do not pile up jobsAhead deep.
+func TestPrefetchOneGiantAhead(t *testing.T) {
+	giant := `{"type":"assistant","message":{"id":"g","content":[{"type":"text","text":"` + strings.Repeat("y", 2*giantLine) + `"}]}}` + "\n"
+	r := &countingReader{r: strings.NewReader(strings.Repeat(giant, 8))}
+	p := NewDecoder(r).Prefetch()
+	defer p.Close()
+	ev, err := p.Next()
+	require.NoError(t, err)
+	assert.Len(t, ev.Text, 2*giantLine)
+	// the first job is still being handed out: the reader waits for it
+	assert.LessOrEqual(t, r.n.Load(), int64(len(giant)+64<<10), "read ahead past the first giant line")
+	evs, err := drain(p.Next)
+	assert.ErrorIs(t, err, io.EOF)
+	assert.Len(t, evs, 7)
+}
+
+type countingReader struct {
+	r io.Reader
+	n atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
 }
