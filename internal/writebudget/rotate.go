@@ -66,8 +66,11 @@ func (l *Ledger) drop(ctx context.Context, gens []int) {
 }
 
 // Rotations says how many generations this handle closed or opened, and
-// how many it re-created after they were rotated past and deleted (dead
-// ones below the ledger, its grant in them taken again; measurement).
+// how many it re-created after they were rotated past and deleted with a
+// grant nobody carried on (dead ones below the ledger, that grant taken
+// again; measurement). A re-creation whose grant was carried on (the
+// closer's, after another process opened the generation from the closed
+// state) is not counted: nothing needed taking again.
 func (l *Ledger) Rotations() (rotations, dead int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
