@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mention-runner/mention-runner/internal/demo"
+	"github.com/mention-runner/mention-runner/internal/testkit/parallel"
 )
 
 // bins are built once for every test in the package.
@@ -24,6 +25,9 @@ func TestMain(m *testing.M) {
 
 func runMain(m *testing.M) int {
 	flag.Parse()
+	// each flow mostly waits on its processes (dispatcher, runner jobs,
+	// engine CLI): four at once unless -parallel was given
+	parallel.AtLeast(4)
 	if testing.Short() {
 		return m.Run() // every test skips (needBins); nothing to build
 	}

@@ -4,13 +4,13 @@ import (
 	"context"
 	"flag"
 	"os"
-	"runtime"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/demo"
+	"github.com/mention-runner/mention-runner/internal/testkit/parallel"
 )
 
 // The real dispatcher and runner, built once for every test of the
@@ -29,11 +29,7 @@ func TestMain(m *testing.M) {
 	// 2 here) two of them could hold every slot while the CPU idles. Four
 	// at once unless -parallel was given.
 	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given && runtime.GOMAXPROCS(0) < 4 {
-		_ = flag.Set("test.parallel", "4")
-	}
+	parallel.AtLeast(4)
 	code := m.Run()
 	if binsDir != "" {
 		_ = os.RemoveAll(binsDir)
