@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,18 +38,35 @@ type harness struct {
 	base  string
 	dir   string
 	runID atomic.Int64
+	// rt serves requests without a socket (newHarnessInMemory); nil = base's listener
+	rt http.RoundTripper
 }
 
 func newHarness(t testing.TB) *harness {
 	t.Helper()
 	clk := fakeclock.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
 	sim, base := simfixture.Start(t, githubsim.Options{Now: clk.Now})
+	return seedHarness(t, clk, sim, base, nil)
+}
+
+// newHarnessInMemory is newHarness served without a socket
+// (simfixture.InMemory), for a testing/synctest bubble: round trips are
+// counted on the bubble's clock, whatever the machine's load.
+func newHarnessInMemory(t testing.TB) *harness {
+	t.Helper()
+	clk := fakeclock.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
+	sim, base, rt := simfixture.InMemory(t, githubsim.Options{Now: clk.Now})
+	return seedHarness(t, clk, sim, base, rt)
+}
+
+func seedHarness(t testing.TB, clk *fakeclock.Clock, sim *githubsim.Sim, base string, rt http.RoundTripper) *harness {
+	t.Helper()
 	sim.AddOrg("acme")
 	sim.AddUser("mr-runner")
 	_, err := sim.AddRepo(control, true)
 	require.NoError(t, err)
 	sim.SetPermission(control, "mr-runner", "write")
-	h := &harness{sim: sim, clock: clk, base: base, dir: t.TempDir()}
+	h := &harness{sim: sim, clock: clk, base: base, dir: t.TempDir(), rt: rt}
 	h.runID.Store(1000)
 	return h
 }
@@ -140,7 +158,7 @@ func (h *harness) run(t testing.TB, event []byte, opts ...runOpt) outcome {
 		Stdout: writerFunc(func(p []byte) { mu.Lock(); log.Write(p); mu.Unlock() }),
 		Now:    h.clock.Now,
 		Rand:   rand.New(rand.NewPCG(1, 2)),
-		Client: func(o *ghclient.Options) { o.MaxRetries = -1 },
+		Client: func(o *ghclient.Options) { o.MaxRetries, o.Base = -1, h.rt },
 	})
 	outs, oerr := actions.ReadOutputs(env["GITHUB_OUTPUT"])
 	require.NoError(t, oerr)

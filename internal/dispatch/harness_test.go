@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -61,6 +62,8 @@ type env struct {
 	logs *syncBuffer
 	cfg  Config
 	skew *atomic.Int64 // how far newEnv's simulator clock is ahead of the wall clock
+	// rt serves requests without a socket (newEnvInMemory); nil = base's listener
+	rt http.RoundTripper
 }
 
 // newEnv's simulator runs on the wall clock, moved ahead by later.
@@ -85,6 +88,20 @@ func (e *env) later(d time.Duration) {
 func newEnvAt(t *testing.T, now func() time.Time) *env {
 	t.Helper()
 	sim, base := simfixture.Start(t, githubsim.Options{Seed: 1, Logf: t.Logf, Now: now})
+	return seedEnv(t, sim, base, nil)
+}
+
+// newEnvInMemory is newEnv served without a socket (simfixture.InMemory),
+// for a testing/synctest bubble: round trips are counted on the bubble's
+// clock, whatever the machine's load.
+func newEnvInMemory(t *testing.T) *env {
+	t.Helper()
+	sim, base, rt := simfixture.InMemory(t, githubsim.Options{Seed: 1, Logf: t.Logf})
+	return seedEnv(t, sim, base, rt)
+}
+
+func seedEnv(t *testing.T, sim *githubsim.Sim, base string, rt http.RoundTripper) *env {
+	t.Helper()
 	for _, u := range []string{bot, "alice", "bob", "carol", "ops"} {
 		sim.AddUser(u)
 	}
@@ -96,7 +113,7 @@ func newEnvAt(t *testing.T, now func() time.Time) *env {
 	}
 	sim.SetPermission(control, bot, "write")
 	sim.AddToken(botToken, bot)
-	e := &env{t: t, sim: sim, base: base, logs: &syncBuffer{}}
+	e := &env{t: t, sim: sim, base: base, logs: &syncBuffer{}, rt: rt}
 	e.gh = e.client(false)
 	e.dsp = e.client(true)
 	e.cfg = Config{Bot: bot, Control: control, Allowed: ParseAllowList("alice, bob,olga"),
@@ -112,8 +129,9 @@ func (e *env) client(unsafe bool) *github.Client {
 
 // pacedClient is client with a pacer for its writes.
 func (e *env) pacedClient(unsafe bool, p *ghclient.Pacer) *github.Client {
-	c, err := ghclient.New(ghclient.Options{BaseURL: e.base, Token: botToken, Sleep: noSleep, MaxRetries: 2,
-		RetryUnsafe: unsafe, RequestTimeout: 20 * time.Second, Pacer: p})
+	o := ghclient.Options{BaseURL: e.base, Token: botToken, Sleep: noSleep, MaxRetries: 2,
+		RetryUnsafe: unsafe, RequestTimeout: 20 * time.Second, Pacer: p, Base: e.rt}
+	c, err := ghclient.New(o)
 	require.NoError(e.t, err)
 	return c
 }

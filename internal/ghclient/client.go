@@ -15,7 +15,7 @@ func New(o Options) (*github.Client, error) {
 		return nil, err
 	}
 	// o as given: NewTransport applies the defaults itself
-	c := github.NewClient(&http.Client{Transport: NewTransport(o, nil)})
+	c := github.NewClient(&http.Client{Transport: NewTransport(o, o.Base)})
 	c.BaseURL = base
 	c.UploadURL = upload
 	if o.UserAgent != "" {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -55,6 +56,9 @@ type Options struct {
 	Now         func() time.Time                                 // test hook for rate-limit dates; nil = time.Now
 	Rand        *rand.Rand                                       // jitter source; nil = randomly seeded
 	Logger      *slog.Logger                                     // nil = discard
+	// Base carries the requests New's client sends (test hook: a simulator
+	// served in memory); nil = http.DefaultTransport.
+	Base http.RoundTripper
 }
 
 // withDefaults fills zero fields; it never fails so NewTransport can use it.
