@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -90,12 +91,16 @@ func TestRotationUnderConcurrency(t *testing.T) {
 
 	// each generation opened once; a process that read one closed long
 	// ago may re-create it after it was rotated past and deleted: a dead
-	// ref below the ledger. Counted from GitHub's log (arrival order), not
-	// by the handles: a handle counts one dead only when its grant there
-	// was lost and taken again; a closer's re-creation whose grant another
-	// process carried on counts nothing (TestCloserReCreatesACarriedGeneration).
-	opened := map[string]int{}
-	refused, recreated, highest := 0, 0, 0
+	// ref below the ledger. Counted from GitHub's log, not by the handles:
+	// a handle counts one dead only when its grant there was lost and
+	// taken again; a closer's re-creation whose grant another process
+	// carried on counts nothing (TestCloserReCreatesACarriedGeneration).
+	type creation struct {
+		gen        int
+		start, end time.Time
+	}
+	opened := map[string][]creation{}
+	refused := 0
 	for _, r := range w.sim.Requests() {
 		if r.Login == "ops" && r.Status == http.StatusForbidden && strings.Contains(string(r.RespBody), "secondary rate limit") {
 			refused++
@@ -106,21 +111,37 @@ func TestRotationUnderConcurrency(t *testing.T) {
 			require.NoError(t, json.Unmarshal(r.ReqBody, &body))
 			g, ok := contract.PaceGen("bot", body.Ref)
 			require.True(t, ok, body.Ref)
-			if opened[body.Ref]++; opened[body.Ref] > 1 {
-				recreated++
-				// a generation is deleted only once a higher one exists:
-				// the ledger itself is never the one re-created
-				assert.Greater(t, highest, g, "%s re-created below a higher generation", body.Ref)
-			}
-			highest = max(highest, g)
+			opened[body.Ref] = append(opened[body.Ref], creation{g, r.Start, r.End})
 		}
+	}
+	// A generation is deleted only once a higher one exists, so the
+	// ledger itself is never the one re-created: each re-creation was
+	// applied after some higher generation's creation was. The log's
+	// order is arrival, not application (a request can wait in the
+	// server while later ones are applied), so that is checked by wall
+	// time: the higher creation arrived before the re-creation was
+	// answered. Which of a ref's creations was the first is not known
+	// either: all but one of them must pass.
+	recreated := 0
+	for ref, cs := range opened {
+		recreated += len(cs) - 1
+		below := 0
+		for _, c := range cs {
+			for _, o := range opened {
+				if slices.ContainsFunc(o, func(h creation) bool { return h.gen > c.gen && h.start.Before(c.end) }) {
+					below++
+					break
+				}
+			}
+		}
+		assert.GreaterOrEqual(t, below, len(cs)-1, "%s re-created only below a higher generation", ref)
 	}
 	assert.Zero(t, refused, "GitHub refused none of the account's writes (the publish processes' token may be refused: they then write the ledger as the account)")
 	ts := w.sim.ContentWrites()["ops"]
 	assert.LessOrEqual(t, githubsim.BusiestWindow(ts, time.Minute), perMinute)
 	require.Len(t, opened, gen, "generations 1…%d", gen)
 	for g := 1; g <= gen; g++ {
-		assert.Positive(t, opened[contract.PaceGenRef("bot", g)], "generation %d opened", g)
+		assert.NotEmpty(t, opened[contract.PaceGenRef("bot", g)], "generation %d opened", g)
 	}
 	assert.LessOrEqual(t, dead, recreated, "every generation a handle counts dead was re-created")
 	t.Logf("%d generations, %d re-created below the ledger, %d of them with the grant taken again", gen, recreated, dead)
