@@ -2,11 +2,13 @@ package writebudget_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -445,4 +447,62 @@ func createdRefs(t *testing.T, w *world) map[string]int {
 		}
 	}
 	return created
+}
+
+// failFirstCommitRead fails the first read of a commit gh sends once
+// armed, as a connection reset does.
+type failFirstCommitRead struct {
+	next  http.RoundTripper
+	armed atomic.Bool
+}
+
+func (f *failFirstCommitRead) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/git/commits/") && f.armed.CompareAndSwap(true, false) {
+		return nil, errors.New("read: connection reset by peer")
+	}
+	return f.next.RoundTrip(r)
+}
+
+// TestDeadReCreationUnreadableLedger: as TestLateReaderReCreatesADeadGeneration,
+// but the reader cannot read the ledger when it checks whether its grant
+// was carried on. Unsure counts as not carried: the grant is taken again
+// (it was used as written, held only by the dead generation: the
+// account's writes under it counted nowhere).
+func TestDeadReCreationUnreadableLedger(t *testing.T) {
+	w := newWorld(t)
+	ctx := ctxT(t)
+	o := writebudget.Options{Block: 1, RotateEvery: 2}
+	require.NoError(t, w.ledger(t, "c", o).Take(ctx)) // generation 1
+	atCreate, goOn, aDone := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	oa := o
+	hc := hookedOn(w.gh, http.MethodPost, func() {
+		close(atCreate)
+		<-goOn
+	}).Client()
+	fail := &failFirstCommitRead{next: hc.Transport}
+	hc.Transport = fail
+	oa.Client = github.NewClient(hc)
+	oa.Client.BaseURL = w.gh.BaseURL
+	a := w.ledger(t, "a", oa)
+	ob := o
+	ob.Client = hookedOn(w.gh, http.MethodPost, func() {
+		go func() { aDone <- a.Take(ctx) }()
+		<-atCreate
+	})
+	b := w.ledger(t, "b", ob)
+	require.NoError(t, b.Take(ctx)) // generation 1's second commit
+	require.NoError(t, b.Take(ctx)) // closes 1, opens 2 (a waits)
+	require.NoError(t, b.Take(ctx)) // 2's second commit
+	require.NoError(t, b.Take(ctx)) // closes 2, opens 3, deletes 1 and 2
+	fail.armed.Store(true)          // a's check of generation 3 fails
+	close(goOn)
+	require.NoError(t, <-aDone)
+	assert.False(t, fail.armed.Load(), "a's check read the ledger (and failed)")
+
+	assert.Equal(t, 2, createdRefs(t, w)[contract.PaceGenRef("bot", 2)], "a re-created generation 2 below 3")
+	_, dead := a.Rotations()
+	assert.Equal(t, 1, dead, "unsure counts as dead")
+	_, msg := w.ledgerNow(t, ctx)
+	assert.Equal(t, 1, writebudget.GrantsBy(msg, a.ID()), "a's grant taken again on the ledger, once")
+	assert.Equal(t, 4, writebudget.GrantsBy(msg, b.ID()))
 }

@@ -261,12 +261,13 @@ func (l *Ledger) selfCost(now time.Time) int {
 }
 
 // carried says whether the ledger at h holds what next added: this
-// handle's newest grant and the pause. Unsure (unreadable) counts as yes:
-// the grant is then used as written, as after any answered write.
+// handle's newest grant and the pause. Unsure (unreadable) counts as no:
+// the grant is then taken again. Taking it twice only slows the account;
+// using a grant only a dead generation holds could exceed its limits.
 func (l *Ledger) carried(ctx context.Context, h head, next state) bool {
 	s, _, err := l.readAt(ctx, h)
 	if err != nil {
-		return true
+		return false
 	}
 	if s.Pause < next.Pause {
 		return false
