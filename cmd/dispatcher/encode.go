@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/mention-runner/mention-runner/internal/cli"
@@ -49,15 +50,24 @@ func runEncode(_ context.Context, env *cli.Env, args []string) error {
 		ts = t
 	}
 
-	raw, err := io.ReadAll(io.LimitReader(env.Stdin, int64(*maxBytes)+1))
-	if err != nil {
+	// Sized once when stdin is a file: growing a 10 MiB buffer by
+	// doubling costs more in page faults than the copying itself.
+	var in bytes.Buffer
+	if f, ok := env.Stdin.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			in.Grow(int(min(st.Size(), int64(*maxBytes))) + bytes.MinRead)
+		}
+	}
+	if _, err := in.ReadFrom(io.LimitReader(env.Stdin, int64(*maxBytes)+1)); err != nil {
 		return fmt.Errorf("read context from stdin: %w", err)
 	}
+	raw := in.Bytes()
 	if len(raw) > *maxBytes {
 		return &cli.ExitError{Code: 2, Err: fmt.Errorf("context on stdin is over %d bytes (--max-bytes)", *maxBytes)}
 	}
 	// Compact so the bytes sent do not depend on how stdin was indented.
 	var ctx bytes.Buffer
+	ctx.Grow(len(raw))
 	if err := json.Compact(&ctx, raw); err != nil {
 		return &cli.ExitError{Code: 2, Err: fmt.Errorf("context on stdin is not valid JSON: %w", err)}
 	}
@@ -69,13 +79,12 @@ func runEncode(_ context.Context, env *cli.Env, args []string) error {
 		return fmt.Errorf("encode context: %w", err)
 	}
 	w := bufio.NewWriter(env.Stdout)
+	// Encode writes json.Marshal's bytes and a newline, from one reused buffer.
+	enc := json.NewEncoder(w)
 	for i, r := range reqs {
-		b, err := json.Marshal(r)
-		if err != nil {
-			return fmt.Errorf("marshal request %d: %w", i, err)
+		if err := enc.Encode(r); err != nil {
+			return fmt.Errorf("write request %d: %w", i, err)
 		}
-		w.Write(b)
-		w.WriteByte('\n')
 	}
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("write requests: %w", err)

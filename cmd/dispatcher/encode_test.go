@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -105,4 +108,47 @@ func TestEncodeHelp(t *testing.T) {
 	code, out, _ := runApp(t, "", "encode", "--help")
 	assert.Equal(t, 0, code)
 	assert.Contains(t, out, "--jobid UUID")
+}
+
+// A context on stdin as a regular file (read into a buffer sized once from
+// its length) encodes to the same lines as from a pipe, also when the file
+// is over --max-bytes (refused, not cut) or exactly at it.
+func TestEncodeFromFile(t *testing.T) {
+	in, err := json.MarshalIndent(map[string]any{"issue": map[string]string{"body": strings.Repeat("lorem ipsum ", 30_000)}}, "", "  ")
+	require.NoError(t, err)
+	fromFile := func(args ...string) (int, string, string) {
+		p := filepath.Join(t.TempDir(), "context.json")
+		require.NoError(t, os.WriteFile(p, in, 0o600))
+		f, err := os.Open(p)
+		require.NoError(t, err)
+		defer f.Close()
+		var out, errb bytes.Buffer
+		code := app.Main(context.Background(), &cli.Env{Stdin: f, Stdout: &out, Stderr: &errb}, args)
+		return code, out.String(), errb.String()
+	}
+	for _, tc := range []struct {
+		name     string
+		maxBytes int
+		code     int
+	}{
+		{"default cap", 0, 0},
+		{"exactly the cap", len(in), 0},
+		{"one byte over the cap", len(in) - 1, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"encode", "--jobid", encodeJob, "--timestamp", "2025-11-22T06:09:00Z"}
+			if tc.maxBytes > 0 {
+				args = append(args, fmt.Sprintf("--max-bytes=%d", tc.maxBytes))
+			}
+			code, out, errs := fromFile(args...)
+			require.Equal(t, tc.code, code, errs)
+			if tc.code != 0 {
+				assert.Contains(t, errs, "--max-bytes")
+				return
+			}
+			pcode, pout, perrs := runApp(t, string(in), args...)
+			require.Equal(t, 0, pcode, perrs)
+			assert.Equal(t, pout, out)
+		})
+	}
 }
