@@ -366,45 +366,65 @@ func TestCloserReCreatesACarriedGeneration(t *testing.T) {
 // with its grant only after that one was opened, rotated past and
 // deleted: the creation succeeds below the ledger, where nobody reads the
 // grant. The process sees a higher generation without its grant, counts
-// the ref dead and takes the grant again on the ledger: in it once.
+// the ref dead and takes the grant again on the ledger: in it once. Also
+// when it cannot read the ledger to check whether its grant was carried
+// on: unsure counts as not carried (used as written, the grant would be
+// held only by the dead generation: the account's writes under it
+// counted nowhere).
 func TestLateReaderReCreatesADeadGeneration(t *testing.T) {
-	w := newWorld(t)
-	ctx := ctxT(t)
-	o := writebudget.Options{Block: 1, RotateEvery: 2}
-	require.NoError(t, w.ledger(t, "c", o).Take(ctx)) // generation 1
-	atCreate, goOn, aDone := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-	oa := o
-	oa.Client = hookedOn(w.gh, http.MethodPost, func() {
-		close(atCreate)
-		<-goOn
-	})
-	a := w.ledger(t, "a", oa)
-	ob := o
-	ob.Client = hookedOn(w.gh, http.MethodPost, func() {
-		// b closed generation 1 and is about to open 2: a reads 1
-		// closed and stops before creating 2 itself
-		go func() { aDone <- a.Take(ctx) }()
-		<-atCreate
-	})
-	b := w.ledger(t, "b", ob)
-	require.NoError(t, b.Take(ctx)) // generation 1's second commit
-	require.NoError(t, b.Take(ctx)) // closes 1, opens 2 (a waits)
-	require.NoError(t, b.Take(ctx)) // 2's second commit
-	require.NoError(t, b.Take(ctx)) // closes 2, opens 3, deletes 1 and 2
-	refs, _ := w.ledgerNow(t, ctx)
-	require.Equal(t, []string{contract.PaceGenRef("bot", 3)}, refs)
-	close(goOn)
-	require.NoError(t, <-aDone)
+	for _, tc := range []struct {
+		name           string
+		checkReadFails bool
+	}{
+		{"reads the ledger", false},
+		{"cannot read the ledger", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			ctx := ctxT(t)
+			o := writebudget.Options{Block: 1, RotateEvery: 2}
+			require.NoError(t, w.ledger(t, "c", o).Take(ctx)) // generation 1
+			atCreate, goOn, aDone := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+			oa := o
+			hc := hookedOn(w.gh, http.MethodPost, func() {
+				close(atCreate)
+				<-goOn
+			}).Client()
+			fail := &failFirstCommitRead{next: hc.Transport}
+			hc.Transport = fail
+			oa.Client = github.NewClient(hc)
+			oa.Client.BaseURL = w.gh.BaseURL
+			a := w.ledger(t, "a", oa)
+			ob := o
+			ob.Client = hookedOn(w.gh, http.MethodPost, func() {
+				// b closed generation 1 and is about to open 2: a reads 1
+				// closed and stops before creating 2 itself
+				go func() { aDone <- a.Take(ctx) }()
+				<-atCreate
+			})
+			b := w.ledger(t, "b", ob)
+			require.NoError(t, b.Take(ctx)) // generation 1's second commit
+			require.NoError(t, b.Take(ctx)) // closes 1, opens 2 (a waits)
+			require.NoError(t, b.Take(ctx)) // 2's second commit
+			require.NoError(t, b.Take(ctx)) // closes 2, opens 3, deletes 1 and 2
+			refs, _ := w.ledgerNow(t, ctx)
+			require.Equal(t, []string{contract.PaceGenRef("bot", 3)}, refs)
+			fail.armed.Store(tc.checkReadFails) // a's check of generation 3
+			close(goOn)
+			require.NoError(t, <-aDone)
+			assert.False(t, fail.armed.Load(), "a's check read the ledger (and failed)")
 
-	assert.Equal(t, 2, createdRefs(t, w)[contract.PaceGenRef("bot", 2)], "a re-created generation 2 below 3")
-	_, dead := a.Rotations()
-	assert.Equal(t, 1, dead)
-	refs, msg := w.ledgerNow(t, ctx)
-	assert.Contains(t, refs, contract.PaceGenRef("bot", 3))
-	g, _, _ := a.Stats()
-	assert.Equal(t, 1, g)
-	assert.Equal(t, 1, writebudget.GrantsBy(msg, a.ID()), "a's grant taken again on the ledger, once")
-	assert.Equal(t, 4, writebudget.GrantsBy(msg, b.ID()))
+			assert.Equal(t, 2, createdRefs(t, w)[contract.PaceGenRef("bot", 2)], "a re-created generation 2 below 3")
+			_, dead := a.Rotations()
+			assert.Equal(t, 1, dead)
+			refs, msg := w.ledgerNow(t, ctx)
+			assert.Contains(t, refs, contract.PaceGenRef("bot", 3))
+			g, _, _ := a.Stats()
+			assert.Equal(t, 1, g)
+			assert.Equal(t, 1, writebudget.GrantsBy(msg, a.ID()), "a's grant taken again on the ledger, once")
+			assert.Equal(t, 4, writebudget.GrantsBy(msg, b.ID()))
+		})
+	}
 }
 
 // TestUnsentCreationKeepsTheClosedGeneration: the closer's creation of
@@ -461,48 +481,4 @@ func (f *failFirstCommitRead) RoundTrip(r *http.Request) (*http.Response, error)
 		return nil, errors.New("read: connection reset by peer")
 	}
 	return f.next.RoundTrip(r)
-}
-
-// TestDeadReCreationUnreadableLedger: as TestLateReaderReCreatesADeadGeneration,
-// but the reader cannot read the ledger when it checks whether its grant
-// was carried on. Unsure counts as not carried: the grant is taken again
-// (it was used as written, held only by the dead generation: the
-// account's writes under it counted nowhere).
-func TestDeadReCreationUnreadableLedger(t *testing.T) {
-	w := newWorld(t)
-	ctx := ctxT(t)
-	o := writebudget.Options{Block: 1, RotateEvery: 2}
-	require.NoError(t, w.ledger(t, "c", o).Take(ctx)) // generation 1
-	atCreate, goOn, aDone := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-	oa := o
-	hc := hookedOn(w.gh, http.MethodPost, func() {
-		close(atCreate)
-		<-goOn
-	}).Client()
-	fail := &failFirstCommitRead{next: hc.Transport}
-	hc.Transport = fail
-	oa.Client = github.NewClient(hc)
-	oa.Client.BaseURL = w.gh.BaseURL
-	a := w.ledger(t, "a", oa)
-	ob := o
-	ob.Client = hookedOn(w.gh, http.MethodPost, func() {
-		go func() { aDone <- a.Take(ctx) }()
-		<-atCreate
-	})
-	b := w.ledger(t, "b", ob)
-	require.NoError(t, b.Take(ctx)) // generation 1's second commit
-	require.NoError(t, b.Take(ctx)) // closes 1, opens 2 (a waits)
-	require.NoError(t, b.Take(ctx)) // 2's second commit
-	require.NoError(t, b.Take(ctx)) // closes 2, opens 3, deletes 1 and 2
-	fail.armed.Store(true)          // a's check of generation 3 fails
-	close(goOn)
-	require.NoError(t, <-aDone)
-	assert.False(t, fail.armed.Load(), "a's check read the ledger (and failed)")
-
-	assert.Equal(t, 2, createdRefs(t, w)[contract.PaceGenRef("bot", 2)], "a re-created generation 2 below 3")
-	_, dead := a.Rotations()
-	assert.Equal(t, 1, dead, "unsure counts as dead")
-	_, msg := w.ledgerNow(t, ctx)
-	assert.Equal(t, 1, writebudget.GrantsBy(msg, a.ID()), "a's grant taken again on the ledger, once")
-	assert.Equal(t, 4, writebudget.GrantsBy(msg, b.ID()))
 }
