@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -65,29 +64,20 @@ func runEncode(_ context.Context, env *cli.Env, args []string) error {
 	if len(raw) > *maxBytes {
 		return &cli.ExitError{Code: 2, Err: fmt.Errorf("context on stdin is over %d bytes (--max-bytes)", *maxBytes)}
 	}
-	// Compact so the bytes sent do not depend on how stdin was indented.
-	var ctx bytes.Buffer
-	ctx.Grow(len(raw))
-	if err := json.Compact(&ctx, raw); err != nil {
-		return &cli.ExitError{Code: 2, Err: fmt.Errorf("context on stdin is not valid JSON: %w", err)}
-	}
-	reqs, err := transport.Encode(*jobID, ctx.Bytes(), ts)
-	if err != nil {
+	// Compacted (in place) so the bytes sent do not depend on how stdin was
+	// indented. Each request is written as soon as it is encoded: the runner
+	// at the other end of a pipe decodes the first while later ones are made.
+	if _, err := transport.WriteCompact(env.Stdout, *jobID, raw, ts); err != nil {
 		if te := (*transport.Error)(nil); errors.As(err, &te) && te.Kind == transport.KindNotJSONObject {
+			// raw is untouched when it is refused; encoding/json says where
+			// it goes wrong.
+			var sink bytes.Buffer
+			if cerr := json.Compact(&sink, raw); cerr != nil {
+				return &cli.ExitError{Code: 2, Err: fmt.Errorf("context on stdin is not valid JSON: %w", cerr)}
+			}
 			return &cli.ExitError{Code: 2, Err: fmt.Errorf("context on stdin must be one JSON object: %w", err)}
 		}
-		return fmt.Errorf("encode context: %w", err)
-	}
-	w := bufio.NewWriter(env.Stdout)
-	// Encode writes json.Marshal's bytes and a newline, from one reused buffer.
-	enc := json.NewEncoder(w)
-	for i, r := range reqs {
-		if err := enc.Encode(r); err != nil {
-			return fmt.Errorf("write request %d: %w", i, err)
-		}
-	}
-	if err := w.Flush(); err != nil {
-		return fmt.Errorf("write requests: %w", err)
+		return err
 	}
 	return nil
 }

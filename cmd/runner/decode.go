@@ -49,9 +49,9 @@ func runDecode(_ context.Context, env *cli.Env, args []string) error {
 
 func decode(r io.Reader, o transport.Options) ([]byte, error) {
 	a := transport.NewAssembler(o)
-	br := bufio.NewReaderSize(r, 64<<10)
+	lr := lineReader{br: bufio.NewReaderSize(r, lineBufferBytes)}
 	for n := 1; ; n++ {
-		line, err := readLine(br)
+		line, err := lr.next()
 		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("line %d: %w", n, err)
 		}
@@ -71,22 +71,37 @@ func decode(r io.Reader, o transport.Options) ([]byte, error) {
 	return a.Context()
 }
 
-// readLine returns the next line without its newline, refusing lines longer
+// lineBufferBytes holds a whole request body (under 64,000 bytes) and its
+// newline, so such a line is handed out where bufio read it, uncopied.
+const lineBufferBytes = 64 << 10
+
+// lineReader reads lines that are valid only until its next call: ParseLine
+// copies what it keeps (TestParseLineKeepsNoSliceOfTheLine).
+type lineReader struct {
+	br   *bufio.Reader
+	long []byte // a line longer than br's buffer is gathered here, reused
+}
+
+// next returns the next line without its newline, refusing lines longer
 // than maxLineBytes instead of buffering them. It returns io.EOF with the
 // last line when the input ends.
-func readLine(br *bufio.Reader) ([]byte, error) {
-	var line []byte
+func (l *lineReader) next() ([]byte, error) {
+	chunk, err := l.br.ReadSlice('\n')
+	if err == nil {
+		return chunk[:len(chunk)-1], nil
+	}
+	line := l.long[:0]
 	for {
-		chunk, err := br.ReadSlice('\n')
 		if len(line)+len(chunk) > maxLineBytes+1 { // +1: the newline itself
 			return nil, fmt.Errorf("line is longer than %d bytes; each line must be one request body or webhook event", maxLineBytes)
 		}
 		line = append(line, chunk...)
+		l.long = line
 		switch {
 		case err == nil:
 			return line[:len(line)-1], nil
 		case errors.Is(err, bufio.ErrBufferFull):
-			continue
+			chunk, err = l.br.ReadSlice('\n')
 		case errors.Is(err, io.EOF):
 			return line, io.EOF
 		default:

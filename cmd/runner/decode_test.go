@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -111,4 +112,54 @@ func TestDecodeUsage(t *testing.T) {
 	code, out, _ := runApp(t, "", "decode", "--help")
 	assert.Equal(t, 0, code)
 	assert.Contains(t, out, "--max-bytes")
+}
+
+// Lines are handed to ParseLine where they were read: short ones in
+// bufio's buffer, long ones (webhook events past 64 KiB) gathered in one
+// buffer reused for the next. Shards of different content, long and short
+// lines mixed, read in uneven pieces: the context comes out whole, so no
+// piece kept a slice of a line.
+func TestDecodeReusedLineBuffers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	body := make([]byte, 400_000)
+	for i := range body {
+		body[i] = "abcdefghijklmnopqrstuvwxyz0123456789"[rng.IntN(36)]
+	}
+	ctx, err := json.Marshal(map[string]string{"body": string(body)})
+	require.NoError(t, err)
+	reqs, err := transport.Encode(decodeJob, ctx, time.Date(2025, 11, 22, 5, 9, 0, 0, time.UTC))
+	require.NoError(t, err)
+	require.Greater(t, len(reqs), 5)
+	var lines []string
+	for i, r := range reqs {
+		var v any = r
+		if i%3 != 0 { // a webhook event longer than the line buffer
+			v = map[string]any{"action": r.EventType, "branch": strings.Repeat("b", i), "client_payload": r.ClientPayload,
+				"repository": map[string]any{"description": strings.Repeat("d", 30_000*i)}}
+		}
+		b, err := json.Marshal(v)
+		require.NoError(t, err)
+		lines = append(lines, string(b))
+	}
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(lines), func(i, j int) { lines[i], lines[j] = lines[j], lines[i] })
+	require.Greater(t, len(lines[len(lines)-1]), 0)
+	in := strings.Join(lines, "\n") // the last line has no newline
+	got, err := decode(&unevenReader{s: in, rng: rand.New(rand.NewPCG(3, 4))}, transport.Options{})
+	require.NoError(t, err)
+	assert.Equal(t, string(ctx), string(got))
+}
+
+// unevenReader returns between 1 byte and 200 KB per Read.
+type unevenReader struct {
+	s   string
+	rng *rand.Rand
+}
+
+func (r *unevenReader) Read(p []byte) (int, error) {
+	if r.s == "" {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), 1+r.rng.IntN(200_000))], r.s)
+	r.s = r.s[n:]
+	return n, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -59,6 +60,12 @@ type Assembler struct {
 	pieces  [][]byte // decoded pieces by index; nil = not seen yet
 	have    int
 	decoded int // sum of len(pieces)
+	// joined holds pieces 0..next-1 back to back, and those pieces are
+	// views of it. A piece arriving in order is decoded straight onto its
+	// end and one arriving early is copied on when its turn comes, so the
+	// context is joined by the time the last piece is in.
+	joined  []byte
+	next    int
 	err     *Error
 	context []byte
 }
@@ -128,7 +135,7 @@ func (a *Assembler) add(eventType string, p Payload) *Error {
 			return newErr(KindTooLarge, a.jobID, p.index(), "context exceeds the cap of %d bytes (%d bytes so far)", a.opt.MaxContextBytes, n)
 		}
 	}
-	piece, err := a.decodePiece(p.ContextB64, index)
+	piece, err := a.decodePiece(p.ContextB64, index, prev == nil && index == a.next)
 	if err != nil {
 		return err
 	}
@@ -141,7 +148,49 @@ func (a *Assembler) add(eventType string, p Payload) *Error {
 	a.pieces[index] = piece
 	a.decoded += len(piece)
 	a.have++
+	a.join()
 	return nil
+}
+
+// join moves pieces that now follow joined in order onto it: the one just
+// decoded in place, then any that came early.
+func (a *Assembler) join() {
+	for a.next < a.total && a.pieces[a.next] != nil {
+		p := a.pieces[a.next]
+		end := len(a.joined) + len(p)
+		if end > cap(a.joined) || &a.joined[:end][len(a.joined)] != &p[0] {
+			a.grow(len(p))
+			end = len(a.joined) + len(p)
+			copy(a.joined[len(a.joined):end], p)
+		}
+		a.pieces[a.next] = a.joined[len(a.joined):end:end]
+		a.joined = a.joined[:end]
+		a.next++
+	}
+}
+
+// grow makes room for n more bytes on joined, moving the pieces' views
+// with it. The first piece sizes it for the whole job: every piece of a job
+// is about as long as its first (never past the cap).
+func (a *Assembler) grow(n int) {
+	if cap(a.joined)-len(a.joined) >= n {
+		return
+	}
+	if a.joined == nil {
+		size := a.opt.MaxContextBytes
+		if n > 0 && a.total <= size/n {
+			size = n * a.total
+		}
+		a.joined = make([]byte, 0, max(size, n))
+		return
+	}
+	g := slices.Grow(a.joined, n)
+	for i, off := 0, 0; i < a.next; i++ {
+		l := len(a.pieces[i])
+		a.pieces[i] = g[off : off+l : off+l]
+		off += l
+	}
+	a.joined = g
 }
 
 // checkHeader validates what does not depend on the job so far.
@@ -173,7 +222,10 @@ func (a *Assembler) checkHeader(eventType string, p Payload, index int) *Error {
 // decodePiece checks the size before decoding, then insists on canonical,
 // padded, standard base64 with no line breaks; only the last shard may pad,
 // so that the concatenation of all pieces is valid base64 too.
-func (a *Assembler) decodePiece(s string, index int) ([]byte, *Error) {
+//
+// In place, it decodes onto the free end of joined (join then takes it in);
+// otherwise into a new slice.
+func (a *Assembler) decodePiece(s string, index int, inPlace bool) ([]byte, *Error) {
 	at := -1
 	if !a.small {
 		at = index
@@ -198,7 +250,16 @@ func (a *Assembler) decodePiece(s string, index int) ([]byte, *Error) {
 	if s[len(s)-1] == '=' && index != a.total-1 {
 		return nil, newErr(KindInvalidBase64, a.jobID, at, "padding in shard %d, which is not the last of %d", index, a.total)
 	}
-	out, err := strictBase64.DecodeString(s)
+	n := strictBase64.DecodedLen(len(s))
+	var out []byte
+	if inPlace {
+		a.grow(n)
+		out = a.joined[len(a.joined) : len(a.joined)+n]
+	} else {
+		out = make([]byte, n)
+	}
+	n, err := strictBase64.Decode(out, []byte(s)) // the conversion does not copy: s does not escape
+	out = out[:n:n]
 	if err != nil {
 		return nil, &Error{Kind: KindInvalidBase64, JobID: a.jobID, Index: at, Msg: "context_b64 is not valid standard padded base64", Err: err}
 	}
@@ -225,11 +286,7 @@ func (a *Assembler) Context() ([]byte, error) {
 		}
 		return nil, newErr(KindIncomplete, a.jobID, -1, "have %d of %d shards; missing %s", pr.Have, pr.Total, listInts(pr.Missing, 20))
 	}
-	buf := make([]byte, 0, a.decoded)
-	for i, p := range a.pieces {
-		buf = append(buf, p...)
-		a.pieces[i] = buf[len(buf)-len(p):] // share buf instead of holding two copies
-	}
+	buf := a.joined // every piece is in: join has taken them all, in order
 	if err := checkObject(buf); err != nil {
 		err.JobID = a.jobID
 		err.Msg = "decoded " + err.Msg

@@ -222,9 +222,9 @@ func TestOptionsDefaults(t *testing.T) {
 		assert.Equal(t, c.want, c.in.withDefaults())
 	}
 	// The derived limit must admit what Encode produces for a context at the cap.
-	reqs, err := shard(testJob, "2025-11-22T05:09:00.123456789Z", strings.Repeat("A", (DefaultMaxContextBytes+2)/3*4))
+	ends, err := shard(testJob, "2025-11-22T05:09:00.123456789Z", (DefaultMaxContextBytes+2)/3*4)
 	require.NoError(t, err)
-	assert.LessOrEqual(t, len(reqs), Options{}.withDefaults().MaxShards)
+	assert.LessOrEqual(t, len(ends), Options{}.withDefaults().MaxShards)
 }
 
 func TestDecodedLen(t *testing.T) {
