@@ -3,6 +3,7 @@ package contract
 import (
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Refs in the control repo (SPEC §4).
@@ -76,6 +77,18 @@ func PaceGen(login, ref string) (int, bool) {
 	}
 	return gen, true
 }
+
+// PaceWindow names the ledger's generations after the time they are
+// opened in: a generation opened by a rotation (or the upgrade from
+// sequentially numbered ones) is named PaceWindowGen of the closer's
+// clock, so a process that holds nothing yet reads the ledger in one
+// request, at the name its own clock gives (writebudget, issue 16).
+const PaceWindow = time.Hour
+
+// PaceWindowGen is the generation named for the window holding t: whole
+// PaceWindows since the Unix epoch (about 495,000 in 2026; sequentially
+// numbered generations stay far below it).
+func PaceWindowGen(t time.Time) int { return int(t.Unix() / int64(PaceWindow/time.Second)) }
 
 // PaceMessagePrefix starts the message of every write-budget ledger
 // commit; a JSON state follows. The dispatcher also claims mentions with

@@ -155,6 +155,22 @@ func (e *env) wiredDispatcher(clk *fakeclock.Clock, mut ...func(*Config)) *Dispa
 	return d
 }
 
+// ledgerAtWindow brings the account's ledger where it is but for the
+// first grant of each hour: at the generation named for clk's window
+// (writebudget's named generations). An account's first ledger is
+// generation 1, named at its next grant: two grants of one slot.
+func (e *env) ledgerAtWindow(clk *fakeclock.Clock) {
+	o := LedgerOptions(e.client(true), control, bot)
+	o.Now, o.Sleep, o.Block, o.MaxBlock = clk.Now, clk.Sleep, 1, 1
+	l, err := writebudget.New(o)
+	require.NoError(e.t, err)
+	for range 2 {
+		require.NoError(e.t, l.Take(e.ctx()))
+	}
+	rotations, _ := l.Rotations()
+	require.Equal(e.t, 1, rotations, "generation 1 named")
+}
+
 func (e *env) dispatcher(mut ...func(*Config)) *Dispatcher {
 	cfg := e.cfg
 	for _, m := range mut {

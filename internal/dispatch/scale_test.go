@@ -124,6 +124,7 @@ func TestRequestCost(t *testing.T) {
 func testRequestCost(t *testing.T) {
 	e := newEnvInMemory(t)
 	clk := fakeclock.New(time.Now())
+	e.ledgerAtWindow(clk)
 	d := e.wiredDispatcher(clk)
 	warm := e.issue("warm")
 	c := e.comment(warm, "alice", "@mrbot warm up the caches")
@@ -139,7 +140,8 @@ func testRequestCost(t *testing.T) {
 	ledger := func(reqs []string) (refs, commits int) {
 		for _, r := range reqs {
 			switch {
-			case strings.Contains(r, "/git/matching-refs/mention-runner/pace/") || strings.Contains(r, "/git/refs/mention-runner/pace/"):
+			case strings.Contains(r, "/git/matching-refs/mention-runner/pace/") || strings.Contains(r, "/git/refs/mention-runner/pace/") ||
+				strings.Contains(r, "/commits/mention-runner/pace/"):
 				refs++
 			case r == "POST /repos/ops/control/git/commits":
 				commits++
@@ -193,7 +195,9 @@ func testRequestCost(t *testing.T) {
 	assert.Equal(t, []string{"PUT /repos/ops/control/contents/.mention-runner/ratelimit.json"}, e.requestsExcept("/dispatches"))
 
 	// Cold (event mode): opt-out list, rate state, ledger read with the
-	// thread; every write waits for the process's first grant, whose
+	// thread, the ledger in one request (the generation named for the
+	// clock's hour: writebudget's named generations); every write waits
+	// for the process's first grant, whose
 	// commit is the claim commit (no commit of its own), except the claim
 	// itself, which goes on credit beside the grant's ref update
 	// (writebudget.OnCredit); the dispatched commit made beside the
@@ -203,10 +207,10 @@ func testRequestCost(t *testing.T) {
 	cold := e.wiredDispatcher(clk, func(c *Config) { c.FlushEach = true })
 	reqs, trips = e.measureCost(cold, e.trigger("issue_comment", n, c.GetID()))
 	t.Logf("issue mention, fresh dispatcher: %d requests, %d round trips: %v", len(reqs), trips, reqs)
-	assert.Len(t, reqs, 13, "comments, opt-out list, rate state; ledger ref, ledger commit, new commit (the claim's), move; claim, dispatched commit; dispatch; mark, 👀, rate state")
+	assert.Len(t, reqs, 12, "comments, opt-out list, rate state, ledger; new commit (the claim's), move; claim, dispatched commit; dispatch; mark, 👀, rate state")
 	refs, commits = ledger(reqs)
-	assert.Equal(t, [2]int{2, 2}, [2]int{refs, commits}, "ledger ref read and moved; ledger (and claim) and dispatched commits")
-	assert.LessOrEqual(t, trips, 6)
+	assert.Equal(t, [2]int{2, 2}, [2]int{refs, commits}, "ledger read and moved; ledger (and claim) and dispatched commits")
+	assert.LessOrEqual(t, trips, 5)
 	e.sim.ResetRequests()
 	require.NoError(t, cold.Flush(e.ctx()))
 	assert.Empty(t, e.requestsExcept(""), "nothing left to write")

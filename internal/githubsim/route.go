@@ -72,6 +72,7 @@ func buildRoutes() {
 	add("GET", r+"/git/trees/{sha}", (*call).getTree)
 	add("POST", r+"/git/commits", (*call).createCommit)
 	add("GET", r+"/git/commits/{sha}", (*call).getCommit)
+	add("GET", r+"/commits/{ref...}", (*call).getRepoCommit)
 	add("GET", r+"/git/ref/{ref...}", (*call).getRef)
 	add("GET", r+"/git/matching-refs/{ref...}", (*call).matchingRefs)
 	add("POST", r+"/git/refs", (*call).createRef)

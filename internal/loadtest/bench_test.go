@@ -69,6 +69,7 @@ func measureMentions(tb testing.TB, n, prEvery int, reuse bool, idle time.Durati
 	require.NoError(tb, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	require.NoError(tb, w.LedgerAtWindow(ctx))
 	event := func(c *dispatch.Config) { c.FlushEach = !reuse }
 	d, err := w.NewDispatcher(event)
 	require.NoError(tb, err)

@@ -192,6 +192,31 @@ func (w *World) ProcessPacer(controlToken string, opts ...func(*writebudget.Opti
 	return p.Share(l), l, nil
 }
 
+// LedgerAtWindow brings the account's ledger where it is but for the
+// first grant of each hour: at the generation named for the clock's window
+// (writebudget's named generations; a new account's first ledger is
+// generation 1, named at its next grant). Benchmarks start from there.
+func (w *World) LedgerAtWindow(ctx context.Context) error {
+	ctl, err := w.Client(ControlToken, true, nil)
+	if err != nil {
+		return err
+	}
+	l, err := writebudget.New(writebudget.Options{Client: ctl, Repo: Control, Account: Bot, Holder: "loadtest",
+		SelfCost: 2, Block: 1, Now: w.Clock.Now, Sleep: w.Clock.Sleep})
+	if err != nil {
+		return err
+	}
+	for range 2 {
+		if err := l.Take(ctx); err != nil {
+			return err
+		}
+	}
+	if r, _ := l.Rotations(); r != 1 {
+		return fmt.Errorf("loadtest: the ledger was not named (%d rotations)", r)
+	}
+	return nil
+}
+
 // LiftAccountLimits commits limits far above GitHub's into the account's
 // ledger: worlds where real processes (on the real clock) write, and the
 // simulator enforces no content limits, are not paced in real time.

@@ -103,6 +103,10 @@ type Options struct {
 	// the ledger between its own grants (a running dispatcher). A wrong
 	// guess costs a lost compare-and-swap's writes.
 	Guess bool
+	// Sequential numbers the generations 1, 2, 3… and reads the ledger
+	// from the listing only, as before named generations (named.go): for
+	// tests of that scheme. Every process sharing a ledger must agree.
+	Sequential bool
 
 	Now   func() time.Time
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -179,6 +183,13 @@ type state struct {
 	// simulator) in one place, by committing them to the ledger.
 	PerMinute int `json:"per_minute,omitempty"`
 	PerHour   int `json:"per_hour,omitempty"`
+	// Gen is the generation the state was written in, Next (Closed
+	// states) the one that carries it on, PauseCarried a Closed state's
+	// own pause (named.go). States written before named generations have
+	// none of them: Next is then gen+1.
+	Gen          int   `json:"gen,omitempty"`
+	Next         int   `json:"next,omitempty"`
+	PauseCarried int64 `json:"pause_carried_ms,omitempty"`
 }
 
 // grant is n slots usable from At (unix ms) for Hold.
@@ -321,11 +332,12 @@ func (l *Ledger) reserve(ctx context.Context, size func() int) (time.Time, error
 		// the grant pays for the ledger's own writes: this update, lost
 		// ones, a rotation and deleting generations it left behind
 		selfCost := l.selfCost(now)
-		rotate := h.sha != "" && !h.closed && l.due(cur, now)
+		rotate := h.sha != "" && !h.closed && l.due(cur, h.gen, now)
 		dropped := h.stale
 		if rotate || h.closed {
 			dropped = append(dropped[:len(dropped):len(dropped)], h.gen)
 		}
+		dropped = l.droppable(dropped, now)
 		need := size() + selfCost + l.wasted + len(dropped)*min(selfCost, 1)
 		if rotate {
 			need += selfCost // the next generation's root and ref
@@ -351,6 +363,9 @@ func (l *Ledger) reserve(ctx context.Context, size func() int) (time.Time, error
 		next.Grants = append(next.Grants, grant{At: at.UnixMilli(), N: need, By: l.id})
 		next.Holder = l.o.Holder
 		next.Closed = rotate
+		if rotate {
+			next.Next = l.successor(h.gen, now)
+		}
 		l.announce = true
 		err = l.write(ctx, h, next)
 		l.announce = false
@@ -370,7 +385,7 @@ func (l *Ledger) reserve(ctx context.Context, size func() int) (time.Time, error
 			}
 			l.mu.Unlock()
 			if rotate && !l.open(ctx, h, next) {
-				dropped = h.stale // the closed generation stays until someone opens the next
+				dropped = l.droppable(h.stale, now) // the closed generation stays until someone opens the next
 			}
 			l.drop(ctx, dropped)
 			return at, nil

@@ -40,8 +40,11 @@ import (
 // paid by the grant that makes them, like the update's own cost.
 
 // due says whether the generation read should be closed by the next grant.
-func (l *Ledger) due(s state, now time.Time) bool {
-	return s.Since == 0 || s.Seq+1 >= l.o.RotateEvery || now.Sub(time.UnixMilli(s.Since)) >= l.o.RotateAfter
+// A generation named for an earlier window than now's (named.go) is due
+// too: that is what keeps the ledger at the name a fresh process reads.
+func (l *Ledger) due(s state, gen int, now time.Time) bool {
+	return s.Since == 0 || s.Seq+1 >= l.o.RotateEvery || now.Sub(time.UnixMilli(s.Since)) >= l.o.RotateAfter ||
+		!l.o.Sequential && gen < contract.PaceWindowGen(now)
 }
 
 // open starts the generation after the closed one h with closed's grants.
@@ -52,7 +55,7 @@ func (l *Ledger) due(s state, now time.Time) bool {
 func (l *Ledger) open(ctx context.Context, h head, closed state) bool {
 	next := closed
 	next.Closed = false
-	h.closed = true
+	h.closed, h.next = true, closed.Next
 	err := l.write(ctx, h, next)
 	return err == nil || errors.Is(err, refstate.ErrLost) && !errors.Is(err, errNotStored)
 }

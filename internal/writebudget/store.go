@@ -21,16 +21,24 @@ import (
 type head struct {
 	gen    int    // its generation (0 is contract.PaceRef)
 	sha    string // its commit; "" when the account has no ledger yet
-	closed bool   // its state is Closed: the next write opens gen+1
+	closed bool   // its state is Closed: the next write opens next
+	next   int    // the generation a Closed state names (0: gen+1)
 	stale  []int  // lower generations a rotation left behind
+	// named: read at the name the clock gives (named.go), without a
+	// listing: stale is unknown.
+	named bool
 }
 
 // maxCache bounds the parsed commits kept (a long-running dispatcher
 // reads thousands of ledger commits a day; only the latest are asked again).
 const maxCache = 64
 
-// read returns the ledger and where it is.
+// read returns the ledger and where it is: in one request at the name
+// the clock gives when it is there (named.go), else from the listing.
 func (l *Ledger) read(ctx context.Context) (state, head, error) {
+	if s, h, ok := l.readNamed(ctx); ok {
+		return s, h, nil
+	}
 	h, err := l.find(ctx)
 	if err != nil || h.sha == "" {
 		return state{}, h, err
@@ -52,7 +60,10 @@ func (l *Ledger) readAt(ctx context.Context, h head) (state, head, error) {
 		}
 		l.remember(h.sha, s)
 	}
-	h.closed = s.Closed
+	h.closed, h.next = s.Closed, 0
+	if s.Closed {
+		h.next = s.Next
+	}
 	return s, h, nil
 }
 
@@ -110,6 +121,9 @@ func parse(msg string) (state, error) {
 	if !sort.SliceIsSorted(s.Grants, func(i, j int) bool { return s.Grants[i].At < s.Grants[j].At }) {
 		return state{}, errors.New("grants out of order")
 	}
+	if s.Closed && s.Next != 0 {
+		s.Pause, s.PauseCarried = s.PauseCarried, 0 // the pause its writer fenced (named.go)
+	}
 	return s, nil
 }
 
@@ -121,11 +135,20 @@ func (l *Ledger) write(ctx context.Context, h head, next state) error {
 	gen, parent := h.gen, h.sha
 	if h.sha == "" || h.closed {
 		gen, parent = h.gen+1, ""
+		if h.closed && h.next > h.gen {
+			gen = h.next
+		}
 		next.Seq, next.Since = 0, l.o.Now().UnixMilli()
 	} else {
 		next.Seq++
 	}
-	body, err := json.Marshal(next)
+	if !next.Closed {
+		next.Next = 0
+	}
+	if !l.o.Sequential {
+		next.Gen = gen
+	}
+	body, err := json.Marshal(l.wire(next))
 	if err != nil {
 		return fmt.Errorf("writebudget: encode: %w", err)
 	}
@@ -192,7 +215,7 @@ func (l *Ledger) write(ctx context.Context, h head, next state) error {
 		l.wrote = Grant{Commit: got.GetSHA(), At: at, Holder: next.Holder}
 		l.mine = head{}
 		if top {
-			l.mine = head{gen: gen, sha: got.GetSHA(), closed: next.Closed}
+			l.mine = head{gen: gen, sha: got.GetSHA(), closed: next.Closed, next: next.Next}
 		}
 		return nil
 	}

@@ -1,0 +1,50 @@
+package githubsim
+
+import (
+	"net/http"
+)
+
+// getRepoCommit answers GET /repos/{owner}/{repo}/commits/{ref}: the commit
+// a sha, a branch or tag name, or a ref named without its "refs/"
+// ("heads/main", "mention-runner/pace/bot.7") resolves to, in the
+// repository-commits shape (the git commit under "commit"). An unknown ref
+// is 422 "No commit found for SHA", as GitHub answers it. The diff (files,
+// stats) is not computed: the project reads commits of empty trees here.
+func (c *call) getRepoCommit() {
+	g, full, ok := c.gitRepo("read")
+	if !ok {
+		return
+	}
+	ctx := c.r.Context()
+	ref := c.params["ref"]
+	sha := ""
+	for _, name := range []string{"refs/" + ref, "refs/heads/" + ref, "refs/tags/" + ref} {
+		if sha = g.resolveRef(ctx, name); sha != "" {
+			break
+		}
+	}
+	if sha == "" && g.objectType(ctx, ref) == "commit" {
+		sha = ref
+	}
+	if sha == "" || g.objectType(ctx, sha) != "commit" {
+		c.err(http.StatusUnprocessableEntity, "No commit found for SHA: "+ref, nil)
+		return
+	}
+	inner, err := commitJSON(ctx, g, c.base, full, sha)
+	if err != nil {
+		c.gitFailed(err)
+		return
+	}
+	parents := inner["parents"]
+	delete(inner, "parents")
+	delete(inner, "sha")
+	delete(inner, "node_id")
+	delete(inner, "html_url")
+	inner["comment_count"] = 0
+	c.json(http.StatusOK, obj{
+		"sha": sha, "node_id": "C_" + sha[:12], "commit": inner,
+		"url": c.base + "repos/" + full + "/commits/" + sha, "html_url": c.base + full + "/commit/" + sha,
+		"author": nil, "committer": nil, "parents": parents,
+		"stats": obj{"total": 0, "additions": 0, "deletions": 0}, "files": []any{},
+	})
+}
