@@ -66,3 +66,57 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestFenceForOlderWriters: a Closed state that names its successor reads,
+// to a writer from before named generations (which opens gen+1 after any
+// Closed state), as paused fenceFor ahead, so it waits and reads again
+// rather than open a second successor; this version reads its own pause.
+func TestFenceForOlderWriters(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	l := &Ledger{o: Options{Now: func() time.Time { return now }}}
+	for _, tc := range []struct {
+		name  string
+		pause int64
+	}{{"no pause", 0}, {"paused", now.Add(time.Minute).UnixMilli()}, {"paused past the fence", now.Add(time.Hour).UnixMilli()}} {
+		t.Run(tc.name, func(t *testing.T) {
+			closed := state{Grants: []grant{{At: 1, N: 2}}, Pause: tc.pause, Closed: true, Next: 492324, Gen: 7}
+			body, err := json.Marshal(l.wire(closed))
+			require.NoError(t, err)
+			var older struct {
+				Pause  int64 `json:"pause_until_ms"`
+				Closed bool  `json:"closed"`
+			}
+			require.NoError(t, json.Unmarshal(body, &older))
+			assert.True(t, older.Closed)
+			assert.Equal(t, max(tc.pause, now.Add(fenceFor).UnixMilli()), older.Pause, "an older writer waits")
+			s, err := parse(messagePrefix + string(body))
+			require.NoError(t, err)
+			assert.Equal(t, closed, s, "this version reads the state as written")
+		})
+	}
+	open := state{Pause: 5, Gen: 7}
+	assert.Equal(t, open, l.wire(open), "only a Closed state naming its successor is fenced")
+}
+
+// TestNamedWindows: the generation a rotation opens, and which closed ones
+// may be deleted, by the clock's window (and as before, Sequential).
+func TestNamedWindows(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 30, 0, 0, time.UTC)
+	w := int(now.Unix() / 3600)
+	named := &Ledger{o: Options{}}
+	seq := &Ledger{o: Options{Sequential: true}}
+	assert.Equal(t, w, named.successor(3, now), "from a sequential generation to the window's")
+	assert.Equal(t, w, named.successor(w-5, now))
+	assert.Equal(t, w+1, named.successor(w, now), "rotated again within the window: the next name")
+	assert.Equal(t, w+2, named.successor(w+1, now), "a clock behind the ledger's never goes back")
+	assert.Equal(t, 4, seq.successor(3, now))
+	assert.Equal(t, []int{1, w - 3}, named.droppable([]int{1, w - 3, w - 2, w - 1, w}, now), "kept until retainWindows behind")
+	assert.Equal(t, []int{1, w - 1}, seq.droppable([]int{1, w - 1}, now))
+	seq.o.RotateEvery, seq.o.RotateAfter, named.o.RotateEvery, named.o.RotateAfter = 1000, 24*time.Hour, 1000, 24*time.Hour
+	s := state{Since: now.UnixMilli(), Seq: 1}
+	assert.True(t, named.due(s, w-1, now), "named for an earlier window")
+	assert.True(t, named.due(s, 3, now), "sequentially numbered: named at its next grant")
+	assert.False(t, named.due(s, w, now))
+	assert.False(t, named.due(s, w+1, now), "a clock behind does not rotate")
+	assert.False(t, seq.due(s, w-1, now))
+}

@@ -16,6 +16,7 @@ var usedOperations = []string{
 	"GET /orgs/{org}/memberships/{username}",
 	"GET /repos/{owner}/{repo}",
 	"GET /repos/{owner}/{repo}/collaborators/{username}/permission",
+	"GET /repos/{owner}/{repo}/commits/{ref}",
 	"GET /repos/{owner}/{repo}/contents/{path}",
 	"GET /repos/{owner}/{repo}/git/matching-refs/{ref}",
 	"GET /repos/{owner}/{repo}/git/ref/{ref}",

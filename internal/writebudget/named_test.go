@@ -1,0 +1,253 @@
+package writebudget_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-github/v62/github"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/githubsim"
+	"github.com/mention-runner/mention-runner/internal/testkit/fakeclock"
+	"github.com/mention-runner/mention-runner/internal/writebudget"
+)
+
+// requests lists the simulator's requests since the last call.
+func (w *world) requests() []string {
+	var out []string
+	for _, r := range w.sim.Requests() {
+		out = append(out, r.Method+" "+r.Path)
+	}
+	w.sim.ResetRequests()
+	return out
+}
+
+func genRef(gen int) string { return contract.PaceGenRef("bot", gen) }
+
+// TestNamedGenerations: an account's first ledger is generation 1 (every
+// first writer agrees on it); the next grant names it for the hour and
+// deletes generation 1; a process holding nothing then reads the ledger
+// in one request, GET commits/{ref}, instead of the listing and the commit.
+func TestNamedGenerations(t *testing.T) {
+	w := newWorld(t)
+	w.named = true
+	ctx := ctxT(t)
+	hour := contract.PaceWindowGen(w.clk.Now())
+
+	a := w.ledger(t, "a", writebudget.Options{Block: 1, SelfCost: 2})
+	require.NoError(t, a.Take(ctx))
+	refs, _ := w.ledgerNow(t, ctx)
+	assert.Equal(t, []string{genRef(1)}, refs, "a new ledger starts at generation 1")
+	require.NoError(t, a.Take(ctx))
+	refs, msg := w.ledgerNow(t, ctx)
+	assert.Equal(t, []string{genRef(hour)}, refs, "named for the hour; generation 1 deleted")
+	assert.Equal(t, []int{3, 6}, writebudget.GrantSizes(msg), "both grants carried on; the second paid the rotation (root, ref, generation 1's deletion)")
+	rotations, _ := a.Rotations()
+	assert.Equal(t, 1, rotations)
+
+	w.requests()
+	b := w.ledger(t, "b", writebudget.Options{Block: 1, SelfCost: 2})
+	require.NoError(t, b.Take(ctx))
+	assert.Equal(t, []string{
+		"GET /repos/ops/control/commits/mention-runner/pace/bot." + fmt.Sprint(hour),
+		"POST /repos/ops/control/git/commits",
+		"PATCH /repos/ops/control/git/refs/mention-runner/pace/bot." + fmt.Sprint(hour),
+	}, w.requests(), "the ledger read in one request")
+	_, msg = w.ledgerNow(t, ctx)
+	assert.Equal(t, 1, writebudget.GrantsBy(msg, b.ID()))
+}
+
+// TestNamedRetention: a closed generation is kept, not deleted, until its
+// hour is two behind the clock: a process that read the state before it
+// long ago cannot re-create it (the creation fails: it exists) while a
+// clock could still name it, so the generation a clock names is never a
+// dead re-creation. Older ones are deleted by the grant that rotates.
+func TestNamedRetention(t *testing.T) {
+	w := newWorld(t)
+	w.named = true
+	ctx := ctxT(t)
+	h := contract.PaceWindowGen(w.clk.Now())
+	l := w.ledger(t, "a", writebudget.Options{Block: 1})
+	take := func() {
+		t.Helper()
+		// a fresh handle each time: a new process's first grant
+		require.NoError(t, w.ledger(t, "p", writebudget.Options{Block: 1}).Take(ctx))
+	}
+	require.NoError(t, l.Take(ctx))
+	take()
+	refs, _ := w.ledgerNow(t, ctx)
+	require.Equal(t, []string{genRef(h)}, refs)
+
+	w.clk.Advance(time.Hour)
+	take()
+	refs, msg := w.ledgerNow(t, ctx)
+	assert.Equal(t, []string{genRef(h), genRef(h + 1)}, refs, "the closed generation kept")
+	_, closed, _ := writebudget.LedgerState(w.commitAt(t, ctx, genRef(h)))
+	assert.True(t, closed, "kept closed: a read at its name is not taken for the ledger")
+	_, closedNow, _ := writebudget.LedgerState(msg)
+	assert.False(t, closedNow)
+
+	// the kept generation cannot be re-created by a late reader
+	_, _, err := w.gh.Git.CreateRef(ctx, "ops", "control", &github.Reference{Ref: github.String(genRef(h)),
+		Object: &github.GitObject{SHA: github.String(w.shaAt(t, ctx, genRef(h+1)))}})
+	require.Error(t, err)
+
+	w.clk.Advance(2 * time.Hour)
+	take()
+	refs, _ = w.ledgerNow(t, ctx)
+	assert.Equal(t, []string{genRef(h + 1), genRef(h + 3)}, refs, "h deleted (two hours behind), h+1 kept")
+}
+
+// TestNamedClockSkew: which generation is the ledger never depends on a
+// clock (the highest present). A process whose clock is ahead rotates a
+// little early; one behind finds the generation its clock names closed,
+// lists, and grants on the highest; no grant is lost.
+func TestNamedClockSkew(t *testing.T) {
+	w := newWorldOn(t, fakeclock.New(time.Date(2026, 3, 1, 12, 59, 50, 0, time.UTC)))
+	w.named = true
+	ctx := ctxT(t)
+	h := contract.PaceWindowGen(w.clk.Now())
+	skewed := func(holder string, d time.Duration) *writebudget.Ledger {
+		l, err := writebudget.New(writebudget.Options{Client: w.gh, Repo: "ops/control", Account: "bot", Holder: holder, Block: 1,
+			Now: func() time.Time { return w.clk.Now().Add(d) }, Sleep: w.clk.Sleep})
+		require.NoError(t, err)
+		return l
+	}
+	first := skewed("first", 0)
+	require.NoError(t, first.Take(ctx))
+	require.NoError(t, first.Take(ctx))
+	refs, _ := w.ledgerNow(t, ctx)
+	require.Equal(t, []string{genRef(h)}, refs)
+
+	ahead := skewed("ahead", 20*time.Second)
+	require.NoError(t, ahead.Take(ctx))
+	refs, _ = w.ledgerNow(t, ctx)
+	assert.Equal(t, []string{genRef(h), genRef(h + 1)}, refs, "the clock ahead opened the next hour's generation")
+
+	w.requests()
+	behind := skewed("behind", 0)
+	require.NoError(t, behind.Take(ctx))
+	reqs := w.requests()
+	assert.Contains(t, reqs, "GET /repos/ops/control/commits/mention-runner/pace/bot."+fmt.Sprint(h), "tried its own hour's name")
+	assert.Contains(t, reqs, "GET /repos/ops/control/git/matching-refs/mention-runner/pace/bot", "found it closed: listed")
+	assert.Contains(t, reqs, "PATCH /repos/ops/control/git/refs/mention-runner/pace/bot."+fmt.Sprint(h+1), "granted on the highest")
+	refs, msg := w.ledgerNow(t, ctx)
+	assert.Equal(t, []string{genRef(h), genRef(h + 1)}, refs, "no rotation back")
+	for _, l := range []*writebudget.Ledger{first, ahead, behind} {
+		g, _, _ := l.Stats()
+		assert.Equal(t, g, writebudget.GrantsBy(msg, l.ID()), "every grant on the ledger once")
+	}
+}
+
+// TestNamedReadChecksTheGeneration: a commit read at the hour's name whose
+// state says it was written in another generation is not taken for the
+// ledger: the listing decides.
+func TestNamedReadChecksTheGeneration(t *testing.T) {
+	w := newWorld(t)
+	w.named = true
+	ctx := ctxT(t)
+	h := contract.PaceWindowGen(w.clk.Now())
+	l := w.ledger(t, "a", writebudget.Options{Block: 1})
+	require.NoError(t, l.Take(ctx))
+	require.NoError(t, l.Take(ctx))
+	// the hour's name pointed at a commit of generation 1's (a state
+	// written as another generation)
+	_, _, err := w.gh.Git.CreateRef(ctx, "ops", "control", &github.Reference{Ref: github.String(genRef(1)),
+		Object: &github.GitObject{SHA: github.String(w.shaAt(t, ctx, genRef(h)))}})
+	require.NoError(t, err)
+	c, _, err := w.gh.Git.CreateCommit(ctx, "ops", "control", &github.Commit{Message: github.String(contract.PaceMessagePrefix + `{"grants":[],"gen":1,"holder":"x"}`),
+		Tree: &github.Tree{SHA: github.String("4b825dc642cb6eb9a060e54bf8d69288fbee4904")}}, nil)
+	require.NoError(t, err)
+	_, _, err = w.gh.Git.UpdateRef(ctx, "ops", "control", &github.Reference{Ref: github.String(genRef(h)), Object: &github.GitObject{SHA: c.SHA}}, true)
+	require.NoError(t, err)
+	w.requests()
+	require.NoError(t, w.ledger(t, "b", writebudget.Options{Block: 1}).Take(ctx))
+	assert.Contains(t, w.requests(), "GET /repos/ops/control/git/matching-refs/mention-runner/pace/bot", "not taken from the named read")
+}
+
+// TestNamedRotationUnderConcurrency: four processes, clocks a few seconds
+// apart, take grants across hour boundaries (and count rotations within
+// an hour: RotateEvery) while GitHub enforces the account's limits: it
+// refuses none of the account's writes, and no generation is opened
+// twice but a dead re-creation below a higher one.
+func TestNamedRotationUnderConcurrency(t *testing.T) {
+	clk := fakeclock.NewVirtual(time.Date(2026, 3, 1, 12, 58, 0, 0, time.UTC))
+	w := newWorldOn(t, clk)
+	w.named = true
+	ctx := ctxT(t)
+	const perMinute, perHour = 30, 60
+	w.sim.SetContentLimits(perMinute, perHour)
+	skew := []time.Duration{0, 2 * time.Second, -2 * time.Second, time.Second}
+	ls := make([]*writebudget.Ledger, len(skew))
+	for i, d := range skew {
+		l, err := writebudget.New(writebudget.Options{Client: w.gh, Repo: "ops/control", Account: "bot", Holder: fmt.Sprintf("p%d", i),
+			PerMinute: perMinute, PerHour: perHour, Block: 3, Hold: 5 * time.Second, SelfCost: 2, RotateEvery: 6, Spare: 4 * 2,
+			Guess: i == 0, Now: func() time.Time { return clk.Now().Add(d) }, Sleep: clk.Sleep})
+		require.NoError(t, err)
+		ls[i] = l
+	}
+	var wg sync.WaitGroup
+	release := clk.Hold()
+	for _, l := range ls {
+		clk.Go(&wg, func() {
+			for k := 0; k < 20; k++ {
+				if !assert.NoError(t, l.Take(ctx)) {
+					return
+				}
+				_, _, err := w.gh.Git.CreateCommit(ctx, "ops", "control", &github.Commit{Message: github.String("work"),
+					Tree: &github.Tree{SHA: github.String("4b825dc642cb6eb9a060e54bf8d69288fbee4904")}}, nil)
+				assert.NoError(t, err)
+			}
+		})
+	}
+	release()
+	wg.Wait()
+
+	refused, created := 0, map[string]int{}
+	for _, r := range w.sim.Requests() {
+		if r.Status == 403 && strings.Contains(string(r.RespBody), "secondary rate limit") {
+			refused++
+		}
+		if r.Method == "POST" && strings.HasSuffix(r.Path, "/git/refs") && r.Status == 201 {
+			created[string(r.ReqBody)]++
+		}
+	}
+	assert.Zero(t, refused, "GitHub refused none of the account's writes")
+	ts := w.sim.ContentWrites()["ops"]
+	assert.LessOrEqual(t, githubsim.BusiestWindow(ts, time.Minute), perMinute)
+	assert.LessOrEqual(t, githubsim.BusiestWindow(ts, time.Hour), perHour)
+	rotations, dead := 0, 0
+	for _, l := range ls {
+		r, d := l.Rotations()
+		rotations, dead = rotations+r, dead+d
+	}
+	refs, _ := w.ledgerNow(t, ctx)
+	top := 0
+	for _, r := range refs {
+		g, _ := contract.PaceGen("bot", r)
+		top = max(top, g)
+	}
+	assert.Greater(t, top, contract.PaceWindowGen(time.Date(2026, 3, 1, 12, 58, 0, 0, time.UTC))+2, "crossed hours")
+	t.Logf("%d rotations, %d dead, %d refs left, %v created, clock at %s", rotations, dead, len(refs), len(created), clk.Now().Format(time.TimeOnly))
+}
+
+// commitAt is the message of the commit ref points at.
+func (w *world) commitAt(t *testing.T, ctx context.Context, ref string) string {
+	t.Helper()
+	c, _, err := w.gh.Git.GetCommit(ctx, "ops", "control", w.shaAt(t, ctx, ref))
+	require.NoError(t, err)
+	return c.GetMessage()
+}
+
+func (w *world) shaAt(t *testing.T, ctx context.Context, ref string) string {
+	t.Helper()
+	r, _, err := w.gh.Git.GetRef(ctx, "ops", "control", strings.TrimPrefix(ref, "refs/"))
+	require.NoError(t, err)
+	return r.GetObject().GetSHA()
+}
