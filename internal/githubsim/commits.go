@@ -45,7 +45,7 @@ func (c *call) getRepoCommit() {
 		"sha": sha, "node_id": "C_" + sha[:12], "commit": inner,
 		"url": c.base + "repos/" + full + "/commits/" + sha, "html_url": c.base + full + "/commit/" + sha,
 		"comments_url": c.base + "repos/" + full + "/commits/" + sha + "/comments",
-		"author": nil, "committer": nil, "parents": parents,
+		"author":       nil, "committer": nil, "parents": parents,
 		"stats": obj{"total": 0, "additions": 0, "deletions": 0}, "files": []any{},
 	})
 }
