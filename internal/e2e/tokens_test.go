@@ -31,7 +31,8 @@ func permissionOf(r githubsim.LoggedRequest) (scope, level string, ok bool) {
 		return "metadata", "read", r.Method == http.MethodGet
 	case "issues", "labels":
 		return "issues", level, true
-	case "git", "contents":
+	case "git", "contents", "commits":
+		// GET commits/{ref} (the write ledger's read) needs contents: read
 		return "contents", level, true
 	}
 	return "", "", false
