@@ -3,6 +3,7 @@ package transport
 import (
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"testing"
 )
 
@@ -34,6 +35,21 @@ func BenchmarkFloorEncodeAssemble10MiB(b *testing.B) {
 		out, err := base64.StdEncoding.DecodeString(s)
 		if err != nil || !json.Valid(out) {
 			b.Fatal("floor round trip failed")
+		}
+	}
+}
+
+// BenchmarkWriteCompact10MiB is dispatcher encode's work: compact a 10 MiB
+// context in place and write its request bodies one by one.
+func BenchmarkWriteCompact10MiB(b *testing.B) {
+	ctx := object(10, 10<<20)
+	in := make([]byte, len(ctx))
+	b.SetBytes(int64(len(ctx)))
+	b.ReportAllocs()
+	for b.Loop() {
+		copy(in, ctx)
+		if _, err := WriteCompact(io.Discard, testJob, in, testTime); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
