@@ -34,8 +34,7 @@ var settings = []setting{
 	{"ALLOWED_USERS", "allowed-users", "", "who may trigger runs: comma-separated logins or * (required; set but empty = no one)"},
 	{"WEBHOOK_SECRET", "webhook-secret", "", "webhook HMAC secret (required for serve)"},
 	{"GITHUB_API_URL", "api-url", ghclient.DefaultBaseURL, "GitHub REST API base URL"},
-	{"MAX_CONTEXT_BYTES", "max-context-bytes", strconv.Itoa(threadctx.DefaultMaxBytes), "context budget in bytes, diff excluded"},
-	{"MAX_DIFF_BYTES", "max-diff-bytes", strconv.Itoa(threadctx.DefaultMaxDiffBytes), "cap on a pull request's diff in bytes"},
+	{"MAX_CONTEXT_BYTES", "max-context-bytes", strconv.Itoa(threadctx.DefaultMaxBytes), "context budget in bytes (a pull request's diff is not in it: the runner's fetch job reads it)"},
 	{"RATE_LIMIT_PER_HOUR", "rate-limit", strconv.Itoa(dispatch.DefaultRatePerHour), "runs per user per rolling hour"},
 	{"POLL_INTERVAL", "poll-interval", "60s", "least wait between poll cycles (GitHub's X-Poll-Interval wins when longer)"},
 	{"WRITE_GAP", "write-gap", ghclient.DefaultWriteGap.String(), "least time between two of the bot's content-creating requests (GitHub's secondary limits also cap them at 80/min and 500/h); 0s turns the gap off, the caps stay"},
@@ -67,7 +66,7 @@ func addSettings(fs *flag.FlagSet) *flags {
 type conf struct {
 	bot, token, control, controlToken, secret, apiURL string
 	allowed                                           dispatch.AllowList
-	maxContext, maxDiff, rate                         int
+	maxContext, rate                                  int
 	pollInterval, claimLease, writeGap                time.Duration
 	ceilings                                          policy.Ceilings
 	flushEach                                         bool // event mode: write the rate state in Handle
@@ -128,7 +127,6 @@ func (f *flags) resolve(env *cli.Env, mode string, dryRun bool) (*conf, error) {
 		return n
 	}
 	c.maxContext = num("MAX_CONTEXT_BYTES", 1024)
-	c.maxDiff = num("MAX_DIFF_BYTES", 0)
 	c.rate = num("RATE_LIMIT_PER_HOUR", 1)
 	d, err := time.ParseDuration(strings.TrimSpace(val["POLL_INTERVAL"]))
 	if err != nil || d < time.Second {
@@ -197,7 +195,7 @@ func (c *conf) build(env *cli.Env, dryRun bool) (*dispatch.Dispatcher, *github.C
 	log := logger(env)
 	ceil := c.ceilings
 	cfg := dispatch.Config{Bot: c.bot, Control: c.control, Allowed: c.allowed, RatePerHour: c.rate, Ceilings: &ceil,
-		Context: threadctx.Options{MaxBytes: c.maxContext, MaxDiffBytes: c.maxDiff}, ClaimLease: c.claimLease, DryRun: dryRun, Logger: log,
+		Context: threadctx.Options{MaxBytes: c.maxContext}, ClaimLease: c.claimLease, DryRun: dryRun, Logger: log,
 		FlushEach: c.flushEach}
 	if dryRun {
 		d, err := dispatch.New(cfg, dispatch.Clients{})

@@ -9,6 +9,9 @@ import (
 	"github.com/mention-runner/mention-runner/internal/checkout"
 	"github.com/mention-runner/mention-runner/internal/cli"
 	"github.com/mention-runner/mention-runner/internal/config"
+	"github.com/mention-runner/mention-runner/internal/ghclient"
+	"github.com/mention-runner/mention-runner/internal/prdiff"
+	"github.com/mention-runner/mention-runner/internal/threadctx"
 )
 
 func init() {
@@ -43,11 +46,32 @@ func runFetch(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	m, err := checkout.Fetch(ctx, t, checkout.FetchOptions{ServerURL: cfg.ServerURL, Token: env.Env("BOT_TOKEN"),
+	token := env.Env("BOT_TOKEN")
+	m, err := checkout.Fetch(ctx, t, checkout.FetchOptions{ServerURL: cfg.ServerURL, Token: token,
 		MaxBytes: int64(cfg.MaxCheckoutBytes), OutDir: cfg.TargetDir})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "fetched %s at %s (branch %s, %d bytes) into %s\n", m.Repo, m.Commit, m.Branch(), m.PackBytes, cfg.TargetDir)
+	if !m.IsPR() || m.BaseRef == "" {
+		return nil // an issue, or an older context without the base branch: no diff
+	}
+	// The pull request's diff at the same commit: one read, with the code.
+	bot, err := ghclient.New(ghclient.Options{BaseURL: cfg.APIURL, Token: token, UserAgent: "mention-runner/" + cli.Version})
+	if err != nil {
+		return err
+	}
+	d, err := threadctx.FetchDiff(ctx, bot, m.Repo, m.BaseRef, m.Commit, prdiff.DefaultMaxBytes)
+	if err != nil {
+		return fmt.Errorf("fetch: the pull request's diff at %s: %w", m.Commit, err)
+	}
+	if err := checkout.WriteDiff(cfg.TargetDir, &m, d); err != nil {
+		return err
+	}
+	if d.Unavailable != "" {
+		fmt.Fprintf(env.Stdout, "the server sent no diff against %s (%s); the agent works from the code\n", m.BaseRef, d.Unavailable)
+	} else {
+		fmt.Fprintf(env.Stdout, "diff against %s: %d of %d bytes\n", m.BaseRef, len(d.Text), d.Total)
+	}
 	return nil
 }

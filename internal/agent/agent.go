@@ -33,6 +33,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/mention"
 	"github.com/mention-runner/mention-runner/internal/policy"
 	"github.com/mention-runner/mention-runner/internal/prbundle"
+	"github.com/mention-runner/mention-runner/internal/prdiff"
 	"github.com/mention-runner/mention-runner/internal/prompt"
 	"github.com/mention-runner/mention-runner/internal/record"
 	"github.com/mention-runner/mention-runner/internal/redact"
@@ -134,6 +135,9 @@ type run struct {
 	cleanup  []func() // run when the stage ends
 	// outputsCreated: outputs.jsonl was created before the engine started
 	outputsCreated bool
+	// fetched is the manifest of the code the fetch job handed on (zero
+	// without MR_TARGET_DIR)
+	fetched checkout.Manifest
 }
 
 func (r *run) logf(format string, a ...any) {
@@ -245,7 +249,31 @@ func (r *run) prepare(ctx context.Context, raw []byte, env []string) (engine.Spe
 	pol := j.Policy(ceilings, blocker)
 	r.meta.PolicyWords = pol.Words()
 
-	clean, rep, err := sanitize.Context(raw, j.TriggerID)
+	workDir, err := r.workDir()
+	if err != nil {
+		return engine.Spec{}, err
+	}
+	var target checkout.Target
+	if r.cfg.TargetDir != "" {
+		if target, err = checkout.FromContext(raw); err != nil {
+			return engine.Spec{}, err
+		}
+	}
+	repo, startCommit, err := r.checkoutTarget(ctx, workDir, &target)
+	if err != nil {
+		return engine.Spec{}, err
+	}
+	// The pull request's diff comes with the code, read at the same commit
+	// by the fetch job (prdiff); it joins the agent's copy of the context.
+	forAgent := raw
+	if diff, rec, ok, err := checkout.ReadDiff(r.cfg.TargetDir, r.fetched, prdiff.DefaultMaxBytes); err != nil {
+		return engine.Spec{}, err
+	} else if ok {
+		if forAgent, err = prdiff.Into(raw, diff, rec); err != nil {
+			return engine.Spec{}, err
+		}
+	}
+	clean, rep, err := sanitize.Context(forAgent, j.TriggerID)
 	if err != nil {
 		return engine.Spec{}, fmt.Errorf("sanitize the context: %w", err)
 	}
@@ -262,20 +290,6 @@ func (r *run) prepare(ctx context.Context, raw []byte, env []string) (engine.Spe
 		map[string]any{"path": AgentContextFile, "bytes": len(clean), "dropped": rep.Dropped, "withheld_edited": rep.WithheldEdited,
 			"trigger_edited": rep.TriggerEdited, "blocklist_snapshot": list != nil, "blocklist_patterns": patterns})
 
-	workDir, err := r.workDir()
-	if err != nil {
-		return engine.Spec{}, err
-	}
-	var target checkout.Target
-	if r.cfg.TargetDir != "" {
-		if target, err = checkout.FromContext(raw); err != nil {
-			return engine.Spec{}, err
-		}
-	}
-	repo, startCommit, err := r.checkoutTarget(ctx, workDir, &target)
-	if err != nil {
-		return engine.Spec{}, err
-	}
 	system := ""
 	if p := r.cfg.SystemPromptFile; p != "" {
 		b, err := os.ReadFile(p)
@@ -514,9 +528,10 @@ func (r *run) checkoutTarget(ctx context.Context, workDir string, target *checko
 		return repo, "", err
 	}
 	*target = m.Target // with the default branch, if the context lacked it
+	r.fetched = m
 	r.emit(contract.EventCheckoutCompleted, record.SeverityInfo, fmt.Sprintf("checked out %s at %s (branch %s)", m.Repo, m.Commit, target.Branch()),
 		map[string]any{"repo": m.Repo, "commit": m.Commit, "branch": target.Branch(), "pull_number": target.PullNumber,
-			"default_base": target.StackedBase(), "pack_bytes": m.PackBytes, "workdir": workDir})
+			"default_base": target.StackedBase(), "pack_bytes": m.PackBytes, "workdir": workDir, "diff": m.Diff})
 	return repo, m.Commit, nil
 }
 

@@ -141,14 +141,21 @@ func Fetch(ctx context.Context, t Target, opts FetchOptions) (Manifest, error) {
 		return Manifest{}, &TooLargeError{Size: size, Max: max}
 	}
 	m.PackBytes = size
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return Manifest{}, fmt.Errorf("checkout: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(opts.OutDir, ManifestFile), append(b, '\n'), 0o644); err != nil {
-		return Manifest{}, fmt.Errorf("checkout: %w", err)
+	if err := writeManifest(opts.OutDir, m); err != nil {
+		return Manifest{}, err
 	}
 	return m, nil
+}
+
+func writeManifest(dir string, m Manifest) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("checkout: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ManifestFile), append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("checkout: %w", err)
+	}
+	return nil
 }
 
 // remoteDefaultBranch asks the server which branch its HEAD names.

@@ -24,6 +24,7 @@ import (
 const (
 	PackFile     = contract.TargetPackFile
 	ManifestFile = contract.TargetManifestFile
+	DiffFile     = contract.TargetDiffFile
 )
 
 // Target is what the agent job must work on, read from the trusted context.
@@ -37,6 +38,9 @@ type Target struct {
 	HeadSHA  string `json:"head_sha,omitempty"`
 	HeadRef  string `json:"head_ref,omitempty"`
 	HeadRepo string `json:"head_repo,omitempty"`
+	// BaseRef is the pull request's base branch: its diff is HeadSHA's
+	// changes since the merge base with it ("" = not recorded: no diff).
+	BaseRef string `json:"base_ref,omitempty"`
 }
 
 // IsPR reports a pull request thread.
@@ -78,6 +82,19 @@ type Manifest struct {
 	BaseCommit string `json:"base_commit,omitempty"`
 	// Shallow lists the commits of the pack whose parents are not in it.
 	Shallow []string `json:"shallow,omitempty"`
+	// Diff describes DiffFile, the pull request's diff at Commit (nil: none
+	// was fetched).
+	Diff *DiffInfo `json:"diff,omitempty"`
+}
+
+// DiffInfo describes the diff file the fetch job wrote.
+type DiffInfo struct {
+	Bytes      int   `json:"bytes"`       // size of DiffFile
+	BytesTotal int64 `json:"bytes_total"` // size of the whole diff on the server
+	Truncated  bool  `json:"truncated"`   // DiffFile is a prefix of it, cut at a line end
+	// Unavailable is the server's reason when it would not send the diff
+	// (too large for it, say); the code is fetched all the same.
+	Unavailable string `json:"unavailable,omitempty"`
 }
 
 var (
@@ -117,6 +134,9 @@ func FromContext(raw []byte) (Target, error) {
 					FullName string `json:"full_name"`
 				} `json:"repo"`
 			} `json:"head"`
+			Base *struct {
+				Ref string `json:"ref"`
+			} `json:"base"`
 		} `json:"pull_request"`
 	}
 	if err := json.Unmarshal(raw, &c); err != nil {
@@ -147,6 +167,9 @@ func FromContext(raw []byte) (Target, error) {
 	if h.Repo != nil {
 		t.HeadRepo = h.Repo.FullName // nil when the fork was deleted
 	}
+	if b := c.PullRequest.Base; b != nil {
+		t.BaseRef = b.Ref
+	}
 	switch {
 	case t.PullNumber <= 0:
 		return Target{}, fmt.Errorf("%w: pull_request.number is missing", ErrNoTarget)
@@ -154,6 +177,8 @@ func FromContext(raw []byte) (Target, error) {
 		return Target{}, fmt.Errorf("%w: pull_request.head.sha %q is not a commit id", ErrNoTarget, h.SHA)
 	case !ValidBranch(t.HeadRef):
 		return Target{}, fmt.Errorf("%w: pull_request.head.ref %q is not a branch name", ErrNoTarget, h.Ref)
+	case t.BaseRef != "" && !ValidBranch(t.BaseRef):
+		return Target{}, fmt.Errorf("%w: pull_request.base.ref %q is not a branch name", ErrNoTarget, t.BaseRef)
 	}
 	return t, nil
 }

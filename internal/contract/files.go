@@ -30,10 +30,12 @@ const (
 )
 
 // Files the fetch job hands the agent job (the target artifact): the
-// target's code at one commit as a pack, and its manifest.
+// target's code at one commit as a pack, its manifest, and for a pull
+// request its diff at that commit (capped; the manifest says by how much).
 const (
 	TargetPackFile     = "target.pack"
 	TargetManifestFile = "target.json"
+	TargetDiffFile     = "target.diff"
 )
 
 // BundleFile is the git bundle of the pull request queued as output

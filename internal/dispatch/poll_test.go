@@ -96,7 +96,7 @@ func TestOncePullRequestThread(t *testing.T) {
 	ctxs := e.contexts()
 	for _, m := range ctxs {
 		assert.Contains(t, m, "pull_request")
-		assert.Contains(t, m, "diff")
+		assert.NotContains(t, m, "diff", "read by the runner's fetch job")
 		assert.Contains(t, m, "reviews")
 	}
 }

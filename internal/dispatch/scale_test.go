@@ -53,29 +53,30 @@ func TestLongThreadTruncatedWithinBudget(t *testing.T) {
 	assert.Contains(t, kept[len(kept)-2].Body, "comment 1999 ", "the newest are kept")
 }
 
-func TestHugeDiffCappedAndSharded(t *testing.T) {
+// A pull request's diff is not in the dispatched context (the runner's
+// fetch job reads it at the recorded head: prdiff): a 5 MB diff neither
+// costs the dispatcher a read nor turns the dispatch into shards.
+func TestHugeDiffStaysOutOfTheDispatch(t *testing.T) {
 	e := newEnv(t)
 	var b strings.Builder
 	for i := 0; b.Len() < 5<<20; i++ {
 		fmt.Fprintf(&b, "diff --git a/f%d b/f%d\n+%s\n", i, i, strings.Repeat("x", 200))
 	}
 	pr := e.pr("@mrbot review the big one", b.String())
+	e.sim.ResetRequests()
 	dec, err := e.dispatcher().Handle(e.ctx(), e.trigger("pull_request", pr, 0))
 	require.NoError(t, err)
 	require.Equal(t, Dispatch, dec.Decision, dec.Reason)
-	assert.Greater(t, dec.Dispatches, 10)
+	assert.Equal(t, 1, dec.Dispatches)
 	for _, d := range e.sim.Dispatches(control) {
-		assert.Equal(t, contract.EventAgentShard, d.EventType)
-		assert.Less(t, len(d.Body), contract.DispatchBodyBytes)
+		assert.Equal(t, contract.EventAgentSmall, d.EventType)
 	}
 	m := e.contexts()[dec.JobID]
-	tr := truncationOf(t, m)
-	assert.True(t, tr.DiffTruncated)
-	assert.Equal(t, int64(b.Len()), tr.DiffBytesTotal)
-	var diff string
-	require.NoError(t, json.Unmarshal(m["diff"], &diff))
-	assert.LessOrEqual(t, len(diff), threadctx.DefaultMaxDiffBytes)
-	assert.True(t, strings.HasPrefix(b.String(), diff) && strings.HasSuffix(diff, "\n"), "a prefix cut at a line end")
+	assert.NotContains(t, m, contract.KeyDiff)
+	assert.Contains(t, m, contract.KeyPullRequest, "the head sha the runner reads the diff at")
+	for _, r := range e.sim.Requests() {
+		assert.False(t, strings.HasPrefix(string(r.RespBody), "diff --git"), "no diff read: %s %s", r.Method, r.Path)
+	}
 }
 
 // costLatency is added to every request while TestRequestCost measures,
@@ -177,14 +178,14 @@ func testRequestCost(t *testing.T) {
 	pr := e.pr("@mrbot review", "")
 	reqs, trips = e.measureCost(d, e.trigger("pull_request", pr, 0))
 	t.Logf("PR mention, running, holding a grant: %d requests, %d round trips: %v", len(reqs), trips, reqs)
-	assert.Len(t, reqs, 9, "issue, comments, reviews, review comments, diff; claim; dispatch; mark, 👀")
+	assert.Len(t, reqs, 8, "issue, comments, reviews, review comments; claim; dispatch; mark, 👀 (the diff is the runner's fetch job's read)")
 	assert.LessOrEqual(t, trips, 3)
 
 	// The grant has fewer than 6 slots left: the next is taken ahead.
 	pr = e.pr("@mrbot review again", "")
 	reqs, trips = e.measureCost(d, e.trigger("pull_request", pr, 0))
 	t.Logf("PR mention, running, taking the next grant ahead: %d requests, %d round trips: %v", len(reqs), trips, reqs)
-	assert.Len(t, reqs, 11, "issue, comments, reviews, review comments, diff; claim; dispatch; mark, 👀; ledger commit, move")
+	assert.Len(t, reqs, 10, "issue, comments, reviews, review comments; claim; dispatch; mark, 👀; ledger commit, move")
 	refs, commits = ledger(reqs)
 	assert.Equal(t, [2]int{1, 1}, [2]int{refs, commits})
 	assert.LessOrEqual(t, trips, 3)

@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -9,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/agent"
 	"github.com/mention-runner/mention-runner/internal/claudetest"
 	"github.com/mention-runner/mention-runner/internal/demo"
 	"github.com/mention-runner/mention-runner/internal/fakemodel"
@@ -71,6 +75,29 @@ func TestFlowClaudePRFromPR(t *testing.T) {
 				}
 			}
 			assert.True(t, read, "the agent read %s from the PR's head", demo.PROnlyFile)
+
+			// The diff in the agent's context is the one the fetch job read at
+			// the recorded head (the dispatched context has none): the PR's
+			// own change, none of main's later commits.
+			var seen struct {
+				Diff       string `json:"diff"`
+				Truncation struct {
+					Total     int64 `json:"diff_bytes_total"`
+					Truncated *bool `json:"diff_truncated"`
+				} `json:"truncation"`
+			}
+			b, err := os.ReadFile(filepath.Join(f.AgentRunDir, agent.AgentContextFile))
+			require.NoError(t, err)
+			require.NoError(t, json.Unmarshal(b, &seen))
+			assert.Contains(t, seen.Diff, "+++ b/"+demo.PROnlyFile)
+			assert.NotContains(t, seen.Diff, demo.MainOnlyFile)
+			assert.Equal(t, int64(len(seen.Diff)), seen.Truncation.Total)
+			require.NotNil(t, seen.Truncation.Truncated)
+			assert.False(t, *seen.Truncation.Truncated)
+			dispatched, err := os.ReadFile(filepath.Join(f.ContextDir, "context.json"))
+			require.NoError(t, err)
+			assert.NotContains(t, string(dispatched), `"diff"`)
+			assert.Contains(t, f.Fetched.Stdout, "diff against ")
 
 			var prs []int
 			for _, is := range w.Sim.Issues(demo.TargetRepo) {

@@ -65,6 +65,7 @@ func buildRoutes() {
 	add("POST", r+"/pulls", (*call).createPull)
 	add("GET", r+"/pulls/{number}/reviews", (*call).listReviews)
 	add("GET", r+"/pulls/{number}/comments", (*call).listReviewComments)
+	add("GET", r+"/compare/{basehead...}", (*call).compareDiff)
 
 	add("POST", r+"/git/blobs", (*call).createBlob)
 	add("GET", r+"/git/blobs/{sha}", (*call).getBlob)

@@ -14,6 +14,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/job"
 	"github.com/mention-runner/mention-runner/internal/mention"
+	"github.com/mention-runner/mention-runner/internal/prdiff"
 	"github.com/mention-runner/mention-runner/internal/redact"
 	"github.com/mention-runner/mention-runner/internal/render"
 	"github.com/mention-runner/mention-runner/internal/sanitize"
@@ -91,7 +92,9 @@ func TestTenThousandCommentThread(t *testing.T) {
 	assert.Equal(t, res.JSON, roundTrip(t, reqs))
 }
 
-// A 50 MB diff is capped to the diff budget and marked truncated.
+// A 50 MB diff: the context the dispatcher builds stays small (the diff
+// is not in it), and the runner's read of it (prdiff, at the recorded
+// head) keeps a prefix under the cap, cut at a line end.
 func TestFiftyMegabyteDiff(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load-sized diff: make test runs it (-short skips it)")
@@ -105,14 +108,14 @@ func TestFiftyMegabyteDiff(t *testing.T) {
 	require.NoError(t, err)
 	res, err := threadctx.Build(testCtx(t), w.gh, threadctx.Request{Repo: proj, Number: n, IsPR: true, TriggerNodeID: pr.GetNodeID()}, threadctx.Options{})
 	require.NoError(t, err)
-	var c struct {
-		Diff string `json:"diff"`
-	}
-	require.NoError(t, json.Unmarshal(res.JSON, &c))
-	assert.True(t, res.Truncation.DiffTruncated)
-	assert.LessOrEqual(t, len(c.Diff), threadctx.DefaultMaxDiffBytes)
-	assert.NotEmpty(t, c.Diff)
-	assert.Less(t, len(res.JSON), threadctx.DefaultMaxBytes+threadctx.DefaultMaxDiffBytes+64<<10)
+	assert.NotContains(t, string(res.JSON), `"diff"`)
+	assert.Less(t, len(res.JSON), 64<<10)
+	d, err := threadctx.FetchDiff(testCtx(t), w.gh, proj, pr.GetBase().GetRef(), pr.GetHead().GetSHA(), 0)
+	require.NoError(t, err)
+	assert.True(t, d.Truncated)
+	assert.Equal(t, int64(len(diff)), d.Total)
+	assert.LessOrEqual(t, len(d.Text), prdiff.DefaultMaxBytes)
+	assert.True(t, strings.HasPrefix(diff, d.Text) && strings.HasSuffix(d.Text, "\n"))
 }
 
 // A 1 MB comment: the mention at its very end is found, sanitize cleans it

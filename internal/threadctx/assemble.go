@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/mention-runner/mention-runner/internal/contract"
 )
@@ -26,15 +25,13 @@ type Truncation struct {
 	// AfterTriggerIDs are items created (or edited) after the trigger: never
 	// shown to the agent, whatever the budget (SPEC §9).
 	AfterTriggerIDs []int64 `json:"after_trigger_ids"`
-	DiffBytesTotal  int64   `json:"diff_bytes_total,omitempty"`
-	DiffTruncated   bool    `json:"diff_truncated"`
 }
 
 // recordSlack covers the digits of the counts in the truncation record,
 // which are only known after selection.
 const recordSlack = 128
 
-func assemble(req Request, diff *cappedWriter, o Options) (*Result, error) {
+func assemble(req Request, o Options) (*Result, error) {
 	var lists [3][]item
 	var err error
 	if lists[kindComment], err = parseItems(req.Comments, kindComment); err != nil {
@@ -79,12 +76,6 @@ func assemble(req Request, diff *cappedWriter, o Options) (*Result, error) {
 				pool = append(pool, *it)
 			}
 		}
-	}
-
-	var diffText string
-	if diff != nil {
-		diffText, tr.DiffTruncated = cutDiff(diff.buf, diff.total)
-		tr.DiffBytesTotal = diff.total
 	}
 
 	// Cost with every pool item dropped, then keep items in priority order
@@ -140,7 +131,7 @@ func assemble(req Request, diff *cappedWriter, o Options) (*Result, error) {
 	}
 
 	var b bytes.Buffer
-	b.Grow(used + len(diffText) + len(diffText)/8)
+	b.Grow(used)
 	field := func(key string, raw []byte) {
 		if b.Len() > 1 {
 			b.WriteByte(',')
@@ -159,11 +150,6 @@ func assemble(req Request, diff *cappedWriter, o Options) (*Result, error) {
 	if req.IsPR {
 		field(contract.KeyReviews, joinArray(out[kindReview]))
 		field(contract.KeyReviewComments, joinArray(out[kindReviewComment]))
-		d, err := marshalNoEscape(diffText)
-		if err != nil {
-			return nil, err
-		}
-		field(contract.KeyDiff, d)
 	}
 	field(contract.KeyTriggerComment, trig.Raw)
 	rec, err := marshalNoEscape(tr)
@@ -244,25 +230,6 @@ func priority(pool []item) []item {
 	return out
 }
 
-// cutDiff returns the kept diff text, cut at the last line break when it was
-// truncated, and never splitting a UTF-8 sequence.
-func cutDiff(buf []byte, total int64) (string, bool) {
-	if int64(len(buf)) >= total {
-		return string(buf), false
-	}
-	if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
-		buf = buf[:i+1]
-	}
-	// No line break at all: drop a partial UTF-8 sequence at the cut.
-	for n := 0; n < utf8.UTFMax && len(buf) > 0; n++ {
-		if r, size := utf8.DecodeLastRune(buf); r != utf8.RuneError || size != 1 {
-			break
-		}
-		buf = buf[:len(buf)-1]
-	}
-	return string(buf), true
-}
-
 func joinArray(items []json.RawMessage) []byte {
 	n := 2
 	for _, it := range items {
@@ -279,7 +246,7 @@ func joinArray(items []json.RawMessage) []byte {
 	return append(b, ']')
 }
 
-// marshalNoEscape is json.Marshal without HTML escaping, so "<" in a diff
+// marshalNoEscape is json.Marshal without HTML escaping, so "<" in a body
 // stays one byte.
 func marshalNoEscape(v any) ([]byte, error) {
 	var b bytes.Buffer

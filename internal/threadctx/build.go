@@ -9,26 +9,19 @@ import (
 	"github.com/google/go-github/v62/github"
 )
 
-// Defaults for Options fields left zero.
-const (
-	DefaultMaxBytes     = 512 << 10
-	DefaultMaxDiffBytes = 1 << 20
-)
+// DefaultMaxBytes is the budget when Options.MaxBytes is zero.
+const DefaultMaxBytes = 512 << 10
 
 // Options bound the context.
 type Options struct {
-	// MaxBytes is the budget for the whole context except the diff (which
-	// has its own cap). The trigger is kept even when it alone is larger.
-	MaxBytes     int
-	MaxDiffBytes int
+	// MaxBytes is the budget for the whole context. The trigger is kept
+	// even when it alone is larger.
+	MaxBytes int
 }
 
 func (o Options) withDefaults() Options {
 	if o.MaxBytes <= 0 {
 		o.MaxBytes = DefaultMaxBytes
-	}
-	if o.MaxDiffBytes <= 0 {
-		o.MaxDiffBytes = DefaultMaxDiffBytes
 	}
 	return o
 }
@@ -70,10 +63,7 @@ func Build(ctx context.Context, c *github.Client, req Request, o Options) (*Resu
 	if req.Repo == "" || req.Number <= 0 || req.TriggerNodeID == "" {
 		return nil, fmt.Errorf("threadctx: request needs repo, number and trigger node id (got %q, %d, %q)", req.Repo, req.Number, req.TriggerNodeID)
 	}
-	var (
-		diff     *cappedWriter
-		requests counter
-	)
+	var requests counter
 	g, gctx := newGroup(ctx)
 	obj := func(dst *json.RawMessage, path string) {
 		if *dst != nil {
@@ -105,17 +95,13 @@ func Build(ctx context.Context, c *github.Client, req Request, o Options) (*Resu
 		obj(&req.PullRequest, fmt.Sprintf("%s/pulls/%d", thread, req.Number))
 		list(&req.Reviews, fmt.Sprintf("%s/pulls/%d/reviews", thread, req.Number))
 		list(&req.ReviewComments, fmt.Sprintf("%s/pulls/%d/comments", thread, req.Number))
-		g.Go(func() error {
-			w, err := getDiff(gctx, c, req.Repo, req.Number, o.MaxDiffBytes)
-			requests.add(1)
-			diff = w
-			return err
-		})
+		// No diff: the runner's fetch job reads it pinned to the head sha
+		// this context records, beside the code it fetches (prdiff).
 	}
 	if err := g.Wait(); err != nil {
 		return nil, fmt.Errorf("threadctx: fetch %s#%d: %w", req.Repo, req.Number, err)
 	}
-	res, err := assemble(req, diff, o)
+	res, err := assemble(req, o)
 	if err != nil {
 		return nil, fmt.Errorf("threadctx: %s#%d: %w", req.Repo, req.Number, err)
 	}

@@ -55,21 +55,6 @@ func (w *cappedWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// getDiff fetches a pull request's diff, keeping at most max bytes.
-func getDiff(ctx context.Context, c *github.Client, repo string, number, max int) (*cappedWriter, error) {
-	path := fmt.Sprintf("repos/%s/pulls/%d", repo, number)
-	req, err := c.NewRequest(http.MethodGet, path, nil)
-	if err != nil {
-		return nil, fmt.Errorf("build request %s: %w", path, err)
-	}
-	req.Header.Set("Accept", "application/vnd.github.diff")
-	w := &cappedWriter{max: max}
-	if _, err := c.Do(ctx, req, w); err != nil {
-		return nil, fmt.Errorf("GET %s (diff): %w", path, err)
-	}
-	return w, nil
-}
-
 // group runs independent fetches concurrently; the first error cancels the
 // rest (a stdlib errgroup).
 type group struct {

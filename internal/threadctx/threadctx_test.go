@@ -121,24 +121,6 @@ func TestBodyTriggerAndRawBytesKept(t *testing.T) {
 	assert.True(t, json.Valid(res.JSON))
 }
 
-func TestCutDiff(t *testing.T) {
-	cases := []struct {
-		buf   string
-		total int64
-		want  string
-		cut   bool
-	}{
-		{"a\nb\n", 4, "a\nb\n", false},
-		{"a\nbc", 10, "a\n", true},
-		{"abc\xe2\x82", 10, "abc", true},
-	}
-	for _, tc := range cases {
-		got, cut := cutDiff([]byte(tc.buf), tc.total)
-		assert.Equal(t, tc.want, got)
-		assert.Equal(t, tc.cut, cut)
-	}
-}
-
 func FuzzAssemble(f *testing.F) {
 	f.Add(`{"id":1,"node_id":"IC_1","created_at":"2024-05-01T12:00:00Z","body":"x"}`, 100, "IC_1")
 	f.Add(`{"id":2,"node_id":"IC_2","created_at":"bad"}`, 0, "I_1")
