@@ -10,7 +10,6 @@ import (
 	"github.com/mention-runner/mention-runner/internal/cli"
 	"github.com/mention-runner/mention-runner/internal/config"
 	"github.com/mention-runner/mention-runner/internal/ghclient"
-	"github.com/mention-runner/mention-runner/internal/prdiff"
 	"github.com/mention-runner/mention-runner/internal/threadctx"
 )
 
@@ -61,7 +60,7 @@ func runFetch(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	d, err := threadctx.FetchDiff(ctx, bot, m.Repo, m.BaseRef, m.Commit, prdiff.DefaultMaxBytes)
+	d, err := threadctx.FetchDiff(ctx, bot, m.Repo, m.BaseRef, m.Commit, cfg.MaxDiffBytes)
 	if err != nil {
 		return fmt.Errorf("fetch: the pull request's diff at %s: %w", m.Commit, err)
 	}

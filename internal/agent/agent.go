@@ -266,7 +266,7 @@ func (r *run) prepare(ctx context.Context, raw []byte, env []string) (engine.Spe
 	// The pull request's diff comes with the code, read at the same commit
 	// by the fetch job (prdiff); it joins the agent's copy of the context.
 	forAgent := raw
-	if diff, rec, ok, err := checkout.ReadDiff(r.cfg.TargetDir, r.fetched, prdiff.DefaultMaxBytes); err != nil {
+	if diff, rec, ok, err := checkout.ReadDiff(r.cfg.TargetDir, r.fetched, r.cfg.MaxDiffBytes); err != nil {
 		return engine.Spec{}, err
 	} else if ok {
 		if forAgent, err = prdiff.Into(raw, diff, rec); err != nil {

@@ -21,8 +21,12 @@ func WriteDiff(outDir string, m *Manifest, d prdiff.Diff) error {
 
 // ReadDiff reads the diff WriteDiff wrote in artifactDir for m (checked
 // by Unpack), refusing one whose size is not the manifest's or is over
-// max. ok is false when the fetch job fetched no diff.
+// max (0 = prdiff.DefaultMaxBytes). ok is false when the fetch job fetched
+// no diff.
 func ReadDiff(artifactDir string, m Manifest, max int) (text string, rec prdiff.Record, ok bool, err error) {
+	if max <= 0 {
+		max = prdiff.DefaultMaxBytes
+	}
 	if m.Diff == nil {
 		return "", prdiff.Record{}, false, nil
 	}

@@ -67,6 +67,10 @@ func TestFetchDiffRoundTrip(t *testing.T) {
 			assert.Contains(t, text, "+hello")
 			assert.Equal(t, prdiff.Record{BytesTotal: int64(len(text))}, rec)
 
+			// A diff over the agent's cap (max-diff-bytes lower than fetch's).
+			_, _, _, err = ReadDiff(dir, got, len(text)-1)
+			assert.ErrorContains(t, err, "the cap is")
+
 			// A diff file other than the one the manifest describes.
 			require.NoError(t, os.WriteFile(filepath.Join(dir, DiffFile), []byte(text+"+smuggled\n"), 0o644))
 			_, _, _, err = ReadDiff(dir, got, prdiff.DefaultMaxBytes)
