@@ -49,6 +49,12 @@ func TestFetchDiffPinnedToHead(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, d.Text, "b.txt")
 
+	// A base branch with a slash (escaped in the path, as go-github does).
+	pushFile(t, c, "release/1", "r.txt", "r\n")
+	d2, err := FetchDiff(ctx, c, "alice/app", "release/1", second, 0)
+	require.NoError(t, err)
+	assert.Contains(t, d2.Text, "b.txt")
+
 	// Capped: a prefix cut at a line end, the whole size recorded.
 	small, err := FetchDiff(ctx, c, "alice/app", "main", second, 40)
 	require.NoError(t, err)
