@@ -286,7 +286,12 @@ func (a *Assembler) Context() ([]byte, error) {
 		}
 		return nil, newErr(KindIncomplete, a.jobID, -1, "have %d of %d shards; missing %s", pr.Have, pr.Total, listInts(pr.Missing, 20))
 	}
-	buf := a.joined // every piece is in: join has taken them all, in order
+	if a.next != a.total || len(a.joined) != a.decoded {
+		// join takes every piece in as soon as its turn comes; a gap here
+		// is a bug, and a partial context is never handed out for it
+		return nil, newErr(KindIncomplete, a.jobID, -1, "internal error: %d of %d pieces joined (%d of %d bytes)", a.next, a.total, len(a.joined), a.decoded)
+	}
+	buf := a.joined
 	if err := checkObject(buf); err != nil {
 		err.JobID = a.jobID
 		err.Msg = "decoded " + err.Msg

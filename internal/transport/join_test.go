@@ -105,3 +105,23 @@ func TestParseLineKeepsNoSliceOfTheLine(t *testing.T) {
 		assert.Equal(t, want, Request{EventType: et, ClientPayload: p})
 	}
 }
+
+// Were join ever to leave a piece out, Context refuses instead of handing
+// out a context with a gap.
+func TestContextRefusesAnUnjoinedPiece(t *testing.T) {
+	reqs := mustEncode(t, object(12, 200_000))
+	for _, broken := range []func(a *Assembler){
+		func(a *Assembler) { a.next-- },
+		func(a *Assembler) { a.joined = a.joined[:len(a.joined)-1] },
+	} {
+		a := NewAssembler(Options{})
+		for _, r := range reqs {
+			_, err := a.Add(r.EventType, r.ClientPayload)
+			require.NoError(t, err)
+		}
+		broken(a)
+		got, err := a.Context()
+		assert.Nil(t, got)
+		assert.True(t, IsKind(err, KindIncomplete), "%v", err)
+	}
+}
