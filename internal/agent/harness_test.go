@@ -22,10 +22,12 @@ import (
 	"github.com/mention-runner/mention-runner/internal/localfs"
 	"github.com/mention-runner/mention-runner/internal/record"
 	"github.com/mention-runner/mention-runner/internal/session"
+	"github.com/mention-runner/mention-runner/internal/testkit/prebuilt"
 )
 
-// runnerBin is the runner binary built once for the tests that start the
-// real gate (`runner mcp`).
+// runnerBin is the runner binary for the tests that start the real gate
+// (`runner mcp`): the one make test built (testkit/prebuilt), else built
+// once here.
 var (
 	buildOnce sync.Once
 	runnerBin string
@@ -47,6 +49,11 @@ func TestMain(m *testing.M) {
 func runner(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
+		p, ok, err := prebuilt.Commands("runner")
+		if err != nil || ok {
+			runnerBin, buildErr = strings.Join(p, ""), err
+			return
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		runnerBin = filepath.Join(binDir, "runner")
@@ -57,7 +64,7 @@ func runner(t *testing.T) string {
 			runnerBin = string(out)
 		}
 	})
-	require.NoError(t, buildErr, "go build runner: %s", runnerBin)
+	require.NoError(t, buildErr, "the runner: %s", runnerBin)
 	return runnerBin
 }
 

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"time"
+
+	"github.com/mention-runner/mention-runner/internal/testkit/prebuilt"
 )
 
 // Binaries are the two commands the flow runs as separate processes.
@@ -59,4 +61,18 @@ func Build(ctx context.Context, root, outDir string) (Binaries, error) {
 		return Binaries{}, fmt.Errorf("go build ./cmd/dispatcher ./cmd/runner: %w\n%s", err, out.String())
 	}
 	return b, nil
+}
+
+// BuildOrPrebuilt returns the binaries `make test` built once for every
+// test package (testkit/prebuilt), or, outside make test, builds them into
+// outDir.
+func BuildOrPrebuilt(ctx context.Context, root, outDir string) (Binaries, error) {
+	p, ok, err := prebuilt.Commands("dispatcher", "runner")
+	if err != nil {
+		return Binaries{}, err
+	}
+	if ok {
+		return Binaries{Dispatcher: p[0], Runner: p[1]}, nil
+	}
+	return Build(ctx, root, outDir)
 }

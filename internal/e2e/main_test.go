@@ -49,7 +49,7 @@ func runMain(m *testing.M) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if bins, err = demo.Build(ctx, root, dir); err != nil {
+	if bins, err = demo.BuildOrPrebuilt(ctx, root, dir); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}

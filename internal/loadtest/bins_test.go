@@ -51,7 +51,7 @@ func builtBinaries(t *testing.T, ctx context.Context) demo.Binaries {
 		}
 		// Not ctx: a test's context ends with that test, the binaries
 		// serve the others too.
-		built, binsErr = demo.Build(context.WithoutCancel(ctx), root, binsDir)
+		built, binsErr = demo.BuildOrPrebuilt(context.WithoutCancel(ctx), root, binsDir)
 	})
 	require.NoError(t, binsErr)
 	return built

@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/testkit/prebuilt"
 )
 
 const runMarker = "<!-- readme-test: run -->"
@@ -63,10 +65,7 @@ func TestREADMEExamplesRun(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(dir, "bin")+string(filepath.Separator), "./cmd/dispatcher", "./cmd/runner")
-	build.Dir = "../.."
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, string(out))
+	installBinaries(ctx, t, filepath.Join(dir, "bin"))
 
 	for _, b := range runs {
 		cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", b.body)
@@ -110,4 +109,24 @@ func TestREADMECommandsExist(t *testing.T) {
 			assert.Regexp(t, regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(m[1])+`:`), makefile, "README.md line %d: no Makefile target %s", b.line, m[1])
 		}
 	}
+}
+
+// installBinaries puts dispatcher and runner into bin, as `make build`
+// does: links to the ones make test built (testkit/prebuilt), else built.
+func installBinaries(ctx context.Context, t *testing.T, bin string) {
+	t.Helper()
+	cmds := []string{"dispatcher", "runner"}
+	built, ok, err := prebuilt.Commands(cmds...)
+	require.NoError(t, err)
+	if ok {
+		require.NoError(t, os.MkdirAll(bin, 0o755))
+		for i, c := range cmds {
+			require.NoError(t, os.Symlink(built[i], filepath.Join(bin, c)))
+		}
+		return
+	}
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin+string(filepath.Separator), "./cmd/dispatcher", "./cmd/runner")
+	build.Dir = "../.."
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, string(out))
 }
