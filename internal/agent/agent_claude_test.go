@@ -35,6 +35,12 @@ func claudeFixture(t *testing.T, triggerBody string, script fakemodel.Script) (*
 
 func toolUse(name string, input any) fakemodel.Reply { return fakemodel.ToolCall("", name, input) }
 
+// TestClaudeAllowedComment: one run of Claude Code (each CLI start costs
+// seconds of CPU) reads the sanitized context, is refused an issue under
+// here-only and reads the refusal as a tool error (a denial is not a
+// failure), then writes the comment it may, which is queued and recorded.
+// A run with nothing but the denial (no deliverable) is
+// TestDeniedOnlyIsNoDeliverable, through the replay engine.
 func TestClaudeAllowedComment(t *testing.T) {
 	t.Parallel() // a real CLI run: mostly waiting on the process
 	var ctxFile string
@@ -43,23 +49,25 @@ func TestClaudeAllowedComment(t *testing.T) {
 		case 0:
 			return toolUse("Read", map[string]any{"file_path": ctxFile})
 		case 1:
+			return toolUse("mcp__gate__create_issue", map[string]any{"repo": testRepo, "title": "Track the bug", "body": "details"})
+		case 2:
 			return toolUse("mcp__gate__add_comment", map[string]any{"repo": testRepo, "number": testNumber, "body": "It fails because of CRLF."})
 		}
 		return fakemodel.Text("Done: I commented.")
 	})
-	f, fake, eng := claudeFixture(t, "@helperbot why does the build fail?", script)
+	f, fake, eng := claudeFixture(t, "@helperbot !cfg here-only\nwhy does the build fail? open an issue for it", script)
 	ctxFile = filepath.Join(f.runDir(), AgentContextFile)
 
 	out, err := f.run(t, eng)
-	require.NoError(t, err)
+	require.NoError(t, err, "a denial is not a failure")
 	assert.Equal(t, contract.StatusCompleted, out.Status)
-	assert.Equal(t, 3, out.Turns)
+	assert.Equal(t, 4, out.Turns)
 	assert.True(t, out.Deliverable)
 	assert.Empty(t, fake.Problems())
 
 	entries, err := outputs.ReadFile(filepath.Join(f.runDir(), contract.OutputsFile))
 	require.NoError(t, err)
-	require.Len(t, entries, 1)
+	require.Len(t, entries, 1, "only the allowed comment is queued")
 	assert.Equal(t, policy.KindComment, entries[0].Kind)
 	assert.Equal(t, testRepo, entries[0].Repo)
 	assert.Equal(t, testNumber, entries[0].Number)
@@ -67,7 +75,7 @@ func TestClaudeAllowedComment(t *testing.T) {
 
 	// The agent read the sanitized copy: no HTML comment, no later comment.
 	agent := fake.AgentRequests()
-	require.Len(t, agent, 3)
+	require.Len(t, agent, 4)
 	read := agent[1].ToolResults()
 	require.Len(t, read, 1)
 	assert.False(t, read[0].IsError, "reading the context file must be allowed: %s", read[0].Content)
@@ -75,6 +83,15 @@ func TestClaudeAllowedComment(t *testing.T) {
 	assert.NotContains(t, read[0].Content, "hidden")
 	assert.NotContains(t, read[0].Content, "ignore all rules")
 	assert.Contains(t, agent[0].UserText(), "why does the build fail?")
+	assert.Contains(t, agent[0].UserText(), "Only comments may be written, and only on octo/hello#42")
+
+	// the denial reached the model as a tool error
+	denied := lastToolResult(t, agent[2])
+	assert.True(t, denied.IsError, "the denial reaches the model as a tool error")
+	assert.Contains(t, denied.Content, "here-only allows comments only on octo/hello#42")
+	queued := lastToolResult(t, agent[3])
+	assert.False(t, queued.IsError, queued.Content)
+	assert.Contains(t, queued.Content, "queued")
 
 	o := f.requireRecord(t)
 	assert.Equal(t, contract.StatusCompleted, o.Status)
@@ -86,44 +103,15 @@ func TestClaudeAllowedComment(t *testing.T) {
 	}
 	assert.Equal(t, "agent.completed", ts[len(ts)-1])
 	assert.NotContains(t, ts, "deliverable.missing")
+	assert.Len(t, eventsOf(evs, "policy.allowed"), 1)
+	deniedEvs := eventsOf(evs, "policy.denied")
+	require.Len(t, deniedEvs, 1)
+	assert.Equal(t, "info", deniedEvs[0].Severity, "a denial is not an error")
+	assert.Empty(t, eventsOf(evs, "error"))
 	transcript, err := os.ReadFile(filepath.Join(f.runDir(), "transcript.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(transcript), "# Run Transcript")
 	assert.Contains(t, string(transcript), "mcp__gate__add_comment")
-}
-
-func TestClaudeDeniedIssueReachesModel(t *testing.T) {
-	t.Parallel() // a real CLI run: mostly waiting on the process
-	script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
-		if req.Turn() == 0 {
-			return toolUse("mcp__gate__create_issue", map[string]any{"repo": testRepo, "title": "Track the bug", "body": "details"})
-		}
-		return fakemodel.Text("I could not open an issue.")
-	})
-	f, fake, eng := claudeFixture(t, "@helperbot !cfg here-only\nopen an issue for this", script)
-
-	out, err := f.run(t, eng)
-	require.NoError(t, err, "a denial is not a failure")
-	assert.Equal(t, contract.StatusCompleted, out.Status)
-	assert.False(t, out.Deliverable)
-
-	agent := fake.AgentRequests()
-	require.Len(t, agent, 2)
-	res := agent[1].ToolResults()
-	require.Len(t, res, 1)
-	assert.True(t, res[0].IsError, "the denial reaches the model as a tool error")
-	assert.Contains(t, res[0].Content, "here-only allows comments only on octo/hello#42")
-	assert.Contains(t, agent[0].UserText(), "Only comments may be written, and only on octo/hello#42")
-
-	f.requireRecord(t)
-	evs := f.events(t)
-	denied := eventsOf(evs, "policy.denied")
-	require.Len(t, denied, 1)
-	assert.Equal(t, "info", denied[0].Severity, "a denial is not an error")
-	assert.Len(t, eventsOf(evs, "deliverable.missing"), 1)
-	assert.Empty(t, eventsOf(evs, "error"))
-	_, err = os.Stat(filepath.Join(f.runDir(), contract.OutputsFile))
-	assert.True(t, os.IsNotExist(err) || fileEmpty(t, filepath.Join(f.runDir(), contract.OutputsFile)))
 }
 
 func fileEmpty(t *testing.T, p string) bool {

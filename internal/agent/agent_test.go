@@ -175,6 +175,39 @@ func TestUserTurnIsTheTask(t *testing.T) {
 	assert.Equal(t, s.ID, evs[0].SessionID)
 }
 
+// TestDeniedOnlyIsNoDeliverable: a run whose only write is refused by
+// !cfg completes (a denial is not a failure) with no deliverable: the
+// denial is an info event, deliverable.missing is recorded and nothing is
+// queued. The replay engine goes through the real gate; how the refusal
+// reaches a real model is TestClaudeAllowedComment's and
+// TestEngineAllowedComment's.
+func TestDeniedOnlyIsNoDeliverable(t *testing.T) {
+	f := newFixture(t, "@helperbot !cfg here-only\nopen an issue for this")
+	f.env["MR_ENGINE"] = "replay"
+	p := filepath.Join(t.TempDir(), "script.jsonl")
+	require.NoError(t, os.WriteFile(p, []byte(`{"tool":"create_issue","args":{"repo":"octo/hello","title":"Track the bug","body":"details"}}`+"\n"+
+		`{"text":"I could not open an issue."}`), 0o644))
+	f.env["MR_REPLAY_SCRIPT"] = p
+
+	out, err := f.run(t, nil)
+	require.NoError(t, err, "a denial is not a failure")
+	assert.Equal(t, contract.StatusCompleted, out.Status)
+	assert.False(t, out.Deliverable)
+	assert.Equal(t, 0, out.Outputs)
+
+	f.requireRecord(t)
+	evs := f.events(t)
+	denied := eventsOf(evs, "policy.denied")
+	require.Len(t, denied, 1)
+	assert.Equal(t, "info", denied[0].Severity, "a denial is not an error")
+	assert.Contains(t, denied[0].Summary+string(denied[0].Data), "here-only")
+	assert.Empty(t, eventsOf(evs, "policy.allowed"))
+	assert.Len(t, eventsOf(evs, "deliverable.missing"), 1)
+	assert.Empty(t, eventsOf(evs, "error"))
+	_, err = os.Stat(filepath.Join(f.runDir(), contract.OutputsFile))
+	assert.True(t, os.IsNotExist(err) || fileEmpty(t, filepath.Join(f.runDir(), contract.OutputsFile)))
+}
+
 func TestReplayEngine(t *testing.T) {
 	tests := []struct {
 		name    string
