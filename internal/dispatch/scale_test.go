@@ -142,7 +142,7 @@ func testRequestCost(t *testing.T) {
 		for _, r := range reqs {
 			switch {
 			case strings.Contains(r, "/git/matching-refs/mention-runner/pace/") || strings.Contains(r, "/git/refs/mention-runner/pace/") ||
-				strings.Contains(r, "/commits/mention-runner/pace/"):
+				strings.Contains(r, "/commits/refs/mention-runner/pace/"):
 				refs++
 			case r == "POST /repos/ops/control/git/commits":
 				commits++

@@ -2,11 +2,13 @@ package githubsim
 
 import (
 	"net/http"
+	"strings"
 )
 
 // getRepoCommit answers GET /repos/{owner}/{repo}/commits/{ref}: the commit
-// a sha, a branch or tag name, or a ref named without its "refs/"
-// ("heads/main", "mention-runner/pace/bot.7") resolves to, in the
+// a sha, a full ref name ("refs/pull/1/head", "refs/mention-runner/pace/bot.7"),
+// a ref named without its "refs/" ("heads/main") or a branch or tag name
+// resolves to, in the
 // repository-commits shape (the git commit under "commit"). An unknown ref
 // is 422 "No commit found for SHA", as GitHub answers it. The diff (files,
 // stats) is not computed: the project reads commits of empty trees here.
@@ -18,7 +20,11 @@ func (c *call) getRepoCommit() {
 	ctx := c.r.Context()
 	ref := c.params["ref"]
 	sha := ""
-	for _, name := range []string{"refs/" + ref, "refs/heads/" + ref, "refs/tags/" + ref} {
+	// git's order for a name: as given (refs/…), then under refs/, tags, heads
+	for _, name := range []string{ref, "refs/" + ref, "refs/tags/" + ref, "refs/heads/" + ref} {
+		if !strings.HasPrefix(name, "refs/") {
+			continue
+		}
 		if sha = g.resolveRef(ctx, name); sha != "" {
 			break
 		}

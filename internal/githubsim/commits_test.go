@@ -12,7 +12,8 @@ import (
 const emptyTreeSHA = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 // TestRepoCommitByRef: GET /repos/{o}/{r}/commits/{ref} resolves a sha, a
-// branch, heads/… and a ref outside heads and tags named without "refs/",
+// branch, heads/…, refs/heads/… and a ref outside heads and tags (in full,
+// or without "refs/"),
 // and answers the ref's commit and message in one response; an unknown
 // ref is 422, as GitHub answers it.
 func TestRepoCommitByRef(t *testing.T) {
@@ -30,7 +31,9 @@ func TestRepoCommitByRef(t *testing.T) {
 	require.NoError(t, err)
 
 	for _, tc := range []struct{ ref, sha string }{
+		{"refs/mention-runner/pace/bot.7", child.GetSHA()},
 		{"mention-runner/pace/bot.7", child.GetSHA()},
+		{"refs/heads/main", main.GetObject().GetSHA()},
 		{child.GetSHA(), child.GetSHA()},
 		{"main", main.GetObject().GetSHA()},
 		{"heads/main", main.GetObject().GetSHA()},
@@ -39,14 +42,14 @@ func TestRepoCommitByRef(t *testing.T) {
 		require.NoError(t, err, tc.ref)
 		assert.Equal(t, tc.sha, c.GetSHA(), tc.ref)
 	}
-	c, _, err := bot.Repositories.GetCommit(ctx, "acme", "control", "mention-runner/pace/bot.7", nil)
+	c, _, err := bot.Repositories.GetCommit(ctx, "acme", "control", "refs/mention-runner/pace/bot.7", nil)
 	require.NoError(t, err)
 	assert.Equal(t, "ledger\n\n{}", c.GetCommit().GetMessage())
 	require.Len(t, c.Parents, 1)
 	assert.Equal(t, root.GetSHA(), c.Parents[0].GetSHA())
 	assert.Equal(t, emptyTreeSHA, c.GetCommit().GetTree().GetSHA())
 
-	_, _, err = bot.Repositories.GetCommit(ctx, "acme", "control", "mention-runner/pace/bot.8", nil)
+	_, _, err = bot.Repositories.GetCommit(ctx, "acme", "control", "refs/mention-runner/pace/bot.8", nil)
 	assert.Equal(t, http.StatusUnprocessableEntity, statusOf(err), "no such ref")
 	_, _, err = bot.Repositories.GetCommit(ctx, "acme", "nope", "main", nil)
 	assert.Equal(t, http.StatusNotFound, statusOf(err), "no such repository")

@@ -159,6 +159,11 @@ type Ledger struct {
 	mine    head
 	trust   int
 	guesses int // grants committed on mine without a read (measurement)
+	// namedMissed counts reads at the name the clock gives that missed a
+	// ledger that was there, in a row; namesOff stops them (named.go).
+	// Guarded by l.io.
+	namedMissed int
+	namesOff    bool
 }
 
 // retryBroken is how long a process paces itself alone after the ledger

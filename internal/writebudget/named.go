@@ -2,6 +2,7 @@ package writebudget
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/mention-runner/mention-runner/internal/contract"
@@ -61,28 +62,51 @@ const fenceFor = 10 * time.Minute
 // readNamed reads the generation named for now's window in one request.
 // ok is false when that is not surely the ledger: missing (GitHub answers
 // 422 for a ref that does not exist), unreadable, closed, written as
-// another generation, or Options.Sequential. The caller lists then.
-func (l *Ledger) readNamed(ctx context.Context) (state, head, bool) {
-	if l.o.Sequential {
-		return state{}, head{}, false
+// another generation, or Options.Sequential. The caller lists then; tried
+// is the generation tried (0: none), for missedNamed.
+func (l *Ledger) readNamed(ctx context.Context) (s state, h head, tried int, ok bool) {
+	if l.o.Sequential || l.namesOff {
+		return state{}, head{}, 0, false
 	}
 	gen := contract.PaceWindowGen(l.o.Now())
-	ref := contract.PaceGenRef(l.o.Account, gen)[len("refs/"):]
-	c, _, err := l.o.Client.Repositories.GetCommit(ctx, l.owner, l.name, ref, nil)
+	// the full ref name: GET commits/{ref} resolves names as git does
+	// (refs/pull/N/head is read this way), not only heads/ and tags/
+	c, _, err := l.o.Client.Repositories.GetCommit(ctx, l.owner, l.name, contract.PaceGenRef(l.o.Account, gen), nil)
 	if err != nil || c.GetSHA() == "" {
-		return state{}, head{}, false
+		return state{}, head{}, gen, false
 	}
-	s, ok := l.cache[c.GetSHA()]
-	if !ok {
+	s, cached := l.cache[c.GetSHA()]
+	if !cached {
 		if s, err = parse(c.GetCommit().GetMessage()); err != nil {
-			return state{}, head{}, false // the listing's read says what is wrong with it
+			return state{}, head{}, gen, false // the listing's read says what is wrong with it
 		}
 		l.remember(c.GetSHA(), s)
 	}
 	if s.Gen != gen || s.Closed {
-		return state{}, head{}, false
+		return state{}, head{}, gen, false
 	}
-	return s, head{gen: gen, sha: c.GetSHA(), named: true}, true
+	l.namedMissed = 0
+	return s, head{gen: gen, sha: c.GetSHA(), named: true}, gen, true
+}
+
+// missedNamed is told what the listing found after the read of generation
+// tried missed: when that was the ledger, open and written as that
+// generation, the one-request read should have found it. Twice in a row
+// (once can be a generation opened between the two reads) means GitHub
+// does not answer it here (an API that resolves no such name): the handle
+// then lists only, as before named generations, rather than pay for a
+// read that always misses.
+func (l *Ledger) missedNamed(tried int, s state, h head) {
+	if tried == 0 || h.gen != tried || s.Gen != tried || s.Closed {
+		return
+	}
+	if l.namedMissed++; l.namedMissed < 2 {
+		return
+	}
+	l.namesOff = true
+	if l.o.Warn != nil {
+		l.o.Warn(fmt.Errorf("writebudget: GET commits/%s does not find the ledger that is there: reading it from the listing from now on", contract.PaceGenRef(l.o.Account, tried)))
+	}
 }
 
 // successor is the generation a rotation of gen at now opens.

@@ -3,8 +3,11 @@ package writebudget_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -55,7 +58,7 @@ func TestNamedGenerations(t *testing.T) {
 	b := w.ledger(t, "b", writebudget.Options{Block: 1, SelfCost: 2})
 	require.NoError(t, b.Take(ctx))
 	assert.Equal(t, []string{
-		"GET /repos/ops/control/commits/mention-runner/pace/bot." + fmt.Sprint(hour),
+		"GET /repos/ops/control/commits/refs/mention-runner/pace/bot." + fmt.Sprint(hour),
 		"POST /repos/ops/control/git/commits",
 		"PATCH /repos/ops/control/git/refs/mention-runner/pace/bot." + fmt.Sprint(hour),
 	}, w.requests(), "the ledger read in one request")
@@ -134,7 +137,7 @@ func TestNamedClockSkew(t *testing.T) {
 	behind := skewed("behind", 0)
 	require.NoError(t, behind.Take(ctx))
 	reqs := w.requests()
-	assert.Contains(t, reqs, "GET /repos/ops/control/commits/mention-runner/pace/bot."+fmt.Sprint(h), "tried its own hour's name")
+	assert.Contains(t, reqs, "GET /repos/ops/control/commits/refs/mention-runner/pace/bot."+fmt.Sprint(h), "tried its own hour's name")
 	assert.Contains(t, reqs, "GET /repos/ops/control/git/matching-refs/mention-runner/pace/bot", "found it closed: listed")
 	assert.Contains(t, reqs, "PATCH /repos/ops/control/git/refs/mention-runner/pace/bot."+fmt.Sprint(h+1), "granted on the highest")
 	refs, msg := w.ledgerNow(t, ctx)
@@ -250,4 +253,50 @@ func (w *world) shaAt(t *testing.T, ctx context.Context, ref string) string {
 	r, _, err := w.gh.Git.GetRef(ctx, "ops", "control", strings.TrimPrefix(ref, "refs/"))
 	require.NoError(t, err)
 	return r.GetObject().GetSHA()
+}
+
+// answer422 answers GET commits/{ref} with 422, as an API that resolves no
+// such name would, counting them, and passes everything else on.
+type answer422 struct {
+	next  http.RoundTripper
+	calls *atomic.Int32
+}
+
+func (a answer422) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/commits/refs/") {
+		a.calls.Add(1)
+		return &http.Response{StatusCode: http.StatusUnprocessableEntity, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: io.NopCloser(strings.NewReader(`{"message":"No commit found for SHA"}`)), Request: r}, nil
+	}
+	return a.next.RoundTrip(r)
+}
+
+// TestNamedReadOffWhereItAlwaysMisses: where GET commits/{ref} never finds
+// the ledger that is there, a handle stops trying after two such misses
+// in a row (says so through Warn) and reads the listing only, as before
+// named generations: at most two requests lost, and no grant.
+func TestNamedReadOffWhereItAlwaysMisses(t *testing.T) {
+	w := newWorld(t)
+	w.named = true
+	ctx := ctxT(t)
+	seed := w.ledger(t, "seed", writebudget.Options{Block: 1})
+	require.NoError(t, seed.Take(ctx))
+	require.NoError(t, seed.Take(ctx)) // the ledger at the hour's name
+	hc := *w.gh.Client()
+	var calls atomic.Int32
+	hc.Transport = answer422{next: hc.Transport, calls: &calls}
+	blind := github.NewClient(&hc)
+	blind.BaseURL = w.gh.BaseURL
+	var warned []error
+	l := w.ledger(t, "a", writebudget.Options{Block: 1, Client: blind, Warn: func(err error) { warned = append(warned, err) }})
+	reads := func() int { return int(calls.Swap(0)) }
+	for i, want := range []int{1, 1, 0, 0} {
+		require.NoError(t, l.Take(ctx))
+		assert.Equal(t, want, reads(), "grant %d", i)
+	}
+	require.Len(t, warned, 1)
+	assert.Contains(t, warned[0].Error(), "reading it from the listing")
+	grants, _, _ := l.Stats()
+	_, msg := w.ledgerNow(t, ctx)
+	assert.Equal(t, grants, writebudget.GrantsBy(msg, l.ID()), "every grant on the ledger")
 }

@@ -36,14 +36,19 @@ const maxCache = 64
 // read returns the ledger and where it is: in one request at the name
 // the clock gives when it is there (named.go), else from the listing.
 func (l *Ledger) read(ctx context.Context) (state, head, error) {
-	if s, h, ok := l.readNamed(ctx); ok {
+	s, h, tried, ok := l.readNamed(ctx)
+	if ok {
 		return s, h, nil
 	}
 	h, err := l.find(ctx)
 	if err != nil || h.sha == "" {
 		return state{}, h, err
 	}
-	return l.readAt(ctx, h)
+	if s, h, err = l.readAt(ctx, h); err != nil {
+		return state{}, head{}, err
+	}
+	l.missedNamed(tried, s, h)
+	return s, h, nil
 }
 
 // readAt reads the state of the generation found at h.
