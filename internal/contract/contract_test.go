@@ -2,6 +2,7 @@ package contract
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -22,6 +23,13 @@ func TestRefs(t *testing.T) {
 		assert.False(t, ok, ref)
 	}
 	assert.Equal(t, "refs/mention-runner/dispatched/"+j, DispatchedRef(j))
+	at := time.Date(2026, 11, 23, 7, 59, 59, 0, time.UTC)
+	assert.Equal(t, 498727, PaceWindowGen(at))
+	assert.Equal(t, 498728, PaceWindowGen(at.Add(time.Second)), "the next hour, the next name")
+	assert.Equal(t, 1, PaceWindowGen(time.Unix(-7200, 0)), "never an invalid name")
+	gen, ok := PaceGen("bot", PaceGenRef("bot", PaceWindowGen(at)))
+	assert.True(t, ok)
+	assert.Equal(t, 498727, gen)
 }
 
 func TestJobID(t *testing.T) {

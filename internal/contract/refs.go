@@ -87,8 +87,8 @@ const PaceWindow = time.Hour
 
 // PaceWindowGen is the generation named for the window holding t: whole
 // PaceWindows since the Unix epoch (about 495,000 in 2026; sequentially
-// numbered generations stay far below it).
-func PaceWindowGen(t time.Time) int { return int(t.Unix() / int64(PaceWindow/time.Second)) }
+// numbered generations stay far below it), at least 1 (a valid name).
+func PaceWindowGen(t time.Time) int { return max(1, int(t.Unix()/int64(PaceWindow/time.Second))) }
 
 // PaceMessagePrefix starts the message of every write-budget ledger
 // commit; a JSON state follows. The dispatcher also claims mentions with

@@ -53,6 +53,7 @@ func TestParse(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add(messagePrefix + `{"grants":[{"at_ms":1,"n":2}],"pause_until_ms":3}`)
 	f.Add(messagePrefix + `{}`)
+	f.Add(messagePrefix + `{"grants":[],"pause_until_ms":9,"pause_carried_ms":3,"closed":true,"next":498727,"gen":498726}`)
 	f.Add("garbage")
 	f.Fuzz(func(t *testing.T, msg string) {
 		s, err := parse(msg)
