@@ -338,6 +338,13 @@ func (l *Ledger) reserve(ctx context.Context, size func() int) (time.Time, error
 		// ones, a rotation and deleting generations it left behind
 		selfCost := l.selfCost(now)
 		rotate := h.sha != "" && !h.closed && l.due(cur, h.gen, now)
+		if (rotate || h.closed) && !h.listed && !l.o.Sequential {
+			// the head was read at its name or guessed: a rotation (once
+			// an hour) lists the generations to delete those left behind
+			if f, err := l.find(ctx); err == nil && f.gen == h.gen {
+				h.stale = f.stale
+			}
+		}
 		dropped := h.stale
 		if rotate || h.closed {
 			dropped = append(dropped[:len(dropped):len(dropped)], h.gen)

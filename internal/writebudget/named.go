@@ -86,7 +86,7 @@ func (l *Ledger) readNamed(ctx context.Context) (s state, h head, tried int, ok 
 		return state{}, head{}, gen, false
 	}
 	l.namedMissed = 0
-	return s, head{gen: gen, sha: c.GetSHA(), named: true}, gen, true
+	return s, head{gen: gen, sha: c.GetSHA()}, gen, true
 }
 
 // missedNamed is told what the listing found after the read of generation

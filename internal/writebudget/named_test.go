@@ -300,3 +300,29 @@ func TestNamedReadOffWhereItAlwaysMisses(t *testing.T) {
 	_, msg := w.ledgerNow(t, ctx)
 	assert.Equal(t, grants, writebudget.GrantsBy(msg, l.ID()), "every grant on the ledger")
 }
+
+// TestNamedRotationByAGuessingHandle: a running dispatcher alone (Guess:
+// it commits on its own head unread) rotates every hour without listing
+// for its grants; its rotations list the generations once to delete the
+// ones two hours behind, so they do not pile up.
+func TestNamedRotationByAGuessingHandle(t *testing.T) {
+	w := newWorld(t)
+	w.named = true
+	ctx := ctxT(t)
+	h := contract.PaceWindowGen(w.clk.Now())
+	l := w.ledger(t, "d", writebudget.Options{Block: 1, SelfCost: 2, Guess: true})
+	for hour := 0; hour < 6; hour++ {
+		for range 3 {
+			require.NoError(t, l.Take(ctx))
+		}
+		w.clk.Advance(time.Hour)
+	}
+	require.NoError(t, l.Take(ctx))
+	refs, msg := w.ledgerNow(t, ctx)
+	assert.Equal(t, []string{genRef(h + 4), genRef(h + 5), genRef(h + 6)}, refs, "kept two hours, the older deleted")
+	assert.Positive(t, l.Guesses(), "its grants were committed unread")
+	grants, lost, _ := l.Stats()
+	assert.Zero(t, lost)
+	assert.Equal(t, 4, writebudget.GrantsBy(msg, l.ID()), "the last hour's grants on the ledger, carried across the rotation")
+	assert.Greater(t, grants, 6)
+}

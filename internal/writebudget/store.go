@@ -24,9 +24,10 @@ type head struct {
 	closed bool   // its state is Closed: the next write opens next
 	next   int    // the generation a Closed state names (0: gen+1)
 	stale  []int  // lower generations a rotation left behind
-	// named: read at the name the clock gives (named.go), without a
-	// listing: stale is unknown.
-	named bool
+	// listed: found by listing the generations, so stale is known (not
+	// when read at the name the clock gives, named.go, or guessed,
+	// optimistic.go)
+	listed bool
 }
 
 // maxCache bounds the parsed commits kept (a long-running dispatcher
@@ -95,8 +96,9 @@ func (l *Ledger) find(ctx context.Context) (head, error) {
 		opt.Page = resp.NextPage
 	}
 	if h.gen < 0 {
-		return head{}, nil
+		return head{listed: true}, nil
 	}
+	h.listed = true
 	for gen := range shas {
 		if gen != h.gen {
 			h.stale = append(h.stale, gen)
