@@ -175,6 +175,8 @@ func TestClaudeLoopStopped(t *testing.T) {
 	assert.Equal(t, contract.CauseLoop, data["failure"])
 }
 
+// TestClaudeAPIFailure: the API answers 500. Claude Code reports an error
+// result and exits non-zero; the run fails keeping its text.
 func TestClaudeAPIFailure(t *testing.T) {
 	t.Parallel() // a real CLI run: mostly waiting on the process
 	script := fakemodel.Func(func(fakemodel.Request) fakemodel.Reply {
@@ -184,4 +186,8 @@ func TestClaudeAPIFailure(t *testing.T) {
 
 	out, err := f.run(t, eng)
 	f.requireEngineFailure(t, out, err, "500")
+	// failed, not crash: Claude Code ended with a result of its own that
+	// is an error (is_error) and a non-zero exit status (classify)
+	assert.Equal(t, contract.CauseFailed, out.Failure, "an is_error result, not a crash: %s", out.Error)
+	assert.Contains(t, out.Error, "exited with status", "a non-zero exit status")
 }
