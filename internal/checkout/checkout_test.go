@@ -294,14 +294,14 @@ func FuzzParseManifest(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !shaRe.MatchString(m.Commit) || (pr && m.Commit != want.HeadSHA) || m.Repo != want.Repo {
+		if !shaRe().MatchString(m.Commit) || (pr && m.Commit != want.HeadSHA) || m.Repo != want.Repo {
 			t.Fatalf("accepted a manifest for other code: %+v", m)
 		}
-		if pr != shaRe.MatchString(m.BaseCommit) {
+		if pr != shaRe().MatchString(m.BaseCommit) {
 			t.Fatalf("base commit %q on a fork PR=%v", m.BaseCommit, pr)
 		}
 		for _, s := range m.Shallow {
-			if !shaRe.MatchString(s) {
+			if !shaRe().MatchString(s) {
 				t.Fatalf("accepted shallow %q", s)
 			}
 		}

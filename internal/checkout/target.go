@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/mention-runner/mention-runner/internal/contract"
 )
@@ -97,16 +98,20 @@ type DiffInfo struct {
 	Unavailable string `json:"unavailable,omitempty"`
 }
 
+// Compiled on first use: the counted repeats expand to thousands of
+// allocations that every runner process paid at start-up.
 var (
-	shaRe    = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
-	repoRe   = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$`)
-	branchRe = regexp.MustCompile(`^[A-Za-z0-9._/+-]{1,255}$`)
+	shaRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`) })
+	repoRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$`)
+	})
+	branchRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._/+-]{1,255}$`) })
 )
 
 // ValidBranch reports a branch name git and GitHub both accept and that
 // cannot be read as an option or a revision range.
 func ValidBranch(b string) bool {
-	return branchRe.MatchString(b) && !strings.HasPrefix(b, "-") && !strings.HasPrefix(b, "/") &&
+	return branchRe().MatchString(b) && !strings.HasPrefix(b, "-") && !strings.HasPrefix(b, "/") &&
 		!strings.HasSuffix(b, "/") && !strings.HasSuffix(b, ".lock") && !strings.HasSuffix(b, ".") &&
 		!strings.Contains(b, "..") && !strings.Contains(b, "//") && !strings.Contains(b, "/.") && !strings.HasPrefix(b, ".")
 }
@@ -142,7 +147,7 @@ func FromContext(raw []byte) (Target, error) {
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return Target{}, fmt.Errorf("%w: %v", ErrNoTarget, err)
 	}
-	if c.Repository == nil || !repoRe.MatchString(c.Repository.FullName) {
+	if c.Repository == nil || !repoRe().MatchString(c.Repository.FullName) {
 		return Target{}, fmt.Errorf("%w: repository.full_name is missing or not owner/name", ErrNoTarget)
 	}
 	t := Target{Repo: c.Repository.FullName, DefaultBranch: c.Repository.DefaultBranch}
@@ -173,7 +178,7 @@ func FromContext(raw []byte) (Target, error) {
 	switch {
 	case t.PullNumber <= 0:
 		return Target{}, fmt.Errorf("%w: pull_request.number is missing", ErrNoTarget)
-	case !shaRe.MatchString(t.HeadSHA):
+	case !shaRe().MatchString(t.HeadSHA):
 		return Target{}, fmt.Errorf("%w: pull_request.head.sha %q is not a commit id", ErrNoTarget, h.SHA)
 	case !ValidBranch(t.HeadRef):
 		return Target{}, fmt.Errorf("%w: pull_request.head.ref %q is not a branch name", ErrNoTarget, h.Ref)

@@ -134,17 +134,17 @@ func ParseManifest(b []byte, want Target) (Manifest, error) {
 	switch {
 	case !strings.EqualFold(m.Repo, want.Repo):
 		return Manifest{}, fmt.Errorf("checkout: the fetched code is %s, the thread is in %s", m.Repo, want.Repo)
-	case !shaRe.MatchString(m.Commit):
+	case !shaRe().MatchString(m.Commit):
 		return Manifest{}, fmt.Errorf("checkout: manifest commit %q is not a commit id", m.Commit)
 	case want.IsPR() && m.Commit != want.HeadSHA:
 		return Manifest{}, fmt.Errorf("checkout: the fetched code is commit %s, the pull request's recorded head is %s", short(m.Commit), short(want.HeadSHA))
-	case want.FromFork() && !shaRe.MatchString(m.BaseCommit):
+	case want.FromFork() && !shaRe().MatchString(m.BaseCommit):
 		return Manifest{}, fmt.Errorf("checkout: the pull request comes from a fork, but the fetched code lacks the default branch's tip (base_commit %q) its follow-up pull requests build on", m.BaseCommit)
 	case !want.FromFork() && m.BaseCommit != "":
 		return Manifest{}, fmt.Errorf("checkout: the manifest names a base commit, but the thread is not a pull request from a fork")
 	}
 	for _, s := range m.Shallow {
-		if !shaRe.MatchString(s) {
+		if !shaRe().MatchString(s) {
 			return Manifest{}, fmt.Errorf("checkout: manifest shallow commit %q is not a commit id", s)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // MarkerNamespace starts every hidden marker mention-runner writes.
@@ -21,7 +22,11 @@ const (
 
 // outputMarkerRE is the strict output-marker form; the job part is a jobid
 // (optionally with one of the suffixes above).
-var outputMarkerRE = regexp.MustCompile(`<!-- mention-runner:job=([A-Za-z0-9][A-Za-z0-9._-]{0,127});output=(0|[1-9][0-9]{0,8}) -->`)
+// (compiled on first use: {0,127} expands to hundreds of allocations that
+// every process would pay at start-up)
+var outputMarkerRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`<!-- mention-runner:job=([A-Za-z0-9][A-Za-z0-9._-]{0,127});output=(0|[1-9][0-9]{0,8}) -->`)
+})
 
 // OutputMarker is the hidden HTML comment that ties a write to its job and
 // output index, so a retried publish finds what it already wrote. A job
@@ -35,7 +40,7 @@ func OutputMarker(job string, index int) string {
 // counts because the runner always appends its own after whatever the
 // agent wrote.
 func ParseOutputMarker(body string) (job string, index int, ok bool) {
-	all := outputMarkerRE.FindAllStringSubmatch(body, -1)
+	all := outputMarkerRE().FindAllStringSubmatch(body, -1)
 	if len(all) == 0 {
 		return "", 0, false
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mention-runner/mention-runner/internal/redact"
@@ -200,15 +201,24 @@ func (e *TrackingFormatError) Error() string {
 	return fmt.Sprintf("log issue tracking lists, line %d: %s", e.Line, e.Reason)
 }
 
+// The patterns are compiled on first use, not at start-up: their counted
+// repeats ({0,252}, {1,100}) expand to thousands of allocations, which every
+// runner process paid whether or not it reads a log issue.
 var (
 	// commentURLRE is an issue or PR comment link on any GitHub host. http
 	// is accepted because GitHub Enterprise and the test simulator may serve
 	// it; the path must still be exactly owner/name/(issues|pull)/n#anchor.
-	commentURLRE = regexp.MustCompile(`^https?://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})(?::[0-9]{1,5})?/` +
-		`[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}/(?:issues|pull)/[1-9][0-9]{0,9}` +
-		`#(?:issuecomment-|discussion_r)[1-9][0-9]{0,18}$`)
-	threadRefRE = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}#[1-9][0-9]{0,9}$`)
-	repoRE      = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$`)
+	commentURLRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^https?://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})(?::[0-9]{1,5})?/` +
+			`[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}/(?:issues|pull)/[1-9][0-9]{0,9}` +
+			`#(?:issuecomment-|discussion_r)[1-9][0-9]{0,18}$`)
+	})
+	threadRefRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}#[1-9][0-9]{0,9}$`)
+	})
+	repoRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$`)
+	})
 )
 
 // ParseTrackingLists reads the lists back from a log issue body. It is the
@@ -261,13 +271,13 @@ func ParseTrackingLists(body string) (Tracking, error) {
 		return items, nil
 	}
 	var err error
-	if t.Comments, err = section(hComments, commentURLRE, "a comment URL"); err != nil {
+	if t.Comments, err = section(hComments, commentURLRE(), "a comment URL"); err != nil {
 		return Tracking{}, err
 	}
-	if t.Issues, err = section(hIssues, threadRefRE, "owner/name#n"); err != nil {
+	if t.Issues, err = section(hIssues, threadRefRE(), "owner/name#n"); err != nil {
 		return Tracking{}, err
 	}
-	if t.PRs, err = section(hPRs, threadRefRE, "owner/name#n"); err != nil {
+	if t.PRs, err = section(hPRs, threadRefRE(), "owner/name#n"); err != nil {
 		return Tracking{}, err
 	}
 	if i >= len(lines) || lines[i] != hRepos {
@@ -279,7 +289,7 @@ func ParseTrackingLists(body string) (Tracking, error) {
 	}
 	if lines[i] != none {
 		for _, r := range strings.Split(lines[i], ", ") {
-			if !repoRE.MatchString(r) {
+			if !repoRE().MatchString(r) {
 				return Tracking{}, bad("%q is not owner/name", r)
 			}
 			t.Repos = append(t.Repos, r)
