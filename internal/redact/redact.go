@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // rule is one secret shape and the label that replaces it.
@@ -22,47 +23,51 @@ type rule struct {
 
 // Token prefixes are matched even when glued to a word ("xghp_…" still
 // reads as a token on GitHub), and a token runs to its last token character.
-var rules = []rule{
-	{"github-token", regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{20,255}`), func(s string) bool {
-		return anyAt(s, '_', func(i int) bool {
-			return i >= 3 && s[i-3] == 'g' && s[i-2] == 'h' && strings.IndexByte("pousr", s[i-1]) >= 0
-		})
-	}},
-	{"github-token", regexp.MustCompile(`github_pat_[A-Za-z0-9_]{20,255}`), func(s string) bool {
-		return anyAt(s, '_', func(i int) bool { return i >= 10 && s[i-10:i+1] == "github_pat_" })
-	}},
-	{"anthropic-key", regexp.MustCompile(`sk-ant-[A-Za-z0-9_\-]{10,}`), func(s string) bool {
-		return anyAt(s, '-', func(i int) bool { return i >= 2 && strings.HasPrefix(s[i-2:], "sk-ant-") })
-	}},
-	{"aws-access-key", regexp.MustCompile(`(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b`), func(s string) bool {
-		return anyAt(s, 'A', func(i int) bool {
-			if i+4 > len(s) {
+// The rules are built on first use: {20,255} expands to hundreds of
+// allocations that every process paid at start-up, redacting or not.
+var rules = sync.OnceValue(func() []rule {
+	return []rule{
+		{"github-token", regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{20,255}`), func(s string) bool {
+			return anyAt(s, '_', func(i int) bool {
+				return i >= 3 && s[i-3] == 'g' && s[i-2] == 'h' && strings.IndexByte("pousr", s[i-1]) >= 0
+			})
+		}},
+		{"github-token", regexp.MustCompile(`github_pat_[A-Za-z0-9_]{20,255}`), func(s string) bool {
+			return anyAt(s, '_', func(i int) bool { return i >= 10 && s[i-10:i+1] == "github_pat_" })
+		}},
+		{"anthropic-key", regexp.MustCompile(`sk-ant-[A-Za-z0-9_\-]{10,}`), func(s string) bool {
+			return anyAt(s, '-', func(i int) bool { return i >= 2 && strings.HasPrefix(s[i-2:], "sk-ant-") })
+		}},
+		{"aws-access-key", regexp.MustCompile(`(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b`), func(s string) bool {
+			return anyAt(s, 'A', func(i int) bool {
+				if i+4 > len(s) {
+					return false
+				}
+				switch s[i : i+4] {
+				case "AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA":
+					return true
+				}
 				return false
-			}
-			switch s[i : i+4] {
-			case "AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA":
-				return true
-			}
-			return false
-		})
-	}},
-	// A secret access key is 40 base64 characters; only redact it next to a
-	// name that says what it is, or every long hash would go. The pattern
-	// ignores case, so its test must too (a hint list of a few casings let
-	// "SeCrEt_access_key=…" past the rule); ':' and '=' are not folded.
-	{"aws-secret-key", regexp.MustCompile(`(?i)(aws_?secret_?access_?key|secret_?access_?key|aws_?secret)(["']?\s*[:=]\s*["']?)[A-Za-z0-9/+=]{40}\b`), func(s string) bool {
-		return strings.ContainsAny(s, ":=") && containsAnyFold(s, []string{"secret"})
-	}},
-	{"jwt", regexp.MustCompile(`eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}`), func(s string) bool {
-		return anyAt(s, 'J', func(i int) bool { return i >= 2 && s[i-2:i] == "ey" })
-	}},
-	// No other character folds to a letter of "authorization" (only ſ and
-	// the Kelvin sign fold to ASCII, to s and k), so the name is 13 ASCII
-	// bytes right before the colon.
-	{"bearer-token", regexp.MustCompile(`(?i)(authorization:\s*(?:bearer|token)\s+)[A-Za-z0-9_\-\.=]{20,}`), func(s string) bool {
-		return anyAt(s, ':', func(i int) bool { return i >= 13 && strings.EqualFold(s[i-13:i], "authorization") })
-	}},
-}
+			})
+		}},
+		// A secret access key is 40 base64 characters; only redact it next to a
+		// name that says what it is, or every long hash would go. The pattern
+		// ignores case, so its test must too (a hint list of a few casings let
+		// "SeCrEt_access_key=…" past the rule); ':' and '=' are not folded.
+		{"aws-secret-key", regexp.MustCompile(`(?i)(aws_?secret_?access_?key|secret_?access_?key|aws_?secret)(["']?\s*[:=]\s*["']?)[A-Za-z0-9/+=]{40}\b`), func(s string) bool {
+			return strings.ContainsAny(s, ":=") && containsAnyFold(s, []string{"secret"})
+		}},
+		{"jwt", regexp.MustCompile(`eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}`), func(s string) bool {
+			return anyAt(s, 'J', func(i int) bool { return i >= 2 && s[i-2:i] == "ey" })
+		}},
+		// No other character folds to a letter of "authorization" (only ſ and
+		// the Kelvin sign fold to ASCII, to s and k), so the name is 13 ASCII
+		// bytes right before the colon.
+		{"bearer-token", regexp.MustCompile(`(?i)(authorization:\s*(?:bearer|token)\s+)[A-Za-z0-9_\-\.=]{20,}`), func(s string) bool {
+			return anyAt(s, ':', func(i int) bool { return i >= 13 && strings.EqualFold(s[i-13:i], "authorization") })
+		}},
+	}
+})
 
 // anyAt reports whether at holds for some index of the byte c in s.
 func anyAt(s string, c byte, at func(i int) bool) bool {
@@ -116,7 +121,7 @@ func matches(text string, v *view, secrets []string) []match {
 		}
 		out = append(out, match{a, b, label})
 	}
-	for _, r := range rules {
+	for _, r := range rules() {
 		if !r.may(text) {
 			continue
 		}
