@@ -18,17 +18,23 @@ import (
 	"github.com/mention-runner/mention-runner/internal/engine/gemini"
 	"github.com/mention-runner/mention-runner/internal/fakemodel"
 	"github.com/mention-runner/mention-runner/internal/hostile"
+	"github.com/mention-runner/mention-runner/internal/outputs"
+	"github.com/mention-runner/mention-runner/internal/policy"
 )
 
 // TestEngineReadsCheckout: by default the engine reads the checkout
 // through the runner's file tools and is offered no tool that changes a
 // file. The checkout is the hostile repository of internal/hostile (which
 // carries the Codex and Gemini project files too), so the same run (one
-// CLI start) shows the engine reads GEMINI.md and AGENTS.md as data, loads
-// none of the project files as configuration or instructions, starts
-// nothing from them, and talks only to the configured API with the
-// runner's key; for Gemini, that the CLI's own read tools stay in their
-// workspace.
+// CLI start: each costs seconds of CPU) shows the engine reads GEMINI.md
+// and AGENTS.md as data, loads none of the project files as configuration
+// or instructions, starts nothing from them, and talks only to the
+// configured API with the runner's key; for Gemini, that the CLI's own
+// read tools stay in their workspace. The same run then asks for an issue
+// under here-only: the gate refuses it and the model reads the refusal (a
+// denial is not a failure); the comment the model writes instead is
+// queued and recorded. And the CLI's processes, seen from /proc while the
+// model is asked, hold none of the runner's GitHub or Actions credentials.
 func TestEngineReadsCheckout(t *testing.T) {
 	forEachCLIEngine(t, func(t *testing.T, ce cliEngine) {
 		var f *fixture
@@ -36,9 +42,12 @@ func TestEngineReadsCheckout(t *testing.T) {
 		if ce.name == gemini.Name {
 			own = geminiOwnReadProbes(func() *fixture { return f })
 		}
+		var seen [][]string
+		var url string
 		script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
 			switch n := req.Turn(); {
 			case n == 0:
+				seen = environsMentioning(url)
 				return toolUse(ce.fileTool(contract.ToolReadFile), map[string]any{"path": "README.md"})
 			case n == 1:
 				return toolUse(ce.fileTool(contract.ToolReadFile), map[string]any{"path": "GEMINI.md"})
@@ -47,21 +56,29 @@ func TestEngineReadsCheckout(t *testing.T) {
 			case n < 3+len(own):
 				return toolUse(own[n-3].tool, own[n-3].args())
 			case n == 3+len(own):
-				return toolUse(ce.gateTool("add_comment"), map[string]any{"repo": testRepo, "number": testNumber, "body": "The README says: " + lastToolResult(t, req).Content})
+				return toolUse(ce.gateTool("create_issue"), map[string]any{"repo": testRepo, "title": "Track the bug", "body": "details"})
+			case n == 4+len(own):
+				if strings.Contains(lastToolResult(t, req).Content, "here-only") {
+					return toolUse(ce.gateTool("add_comment"), map[string]any{"repo": testRepo, "number": testNumber, "body": "It fails because of CRLF."})
+				}
+				return fakemodel.Text("the denial did not arrive")
 			}
-			return fakemodel.Text("Done.")
+			return fakemodel.Text("Done: I commented.")
 		})
-		f = newFixture(t, "@helperbot what does the README say?")
+		f = newFixture(t, "@helperbot !cfg here-only\nwhy does the build fail? what does the README say? open an issue for it")
 		canaryDir, canaries := hostileTarget(t, f)
 		eng, fake := ce.start(t, f, script)
+		url = fake.URL()
 		f.env["MR_TIMEOUT"] = "3m"
 		f.env["MR_MAX_TURNS"] = "30"
 
 		out, err := f.run(t, eng)
-		require.NoError(t, err)
+		require.NoError(t, err, "a denial is not a failure")
 		assert.Equal(t, contract.StatusCompleted, out.Status)
+		assert.True(t, out.Deliverable)
+		assert.Empty(t, fake.Problems())
 		agent := fake.AgentRequests()
-		require.Len(t, agent, 5+len(own), "the model traffic went to the configured API")
+		require.Len(t, agent, 6+len(own), "the model traffic went to the configured API")
 		names := agent[0].ToolNames()
 		for _, tool := range contract.ReadFileTools {
 			assert.Contains(t, names, ce.fileTool(tool))
@@ -98,6 +115,46 @@ func TestEngineReadsCheckout(t *testing.T) {
 		assert.NotContains(t, string(agent[0].Body), hostile.CLAUDEMDMarker, "nothing of the repository is loaded before the model reads it")
 		noCanaries(t, canaryDir, canaries)
 		assert.Eventually(t, func() bool { return len(liveProcessesMentioning(f.runDir())) == 0 }, 10*time.Second, 20*time.Millisecond)
+
+		// the denial reached the model, which adapted
+		assert.Contains(t, agent[0].UserText(), "why does the build fail?")
+		assert.Contains(t, agent[0].ToolNames(), ce.gateTool("add_comment"))
+		assert.Contains(t, lastToolResult(t, agent[4+len(own)]).Content, "here-only allows comments only on octo/hello#42", "the denial reaches the model")
+		assert.Contains(t, lastToolResult(t, agent[5+len(own)]).Content, "queued", "the allowed comment is queued")
+
+		entries, err := outputs.ReadFile(filepath.Join(f.runDir(), contract.OutputsFile))
+		require.NoError(t, err)
+		require.Len(t, entries, 1, "only the adapted comment is queued")
+		assert.Equal(t, policy.KindComment, entries[0].Kind)
+		assert.Equal(t, "It fails because of CRLF.", entries[0].Body)
+
+		o := f.requireRecord(t)
+		assert.Equal(t, contract.StatusCompleted, o.Status)
+		evs := f.events(t)
+		ts := types(evs)
+		for _, want := range []string{"run.created", "config.loaded", "prompt.rendered", "run.started", "skill.indexed",
+			"tool.started", "tool.completed", "policy.allowed", "deliverable.check.completed", contract.EventAgentCompleted} {
+			assert.Contains(t, ts, want)
+		}
+		require.Len(t, eventsOf(evs, "policy.denied"), 1)
+		assert.Len(t, eventsOf(evs, "policy.allowed"), 1)
+		transcript, err := os.ReadFile(filepath.Join(f.runDir(), "transcript.md"))
+		require.NoError(t, err)
+		assert.Contains(t, string(transcript), ce.gateTool("add_comment"))
+		tools, err := os.ReadFile(filepath.Join(f.runDir(), "logs", "tools.jsonl"))
+		require.NoError(t, err)
+		assert.Contains(t, string(tools), ce.gateTool("add_comment"))
+
+		// no credential in the CLI's environment
+		require.NotEmpty(t, seen, "the engine's processes were found")
+		for _, env := range seen {
+			for _, kv := range env {
+				name, value, _ := strings.Cut(kv, "=")
+				assert.NotContains(t, []string{"GITHUB_TOKEN", "BOT_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "ACTIONS_RUNTIME_TOKEN"}, name)
+				assert.NotContains(t, value, f.env["GITHUB_TOKEN"])
+				assert.NotContains(t, value, f.env["BOT_TOKEN"])
+			}
+		}
 
 		// the session's [User] is the task, never the rendered prompt the CLI may echo
 		users := 0

@@ -18,8 +18,6 @@ import (
 	"github.com/mention-runner/mention-runner/internal/fakemodel"
 	fakegemini "github.com/mention-runner/mention-runner/internal/fakemodel/gemini"
 	fakeopenai "github.com/mention-runner/mention-runner/internal/fakemodel/openai"
-	"github.com/mention-runner/mention-runner/internal/outputs"
-	"github.com/mention-runner/mention-runner/internal/policy"
 )
 
 // cliEngine is one of the engines run as their real CLI against a fake
@@ -103,83 +101,6 @@ func lastToolResult(t *testing.T, req fakemodel.Request) fakemodel.Block {
 	rs := req.ToolResults()
 	require.NotEmpty(t, rs, "the request carries a tool result")
 	return rs[len(rs)-1]
-}
-
-// TestEngineAllowedComment: one run of the CLI carries three properties
-// (each CLI start costs seconds of CPU): the gate refuses an issue under
-// here-only and the model reads the refusal (a denial is not a failure);
-// the comment the model writes instead is queued and recorded; and the
-// CLI's processes, seen from /proc while the model is asked, hold none of
-// the runner's GitHub or Actions credentials.
-func TestEngineAllowedComment(t *testing.T) {
-	forEachCLIEngine(t, func(t *testing.T, ce cliEngine) {
-		var seen [][]string
-		var url string
-		script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
-			switch req.Turn() {
-			case 0:
-				seen = environsMentioning(url)
-				return toolUse(ce.gateTool("create_issue"), map[string]any{"repo": testRepo, "title": "Track the bug", "body": "details"})
-			case 1:
-				if strings.Contains(lastToolResult(t, req).Content, "here-only") {
-					return toolUse(ce.gateTool("add_comment"), map[string]any{"repo": testRepo, "number": testNumber, "body": "It fails because of CRLF."})
-				}
-				return fakemodel.Text("the denial did not arrive")
-			}
-			return fakemodel.Text("Done: I commented.")
-		})
-		f := newFixture(t, "@helperbot !cfg here-only\nwhy does the build fail? open an issue for it")
-		eng, fake := ce.start(t, f, script)
-		url = fake.URL()
-
-		out, err := f.run(t, eng)
-		require.NoError(t, err, "a denial is not a failure")
-		assert.Equal(t, contract.StatusCompleted, out.Status)
-		assert.True(t, out.Deliverable)
-		assert.Empty(t, fake.Problems())
-
-		// the denial reached the model, which adapted
-		agent := fake.AgentRequests()
-		require.Len(t, agent, 3)
-		assert.Contains(t, agent[0].UserText(), "why does the build fail?")
-		assert.Contains(t, agent[0].ToolNames(), ce.gateTool("add_comment"))
-		assert.Contains(t, lastToolResult(t, agent[1]).Content, "here-only allows comments only on octo/hello#42", "the denial reaches the model")
-		assert.Contains(t, lastToolResult(t, agent[2]).Content, "queued", "the allowed comment is queued")
-
-		entries, err := outputs.ReadFile(filepath.Join(f.runDir(), contract.OutputsFile))
-		require.NoError(t, err)
-		require.Len(t, entries, 1, "only the adapted comment is queued")
-		assert.Equal(t, policy.KindComment, entries[0].Kind)
-		assert.Equal(t, "It fails because of CRLF.", entries[0].Body)
-
-		o := f.requireRecord(t)
-		assert.Equal(t, contract.StatusCompleted, o.Status)
-		evs := f.events(t)
-		ts := types(evs)
-		for _, want := range []string{"run.created", "config.loaded", "prompt.rendered", "run.started", "skill.indexed",
-			"tool.started", "tool.completed", "policy.allowed", "deliverable.check.completed", contract.EventAgentCompleted} {
-			assert.Contains(t, ts, want)
-		}
-		require.Len(t, eventsOf(evs, "policy.denied"), 1)
-		assert.Len(t, eventsOf(evs, "policy.allowed"), 1)
-		transcript, err := os.ReadFile(filepath.Join(f.runDir(), "transcript.md"))
-		require.NoError(t, err)
-		assert.Contains(t, string(transcript), ce.gateTool("add_comment"))
-		tools, err := os.ReadFile(filepath.Join(f.runDir(), "logs", "tools.jsonl"))
-		require.NoError(t, err)
-		assert.Contains(t, string(tools), ce.gateTool("add_comment"))
-
-		// no credential in the CLI's environment
-		require.NotEmpty(t, seen, "the engine's processes were found")
-		for _, env := range seen {
-			for _, kv := range env {
-				name, value, _ := strings.Cut(kv, "=")
-				assert.NotContains(t, []string{"GITHUB_TOKEN", "BOT_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "ACTIONS_RUNTIME_TOKEN"}, name)
-				assert.NotContains(t, value, f.env["GITHUB_TOKEN"])
-				assert.NotContains(t, value, f.env["BOT_TOKEN"])
-			}
-		}
-	})
 }
 
 func TestEngineLoopStopped(t *testing.T) {

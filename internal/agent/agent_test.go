@@ -180,7 +180,7 @@ func TestUserTurnIsTheTask(t *testing.T) {
 // denial is an info event, deliverable.missing is recorded and nothing is
 // queued. The replay engine goes through the real gate; how the refusal
 // reaches a real model is TestClaudeAllowedComment's and
-// TestEngineAllowedComment's.
+// TestEngineReadsCheckout's.
 func TestDeniedOnlyIsNoDeliverable(t *testing.T) {
 	f := newFixture(t, "@helperbot !cfg here-only\nopen an issue for this")
 	f.env["MR_ENGINE"] = "replay"
