@@ -134,7 +134,7 @@ func isWrite(method string) bool {
 // timeout) on its first call in that stage, one endpoint at a time. Each
 // run must end with every mention run once, nothing written twice, one
 // reply to the bad !cfg, every thread read and no manual re-run.
-// `make test` runs it without -race (the Makefile's NORACE_TESTS says why).
+// `make test` runs it without -race only (the Makefile's RACE_SKIP says why).
 func TestApplyThenFailEachWriteEndpoint(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load scenario: skipped by -short")

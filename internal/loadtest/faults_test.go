@@ -15,6 +15,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/dispatch"
 	"github.com/mention-runner/mention-runner/internal/githubsim"
+	"github.com/mention-runner/mention-runner/internal/testkit/racebuild"
 )
 
 const faultRate = 0.20
@@ -22,15 +23,20 @@ const faultRate = 0.20
 // Sizes of the fault, restart and burst tests: make test runs them small,
 // make prove (MENTION_RUNNER_PROVE=full) at full size. The small size
 // still has every fault kind fire, sharded and PR contexts, restarts, and
-// far more writes a minute than the limit.
-func mentions() int { return scale(50, 200) }
-func repos() int    { return scale(10, 20) }
+// far more writes a minute than the limit; so does the race build's.
+func mentions(t *testing.T) int { return scale(t, 16, 50, 200) }
+func repos(t *testing.T) int    { return scale(t, 4, 10, 20) }
 
-func scale(small, full int) int {
+// scale picks a scenario's size: make prove's (full), make test's (small),
+// or in a race build a smaller one still (racebuild: the -race run of
+// make test; the same test runs at make test's size without -race beside
+// it).
+func scale(t *testing.T, race, small, full int) int {
+	t.Helper()
 	if proveFull() {
 		return full
 	}
-	return small
+	return racebuild.Scale(t, race, small)
 }
 
 func newWorld(t *testing.T, seed int64) *World {
@@ -38,7 +44,7 @@ func newWorld(t *testing.T, seed int64) *World {
 	if testing.Short() {
 		t.Skip("load test: skipped in -short mode (make test runs it)")
 	}
-	w, err := NewWorld(WorldOptions{Repos: repos(), Seed: seed})
+	w, err := NewWorld(WorldOptions{Repos: repos(t), Seed: seed})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = w.Close() })
 	return w
@@ -62,7 +68,7 @@ func testCtx(t *testing.T) context.Context {
 func TestFaults200Mentions(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, 8)
-	ms, err := w.SeedMentions(mentions(), 5)
+	ms, err := w.SeedMentions(mentions(t), 5)
 	require.NoError(t, err)
 	w.InjectFaults(faultRate, 5*time.Millisecond)
 
@@ -81,7 +87,7 @@ func TestFaults200Mentions(t *testing.T) {
 func TestRestarts200Mentions(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, 9)
-	ms, err := w.SeedMentions(mentions(), 5)
+	ms, err := w.SeedMentions(mentions(t), 5)
 	require.NoError(t, err)
 	w.InjectFaults(faultRate, 5*time.Millisecond)
 	rng := rand.New(rand.NewPCG(9, 9))

@@ -153,10 +153,7 @@ func TestProveAccountPacing(t *testing.T) {
 		t.Skip("load scenario: skipped by -short")
 	}
 	t.Parallel() // its own world: runs beside the package's other tests
-	n, workers := 60, 6
-	if proveFull() {
-		n, workers = 500, 20
-	}
+	n, workers := scale(t, 20, 60, 500), scale(t, 4, 6, 20)
 	r := runAccountPacing(t, n, workers, true)
 	require.NoError(t, r.dispatchErr)
 	require.False(t, r.pauseAt.IsZero(), "the slow-down was injected")
@@ -172,7 +169,7 @@ func TestProveAccountPacing(t *testing.T) {
 
 	// the control: each process pacing only itself relies on GitHub's
 	// refusals, and the others write on through a slow-down
-	c := runAccountPacing(t, 60, 6, false) // small: it only shows the difference
+	c := runAccountPacing(t, scale(t, 20, 60, 60), scale(t, 4, 6, 6), false) // small: it only shows the difference
 	t.Logf("without the ledger: %d refused, %d writes inside the slow-down, busiest minute %d, hour %d, %d mentions lost; dispatcher: %v",
 		c.refused, c.lateInPause, c.minute, c.hour, c.m.Lost, c.dispatchErr)
 	assert.Greater(t, c.refused+c.lateInPause, r.refused+r.lateInPause, "the ledger is what keeps the account under its limits")

@@ -160,10 +160,7 @@ func TestProve(t *testing.T) {
 	}()
 
 	t.Run("faults", func(t *testing.T) {
-		n, repos := 40, 8
-		if proveFull() {
-			n, repos = 200, 20
-		}
+		n, repos := scale(t, 12, 40, 200), scale(t, 4, 8, 20)
 		w := newWorldN(t, repos, 13)
 		w.PadEvery = 10
 		ms, err := w.SeedMentions(n, 5)
@@ -185,10 +182,7 @@ func TestProve(t *testing.T) {
 	})
 
 	t.Run("double delivery", func(t *testing.T) {
-		n := 10
-		if proveFull() {
-			n = 40
-		}
+		n := scale(t, 4, 10, 40)
 		w := newWorldN(t, 4, 14)
 		w.PadEvery = 3
 		ms, err := w.SeedMentions(n, 0)
@@ -216,10 +210,7 @@ func TestProveBurst(t *testing.T) {
 		t.Skip("load scenario: skipped by -short")
 	}
 	t.Parallel() // its own world: runs beside the package's other tests
-	n := 60
-	if proveFull() {
-		n = 500
-	}
+	n := scale(t, 20, 60, 500)
 	w := newWorldN(t, 10, 16)
 	w.SharedBudget = true // as the real dispatcher and publish do
 	start := w.Clock.Now()
