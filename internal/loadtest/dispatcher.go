@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/dispatch"
 	"github.com/mention-runner/mention-runner/internal/githubsim"
 	"github.com/mention-runner/mention-runner/internal/transport"
@@ -147,33 +146,44 @@ func (w *World) Jobs() (map[string][]githubsim.Dispatch, error) {
 	return out, nil
 }
 
-// JobContext reassembles a job's context from its first delivery (a job
-// sent again after an ambiguous failure is delivered more than once).
+// JobContext reassembles a job's context from its first complete delivery
+// (a delivery: the events of one timestamp). A job sent again after an
+// ambiguous failure is delivered more than once; a dispatcher that failed
+// halfway through a sharded job's events sends the whole job again with a
+// new timestamp, and assemble proceeds with that one (the newer wins), so
+// the first delivery may be incomplete.
 func JobContext(ds []githubsim.Dispatch) ([]byte, error) {
-	a := transport.NewAssembler(transport.Options{})
-	first := ""
+	var order []string
+	byTime := map[string]*transport.Assembler{}
 	for _, d := range ds {
 		et, p, err := transport.ParseLine(d.Body)
 		if err != nil {
 			return nil, err
 		}
-		if first == "" {
-			first = p.Timestamp
-		}
-		if p.Timestamp != first {
-			continue
-		}
-		if et == contract.EventAgentSmall {
-			if _, err := a.Add(et, p); err != nil {
-				return nil, err
-			}
-			return a.Context()
+		a := byTime[p.Timestamp]
+		if a == nil {
+			a = transport.NewAssembler(transport.Options{})
+			byTime[p.Timestamp] = a
+			order = append(order, p.Timestamp)
 		}
 		if _, err := a.Add(et, p); err != nil {
 			return nil, err
 		}
 	}
-	return a.Context()
+	if len(order) == 0 {
+		return transport.NewAssembler(transport.Options{}).Context() // "no events received"
+	}
+	var firstErr error
+	for _, ts := range order {
+		c, err := byTime[ts].Context()
+		if err == nil {
+			return c, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	return nil, firstErr
 }
 
 // PollOnce is one `dispatcher once` run: a fresh dispatcher process that
