@@ -21,6 +21,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mention-runner/mention-runner/internal/demo"
 )
 
 // Scale returns race in a race build and full otherwise. In a race build
@@ -83,20 +85,9 @@ func (n noRace) covers(name string) error {
 }
 
 func readMakefile() (noRace, error) {
-	wd, err := os.Getwd()
+	root, err := demo.ModuleRoot(".")
 	if err != nil {
-		return noRace{}, fmt.Errorf("working directory: %w", err)
-	}
-	root := wd
-	for {
-		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
-			break
-		}
-		up := filepath.Dir(root)
-		if up == root {
-			return noRace{}, fmt.Errorf("no go.mod above %s", wd)
-		}
-		root = up
+		return noRace{}, err
 	}
 	b, err := os.ReadFile(filepath.Join(root, "Makefile"))
 	if err != nil {
