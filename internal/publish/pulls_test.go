@@ -3,9 +3,15 @@ package publish
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,12 +23,87 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// agentBundle clones repo from the simulator, commits files and bundles the
-// commits into the run dir as the agent job would.
+// agentBundles keeps each bundle agentBundle made, by the repository, the
+// commit its main branch was at and the files: every fixture's simulator is
+// seeded alike, so cases that commit the same files on the same base share
+// one clone, commit and capture (git processes are most of this package's
+// CPU), each getting its own copy in its run dir.
+var agentBundles struct {
+	sync.Mutex
+	made map[string]*madeBundle
+}
+
+type madeBundle struct {
+	once sync.Once
+	path string // the first capture, kept in a directory of the package's
+	b    prbundle.Bundle
+	err  error
+}
+
+// agentBundle returns a bundle of one commit adding files on repo's main
+// branch, in the run dir under name, as the agent job would make it.
 func (f *fixture) agentBundle(repo, name string, files map[string]string) prbundle.Bundle {
 	f.t.Helper()
-	dir := filepath.Join(f.t.TempDir(), "work")
-	gitCmd := func(args ...string) {
+	owner, repoName, _ := strings.Cut(repo, "/")
+	ref, _, err := f.bot.Git.GetRef(context.Background(), owner, repoName, "heads/main")
+	require.NoError(f.t, err)
+	paths := slices.Sorted(maps.Keys(files))
+	key := repo + "\x00" + ref.GetObject().GetSHA()
+	for _, p := range paths {
+		key += "\x00" + p + "\x00" + files[p]
+	}
+	agentBundles.Lock()
+	if agentBundles.made == nil {
+		agentBundles.made = map[string]*madeBundle{}
+	}
+	m := agentBundles.made[key]
+	if m == nil {
+		m = &madeBundle{}
+		agentBundles.made[key] = m
+	}
+	agentBundles.Unlock()
+	m.once.Do(func() {
+		dir, err := os.MkdirTemp("", "publish-bundle-")
+		if err != nil {
+			m.err = err
+			return
+		}
+		bundlesMade.Store(true)
+		m.path = filepath.Join(dir, "made.bundle")
+		m.b, m.err = f.makeAgentBundle(repo, m.path, files)
+	})
+	require.NoError(f.t, m.err)
+	data, err := os.ReadFile(m.path)
+	require.NoError(f.t, err)
+	out := filepath.Join(f.runDir, name)
+	require.NoError(f.t, os.WriteFile(out, data, 0o644))
+	b := m.b
+	b.Path = out
+	return b
+}
+
+// bundlesMade says TestMain has bundle directories to remove.
+var bundlesMade atomic.Bool
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if bundlesMade.Load() {
+		agentBundles.Lock()
+		for _, mb := range agentBundles.made {
+			if mb.path != "" {
+				_ = os.RemoveAll(filepath.Dir(mb.path))
+			}
+		}
+		agentBundles.Unlock()
+	}
+	os.Exit(code)
+}
+
+// makeAgentBundle clones repo from the simulator, commits files and bundles
+// the commit into out.
+func (f *fixture) makeAgentBundle(repo, out string, files map[string]string) (prbundle.Bundle, error) {
+	dir := filepath.Join(filepath.Dir(out), "work")
+	gitCmd := func(args ...string) error {
 		cmd := exec.Command("git", args...)
 		cmd.Dir = filepath.Dir(dir)
 		if _, err := os.Stat(dir); err == nil {
@@ -30,21 +111,30 @@ func (f *fixture) agentBundle(repo, name string, files map[string]string) prbund
 		}
 		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull, "GIT_TERMINAL_PROMPT=0",
 			"GIT_AUTHOR_NAME=agent", "GIT_AUTHOR_EMAIL=agent@example.com", "GIT_COMMITTER_NAME=agent", "GIT_COMMITTER_EMAIL=agent@example.com")
-		out, err := cmd.CombinedOutput()
-		require.NoError(f.t, err, "git %v: %s", args, out)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %v: %w: %s", args, err, out)
+		}
+		return nil
 	}
-	gitCmd("clone", "--quiet", f.base+repo+".git", dir)
+	if err := gitCmd("clone", "--quiet", f.base+repo+".git", dir); err != nil {
+		return prbundle.Bundle{}, err
+	}
 	for p, content := range files {
-		require.NoError(f.t, os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755))
-		require.NoError(f.t, os.WriteFile(filepath.Join(dir, p), []byte(content), 0o644))
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+			return prbundle.Bundle{}, err
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(content), 0o644); err != nil {
+			return prbundle.Bundle{}, err
+		}
 	}
-	gitCmd("add", "-A")
-	gitCmd("commit", "--quiet", "-m", "agent change")
+	for _, args := range [][]string{{"add", "-A"}, {"commit", "--quiet", "-m", "agent change"}} {
+		if err := gitCmd(args...); err != nil {
+			return prbundle.Bundle{}, err
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	b, err := prbundle.Capture(ctx, dir, "origin/main", prbundle.Options{Out: filepath.Join(f.runDir, name), AllowWorkflowChanges: true})
-	require.NoError(f.t, err)
-	return b
+	return prbundle.Capture(ctx, dir, "origin/main", prbundle.Options{Out: out, AllowWorkflowChanges: true})
 }
 
 func prEntry(repo, bundle, head string) outputs.Entry {
