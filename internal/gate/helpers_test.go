@@ -17,6 +17,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/outputs"
 	"github.com/mention-runner/mention-runner/internal/policy"
+	"github.com/mention-runner/mention-runner/internal/testkit/gittemplate"
 )
 
 // serveEnv makes the test binary act as `runner mcp --config FILE` (see
@@ -35,7 +36,11 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if err := clonedRepo.Remove(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	os.Exit(code)
 }
 
 const hereRepo = "octo/app"
@@ -114,17 +119,32 @@ func comment(repo string, n int, body string) map[string]any {
 
 // gitRepo makes a checkout with an origin/main remote-tracking branch, as
 // actions/checkout leaves it.
+// Each test gets a copy of clonedRepo, made once per test binary, with
+// the copy's origin URL pointed at the copy's own origin.
 func gitRepo(t testing.TB) string {
 	t.Helper()
-	origin := t.TempDir()
+	dst, src := clonedRepo.Copy(t)
+	work := filepath.Join(dst, "work")
+	cfg := filepath.Join(work, ".git", "config")
+	b, err := os.ReadFile(cfg)
+	require.NoError(t, err)
+	from, to := "url = "+filepath.Join(src, "origin")+"\n", "url = "+filepath.Join(dst, "origin")+"\n"
+	require.Equal(t, 1, strings.Count(string(b), from), "the template clone's origin URL")
+	require.NoError(t, os.WriteFile(cfg, []byte(strings.Replace(string(b), from, to, 1)), 0o644))
+	return work
+}
+
+// clonedRepo holds origin (README.md on main, one commit) and work, its
+// clone.
+var clonedRepo = gittemplate.New(func(t testing.TB, dir string) {
+	origin, work := filepath.Join(dir, "origin"), filepath.Join(dir, "work")
+	require.NoError(t, os.MkdirAll(origin, 0o755))
 	run(t, origin, "init", "--quiet", "-b", "main")
 	require.NoError(t, os.WriteFile(filepath.Join(origin, "README.md"), []byte("hi\n"), 0o644))
 	run(t, origin, "add", "-A")
 	run(t, origin, "commit", "--quiet", "-m", "initial")
-	work := t.TempDir()
-	run(t, work, "clone", "--quiet", origin, ".")
-	return work
-}
+	run(t, dir, "clone", "--quiet", origin, work)
+})
 
 func commitFile(t testing.TB, dir, path, content string) {
 	t.Helper()

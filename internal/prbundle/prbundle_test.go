@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/gitexec"
+	"github.com/mention-runner/mention-runner/internal/testkit/gittemplate"
 )
 
 // repo is a scratch git repository for tests.
@@ -22,14 +24,29 @@ type repo struct {
 	dir string
 }
 
-func newRepo(t testing.TB) *repo {
-	t.Helper()
-	r := &repo{t: t, dir: t.TempDir()}
+// initialRepo is the repository every test starts from (README.md on
+// main, one commit), made once per test binary: each newRepo copies it.
+var initialRepo = gittemplate.New(func(t testing.TB, dir string) {
+	r := &repo{t: t, dir: dir}
 	r.git("init", "--quiet", "-b", "main")
 	r.write("README.md", "hello\n")
 	r.git("add", "-A")
 	r.git("commit", "--quiet", "-m", "initial")
-	return r
+})
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if err := initialRepo.Remove(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	os.Exit(code)
+}
+
+// newRepo is a copy of initialRepo of the test's own.
+func newRepo(t testing.TB) *repo {
+	t.Helper()
+	dir, _ := initialRepo.Copy(t)
+	return &repo{t: t, dir: dir}
 }
 
 func (r *repo) git(args ...string) string {

@@ -1,0 +1,58 @@
+package gittemplate
+
+import (
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestCopyBuildsOnceAndCopiesAreIndependent(t *testing.T) {
+	var builds atomic.Int32
+	tp := New(func(t testing.TB, dir string) {
+		builds.Add(1)
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, "sub"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "sub", "f"), []byte("template\n"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "x"), []byte("#!/bin/sh\n"), 0o755))
+	})
+	const n = 8
+	dsts := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dsts[i], _ = tp.Copy(t)
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, int32(1), builds.Load())
+
+	_, src := tp.Copy(t)
+	for i, d := range dsts {
+		assert.NotEqual(t, src, d)
+		b, err := os.ReadFile(filepath.Join(d, "sub", "f"))
+		require.NoError(t, err)
+		assert.Equal(t, "template\n", string(b))
+		fi, err := os.Stat(filepath.Join(d, "x"))
+		require.NoError(t, err)
+		assert.NotZero(t, fi.Mode()&0o100, "executable bit kept")
+		if i == 0 {
+			require.NoError(t, os.WriteFile(filepath.Join(d, "sub", "f"), []byte("changed\n"), 0o644))
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(src, "sub", "f"))
+	require.NoError(t, err)
+	assert.Equal(t, "template\n", string(b), "a test's changes stay in its copy")
+
+	require.NoError(t, tp.Remove())
+	assert.NoDirExists(t, src)
+}
+
+func TestRemoveUnusedTemplate(t *testing.T) {
+	assert.NoError(t, New(func(testing.TB, string) { t.Error("built without a Copy") }).Remove())
+}
