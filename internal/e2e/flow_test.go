@@ -43,6 +43,20 @@ type flowCase struct {
 // runFlow seeds a fresh simulator and runs the whole flow.
 func runFlow(t *testing.T, c flowCase) (*demo.World, *demo.Flow) {
 	t.Helper()
+	w, f := newFlow(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), flowTimeout)
+	defer cancel()
+	err := f.Run(ctx)
+	for _, st := range f.Stages() {
+		t.Logf("%s: exit %d in %s", st.Name, st.ExitCode, st.Duration.Round(time.Millisecond))
+	}
+	require.NoError(t, err, "the flow")
+	return w, f
+}
+
+// newFlow seeds a fresh simulator and sets up the flow without running it.
+func newFlow(t *testing.T, c flowCase) (*demo.World, *demo.Flow) {
+	t.Helper()
 	needBins(t)
 	w, err := demo.Seed(demo.SeedOptions{Shard: c.shard, PR: c.pr, Private: c.private, Fork: c.fork, Comment: c.comment, Logf: t.Logf})
 	require.NoError(t, err)
@@ -54,19 +68,21 @@ func runFlow(t *testing.T, c flowCase) (*demo.World, *demo.Flow) {
 		Settings:       settings(c.settings...), DispatcherSettings: dispatcherSettings,
 	})
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), flowTimeout)
-	defer cancel()
-	err = f.Run(ctx)
-	for _, st := range f.Stages() {
-		t.Logf("%s: exit %d in %s", st.Name, st.ExitCode, st.Duration.Round(time.Millisecond))
-	}
-	require.NoError(t, err, "the flow")
 	return w, f
 }
 
+// TestFlowSmall runs the small flow once, job by job with the tokens
+// agent-run.yml and action.yml wire (checkTokensAsWired checks every
+// request of every job), then checks the final state, that the agent had
+// no token, and the re-runs and re-deliveries
+// (assertRedeliveredOneLogIssue). One flow carries the three: each flow
+// costs its processes' start-ups, and the three ran the same one.
 func TestFlowSmall(t *testing.T) {
 	t.Parallel()
-	w, f := runFlow(t, flowCase{engine: demo.EngineReplay, script: "testdata/replay.jsonl"})
+	w, f := newFlow(t, flowCase{engine: demo.EngineReplay, script: "testdata/replay.jsonl"})
+	ctx, cancel := context.WithTimeout(context.Background(), flowTimeout)
+	defer cancel()
+	checkTokensAsWired(t, ctx, w, f)
 
 	ds := f.Dispatches()
 	require.Len(t, ds, 1)
@@ -76,7 +92,7 @@ func TestFlowSmall(t *testing.T) {
 
 	assertFinalState(t, w, f, replayComment)
 	assertAgentHasNoToken(t, f)
-	assertRerunPublishWritesNothing(t, w, f)
+	assertRedeliveredOneLogIssue(t, ctx, w, f)
 }
 
 func TestFlowSharded(t *testing.T) {
@@ -257,14 +273,14 @@ func TestFlowBadFlagsDoesNotRun(t *testing.T) {
 	assert.Len(t, w.Sim.Issues(demo.ControlRepo), 0, "no run, so no log issue")
 }
 
-// TestFlowRedeliveredOneLogIssue: assemble → agent → publish; then publish
-// run twice more, the workflow run re-run and the same event delivered
-// again (neither assemble starts the job twice): the job keeps exactly one
-// run-log issue, still carrying the one log-issue marker assemble looks
-// for, and nothing is written twice.
-func TestFlowRedeliveredOneLogIssue(t *testing.T) {
-	t.Parallel()
-	w, f := runFlow(t, flowCase{engine: demo.EngineReplay, script: "testdata/replay.jsonl"})
+// assertRedeliveredOneLogIssue: after assemble → agent → publish, publish
+// runs twice more (the first time through assertRerunPublishWritesNothing),
+// the workflow run is re-run and the same event delivered again (neither
+// assemble starts the job twice): the job keeps exactly one run-log issue,
+// still carrying the one log-issue marker assemble looks for, and nothing
+// is written twice.
+func assertRedeliveredOneLogIssue(t *testing.T, ctx context.Context, w *demo.World, f *demo.Flow) {
+	t.Helper()
 	first, jobID := f.LogIssue, f.JobID
 	threadBefore := len(w.Sim.Comments(demo.TargetRepo, w.Issue))
 	logIssues := func() []int {
@@ -278,18 +294,15 @@ func TestFlowRedeliveredOneLogIssue(t *testing.T) {
 	}
 	assert.Equal(t, []int{first}, logIssues(), "publish keeps assemble's marker")
 
-	ctx, cancel := context.WithTimeout(context.Background(), flowTimeout)
-	defer cancel()
-	for i := 0; i < 2; i++ {
-		st, err := f.Publish(ctx)
-		require.NoError(t, err, "publish re-run %d", i+1)
-		assert.Equal(t, 0, st.ExitCode)
-	}
+	assertRerunPublishWritesNothing(t, w, f) // publish re-run 1
+	st, err := f.Publish(ctx)
+	require.NoError(t, err, "publish re-run 2")
+	assert.Equal(t, 0, st.ExitCode)
 	// The job ran and was published: its state in CONTROL says done, so a
 	// re-run of its assemble and a re-delivered event end without starting
 	// the agent again.
 	require.Error(t, f.Rerun(ctx), "a re-run of a finished job's assemble does not start it again")
-	err := f.Redeliver(ctx)
+	err = f.Redeliver(ctx)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "none of the 1 runs proceeded")
 	require.Len(t, f.Assembles, 1)

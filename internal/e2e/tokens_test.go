@@ -61,21 +61,15 @@ func onControl(path string) bool {
 		strings.HasPrefix(path, "/"+demo.ControlRepo+".git/")
 }
 
-// TestTokensAsWired runs the flow with the tokens agent-run.yml and
-// action.yml give each job (the demo reads them from there) and checks
-// every request each job made: the control repo only with the workflow's
-// own token, targets only with the bot's, the agent job with none, and the
-// workflow token of each job using exactly the permissions the job
-// declares (each scope at its level, nothing more).
-func TestTokensAsWired(t *testing.T) {
-	t.Parallel()
-	needBins(t)
-	w, err := demo.Seed(demo.SeedOptions{Logf: t.Logf})
-	require.NoError(t, err)
-	t.Cleanup(func() { w.Sim.Close() })
-	f, err := demo.New(demo.Options{World: w, Bins: bins, OutDir: t.TempDir(), ReplayScript: "testdata/replay.jsonl",
-		Settings: settings(), DispatcherSettings: dispatcherSettings})
-	require.NoError(t, err)
+// checkTokensAsWired runs the flow job by job with the tokens
+// agent-run.yml and action.yml give each job (the demo reads them from
+// there) and checks every request each job made: the control repo only
+// with the workflow's own token, targets only with the bot's, the agent job
+// with none, and the workflow token of each job using exactly the
+// permissions the job declares (each scope at its level, nothing more).
+// TestFlowSmall runs it.
+func checkTokensAsWired(t *testing.T, ctx context.Context, w *demo.World, f *demo.Flow) {
+	t.Helper()
 	wd, err := os.Getwd()
 	require.NoError(t, err)
 	root, err := demo.ModuleRoot(wd)
@@ -83,8 +77,6 @@ func TestTokensAsWired(t *testing.T) {
 	wiring, err := actionwiring.Load(root)
 	require.NoError(t, err)
 
-	ctx, cancel := context.WithTimeout(context.Background(), flowTimeout)
-	defer cancel()
 	require.NoError(t, f.Dispatch(ctx))
 	stages := []struct {
 		job    string
