@@ -27,8 +27,11 @@ func TestLongThreadTruncatedWithinBudget(t *testing.T) {
 	e := newEnv(t)
 	e.sim.SetRequestLogLimit(0)
 	n := e.issue("a long thread")
-	filler := strings.Repeat("words and more words ", 30)
-	for i := 0; i < 2000; i++ {
+	// 600 comments of ≈ 1.2 kB: ≈ 1.4× the budget (so some must go) over
+	// 6 pages of the listing; more comments only cost the simulator time.
+	const comments = 600
+	filler := strings.Repeat("words and more words ", 60)
+	for i := 0; i < comments; i++ {
 		e.comment(n, "bob", fmt.Sprintf("comment %d %s", i, filler))
 	}
 	c := e.comment(n, "alice", "@mrbot summarise")
@@ -40,7 +43,8 @@ func TestLongThreadTruncatedWithinBudget(t *testing.T) {
 	m := e.contexts()[dec.JobID]
 	assert.LessOrEqual(t, len(e.rawContexts()[dec.JobID]), threadctx.DefaultMaxBytes)
 	tr := truncationOf(t, m)
-	assert.Equal(t, 2002, tr.CommentsTotal)
+	assert.Equal(t, comments+2, tr.CommentsTotal)
+	assert.NotEmpty(t, tr.DroppedIDs, "over the budget")
 	assert.Len(t, tr.AfterTriggerIDs, 1)
 	assert.Equal(t, tr.CommentsTotal-1-len(tr.DroppedIDs), tr.CommentsKept)
 	var kept []struct {
@@ -50,7 +54,7 @@ func TestLongThreadTruncatedWithinBudget(t *testing.T) {
 	require.NoError(t, json.Unmarshal(m["comments"], &kept))
 	assert.Equal(t, c.GetID(), kept[len(kept)-1].ID, "the trigger is kept, last")
 	assert.Contains(t, kept[0].Body, "comment 0 ", "the oldest is kept")
-	assert.Contains(t, kept[len(kept)-2].Body, "comment 1999 ", "the newest are kept")
+	assert.Contains(t, kept[len(kept)-2].Body, fmt.Sprintf("comment %d ", comments-1), "the newest are kept")
 }
 
 // A pull request's diff is not in the dispatched context (the runner's

@@ -47,7 +47,8 @@ func TestPrefetchSameEvents(t *testing.T) {
 	}
 	many := strings.Repeat(all.String(), 40) // a few thousand events
 	long := `{"type":"user","message":{"content":"` + strings.Repeat("x", 300<<10) + `"}}` + "\n"
-	giant := `{"type":"assistant","message":{"id":"g","content":[{"type":"text","text":"` + strings.Repeat("y", 3<<20) + `"}]}}` + "\n"
+	// a giant line is one past giantLine (its text alone is giantLine long)
+	giant := `{"type":"assistant","message":{"id":"g","content":[{"type":"text","text":"` + strings.Repeat("y", giantLine) + `"}]}}` + "\n"
 	mid := `{"type":"user","message":{"content":"` + strings.Repeat("z", ownLine) + `"}}` + "\n"
 	tests := []struct {
 		name    string
@@ -203,18 +204,20 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 // TestPrefetchOneGiantAhead: after a giant line the reader waits until its
 // job is handed out, so giant lines do not pile up jobsAhead deep.
 func TestPrefetchOneGiantAhead(t *testing.T) {
-	giant := `{"type":"assistant","message":{"id":"g","content":[{"type":"text","text":"` + strings.Repeat("y", 2*giantLine) + `"}]}}` + "\n"
-	r := &countingReader{r: strings.NewReader(strings.Repeat(giant, 8))}
+	// Each line is just over giantLine; three of them: a reader that did not
+	// wait would be into the second before the first is handed out.
+	giant := `{"type":"assistant","message":{"id":"g","content":[{"type":"text","text":"` + strings.Repeat("y", giantLine) + `"}]}}` + "\n"
+	r := &countingReader{r: strings.NewReader(strings.Repeat(giant, 3))}
 	p := NewDecoder(r).Prefetch()
 	defer p.Close()
 	ev, err := p.Next()
 	require.NoError(t, err)
-	assert.Len(t, ev.Text, 2*giantLine)
+	assert.Len(t, ev.Text, giantLine)
 	// the first job is still being handed out: the reader waits for it
 	assert.LessOrEqual(t, r.n.Load(), int64(len(giant)+64<<10), "read ahead past the first giant line")
 	evs, err := drain(p.Next)
 	assert.ErrorIs(t, err, io.EOF)
-	assert.Len(t, evs, 7)
+	assert.Len(t, evs, 2)
 }
 
 type countingReader struct {
