@@ -2,6 +2,7 @@ package checkout
 
 import (
 	"context"
+	"fmt"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -13,18 +14,28 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/gitexec"
+	"github.com/mention-runner/mention-runner/internal/testkit/gittemplate"
 )
 
 // origin is a scratch "server": repos live under root/<owner>/<name>.git,
 // fetched through file:// URLs.
 type origin struct {
-	t    *testing.T
+	t    testing.TB
 	root string
 	dir  string // the work repo that is pushed from
 }
 
 func newOrigin(t *testing.T) *origin {
-	o := &origin{t: t, root: t.TempDir(), dir: t.TempDir()}
+	dst := originTemplate.Copy(t, "work/.git/config")
+	return &origin{t: t, root: filepath.Join(dst, "root"), dir: filepath.Join(dst, "work")}
+}
+
+// originTemplate is the origin every test starts from, made once per test
+// binary: a work repo (README.md, then a symlink out of the tree, a
+// hostile .gitattributes and a hook) pushed to root/octo/hello.git.
+var originTemplate = gittemplate.New(func(t testing.TB, dir string) {
+	o := &origin{t: t, root: filepath.Join(dir, "root"), dir: filepath.Join(dir, "work")}
+	require.NoError(t, os.MkdirAll(o.dir, 0o755))
 	o.git(o.dir, "init", "--quiet", "-b", "main")
 	o.commit(map[string]string{"README.md": "# hello\n"})
 	require.NoError(t, os.Symlink("/etc/passwd", filepath.Join(o.dir, "passwd-link")))
@@ -34,7 +45,14 @@ func newOrigin(t *testing.T) *origin {
 	o.git(o.dir, "init", "--quiet", "--bare", "--initial-branch=main", bare)
 	o.git(o.dir, "remote", "add", "origin", bare)
 	o.git(o.dir, "push", "--quiet", "origin", "main")
-	return o
+})
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if err := originTemplate.Remove(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	os.Exit(code)
 }
 
 func (o *origin) git(dir string, args ...string) string {

@@ -119,19 +119,11 @@ func comment(repo string, n int, body string) map[string]any {
 
 // gitRepo makes a checkout with an origin/main remote-tracking branch, as
 // actions/checkout leaves it.
-// Each test gets a copy of clonedRepo, made once per test binary, with
-// the copy's origin URL pointed at the copy's own origin.
+// gitRepo is a copy of clonedRepo of the test's own, its origin URL
+// pointing at the copy's origin.
 func gitRepo(t testing.TB) string {
 	t.Helper()
-	dst, src := clonedRepo.Copy(t)
-	work := filepath.Join(dst, "work")
-	cfg := filepath.Join(work, ".git", "config")
-	b, err := os.ReadFile(cfg)
-	require.NoError(t, err)
-	from, to := "url = "+filepath.Join(src, "origin")+"\n", "url = "+filepath.Join(dst, "origin")+"\n"
-	require.Equal(t, 1, strings.Count(string(b), from), "the template clone's origin URL")
-	require.NoError(t, os.WriteFile(cfg, []byte(strings.Replace(string(b), from, to, 1)), 0o644))
-	return work
+	return filepath.Join(clonedRepo.Copy(t, "work/.git/config"), "work")
 }
 
 // clonedRepo holds origin (README.md on main, one commit) and work, its

@@ -45,8 +45,7 @@ func TestMain(m *testing.M) {
 // newRepo is a copy of initialRepo of the test's own.
 func newRepo(t testing.TB) *repo {
 	t.Helper()
-	dir, _ := initialRepo.Copy(t)
-	return &repo{t: t, dir: dir}
+	return &repo{t: t, dir: initialRepo.Copy(t)}
 }
 
 func (r *repo) git(args ...string) string {

@@ -8,6 +8,8 @@ package gittemplate
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -31,9 +33,32 @@ func New(build func(t testing.TB, dir string)) *Template {
 }
 
 // Copy copies the template into a fresh t.TempDir and returns the copy's
-// path and the template's own path (for rewriting paths a fixture records
-// about itself, such as a clone's origin URL).
-func (tp *Template) Copy(t testing.TB) (dst, src string) {
+// path. A clone in the template records its origin's absolute path in its
+// .git/config: name each such file (relative to the template) in
+// repointed and the copy's file names the copy's own origin instead, so
+// no test reaches into the shared template. A named file that does not
+// mention the template's path fails the test.
+func (tp *Template) Copy(t testing.TB, repointed ...string) string {
+	t.Helper()
+	dst, src := tp.copy(t)
+	for _, name := range repointed {
+		p := filepath.Join(dst, name)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatalf("gittemplate: %v", err)
+		}
+		if !strings.Contains(string(b), src+string(filepath.Separator)) {
+			t.Fatalf("gittemplate: %s does not mention the template's path %s", name, src)
+		}
+		b = []byte(strings.ReplaceAll(string(b), src+string(filepath.Separator), dst+string(filepath.Separator)))
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatalf("gittemplate: %v", err)
+		}
+	}
+	return dst
+}
+
+func (tp *Template) copy(t testing.TB) (dst, src string) {
 	t.Helper()
 	tp.once.Do(func() {
 		dir, err := os.MkdirTemp("", "gittemplate-")

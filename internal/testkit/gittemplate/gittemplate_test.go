@@ -26,13 +26,13 @@ func TestCopyBuildsOnceAndCopiesAreIndependent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			dsts[i], _ = tp.Copy(t)
+			dsts[i] = tp.Copy(t)
 		}()
 	}
 	wg.Wait()
 	assert.Equal(t, int32(1), builds.Load())
 
-	_, src := tp.Copy(t)
+	src := tp.dir
 	for i, d := range dsts {
 		assert.NotEqual(t, src, d)
 		b, err := os.ReadFile(filepath.Join(d, "sub", "f"))
@@ -55,4 +55,18 @@ func TestCopyBuildsOnceAndCopiesAreIndependent(t *testing.T) {
 
 func TestRemoveUnusedTemplate(t *testing.T) {
 	assert.NoError(t, New(func(testing.TB, string) { t.Error("built without a Copy") }).Remove())
+}
+
+func TestCopyRepointsOrigin(t *testing.T) {
+	tp := New(func(t testing.TB, dir string) {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, "work", ".git"), 0o755))
+		cfg := "[remote \"origin\"]\n\turl = " + filepath.Join(dir, "origin") + "\n"
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "work", ".git", "config"), []byte(cfg), 0o644))
+	})
+	defer func() { assert.NoError(t, tp.Remove()) }()
+	dst := tp.Copy(t, "work/.git/config")
+	b, err := os.ReadFile(filepath.Join(dst, "work", ".git", "config"))
+	require.NoError(t, err)
+	assert.Equal(t, "[remote \"origin\"]\n\turl = "+filepath.Join(dst, "origin")+"\n", string(b))
+	assert.NotContains(t, string(b), tp.dir)
 }
