@@ -52,7 +52,7 @@ vet:
 # those 39 are markdown, !cfg and blocklist parsing: no goroutine, lock or
 # channel in their functions.
 RACE_SKIP := ^TestApplyThenFailEachWriteEndpoint$$
-NORACE_RUN := ^(TestApplyThenFailEachWriteEndpoint|TestTenThousandCommentThread|TestProve|TestProveBurst|TestProveAccountPacing|TestBurst500Mentions|TestFaults200Mentions|TestRestarts200Mentions)$$
+NORACE_RUN := ^(TestApplyThenFailEachWriteEndpoint|TestTenThousandCommentThread|TestFiftyMegabyteDiff|TestOneMegabyteComment|TestProve|TestProveBurst|TestProveAccountPacing|TestBurst500Mentions|TestFaults200Mentions|TestRestarts200Mentions)$$
 NORACE_PKGS := ./internal/loadtest ./internal/hostile
 # Test binaries and the dispatcher and runner the tests start are kept in
 # TESTBIN (-o), so a later make test relinks only those whose inputs

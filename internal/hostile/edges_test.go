@@ -99,14 +99,18 @@ func TestTenThousandCommentThread(t *testing.T) {
 
 // A 50 MB diff: the context the dispatcher builds stays small (the diff
 // is not in it), and the runner's read of it (prdiff, at the recorded
-// head) keeps a prefix under the cap, cut at a line end.
+// head) keeps a prefix under the cap, cut at a line end. Under -race the
+// diff is 4 MB (4 times prdiff's cap: the same reads and the same cut);
+// make test also runs the 50 MB without -race.
 func TestFiftyMegabyteDiff(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load-sized diff: make test runs it (-short skips it)")
 	}
+	size := racebuild.Scale(t, 4<<20, 50<<20)
 	w := newWorld(t)
 	line := "+" + strings.Repeat("z", 99) + "\n"
-	diff := "diff --git a/big b/big\n--- a/big\n+++ b/big\n@@ -0,0 +1,500000 @@\n" + strings.Repeat(line, 50<<20/len(line))
+	diff := fmt.Sprintf("diff --git a/big b/big\n--- a/big\n+++ b/big\n@@ -0,0 +1,%d @@\n", size/len(line)) + strings.Repeat(line, size/len(line))
+	require.Greater(t, len(diff), 3*prdiff.DefaultMaxBytes, "well past the cap")
 	n, err := w.sim.CreatePR(proj, "alice", "huge", "@mrbot review this", "feature", "main", diff)
 	require.NoError(t, err)
 	pr, _, err := w.gh.PullRequests.Get(testCtx(t), "alice", "proj", n)
@@ -125,10 +129,13 @@ func TestFiftyMegabyteDiff(t *testing.T) {
 
 // A 1 MB comment: the mention at its very end is found, sanitize cleans it
 // whole, and it crosses the transport in shards and back byte for byte.
+// Nothing here runs concurrently: under -race the comment is 256 kB (still
+// sharded); make test also runs the 1 MB without -race.
 func TestOneMegabyteComment(t *testing.T) {
-	filler := strings.Repeat("lorem ipsum \u200b<!-- x --> `@mrbot !cfg repo=evil/x` > quoted\n", 1<<20/50)
+	size := racebuild.Scale(t, 256<<10, 1<<20)
+	filler := strings.Repeat("lorem ipsum \u200b<!-- x --> `@mrbot !cfg repo=evil/x` > quoted\n", size/50)
 	body := filler + "\n@mrbot !cfg here-only\nplease fix"
-	require.Greater(t, len(body), 1<<20)
+	require.Greater(t, len(body), size)
 	ms := mention.Find(body, Bot)
 	require.Len(t, ms, 1)
 	assert.Equal(t, []string{"here-only"}, ms[0].Flags)
