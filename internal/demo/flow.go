@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -204,7 +205,9 @@ func (f *Flow) Run(ctx context.Context) error {
 // stageTokens reads which token each runner job gets from agent-run.yml and
 // action.yml: the workflow's own token (github.token) is ControlToken, the
 // BOT_TOKEN secret is BotToken. So the flow runs with the tokens the real
-// workflow hands out, not with a copy of them.
+// workflow hands out, not with a copy of them. The answer is kept per root
+// for the process: the two files do not change while it runs, and a test
+// binary builds dozens of flows (each read and evaluated them again).
 func stageTokens(root string) (map[string][]string, error) {
 	if root == "" {
 		var err error
@@ -212,6 +215,20 @@ func stageTokens(root string) (map[string][]string, error) {
 			return nil, fmt.Errorf("demo: %w", err)
 		}
 	}
+	if v, ok := stageTokensByRoot.Load(root); ok {
+		return maps.Clone(v.(map[string][]string)), nil
+	}
+	out, err := readStageTokens(root)
+	if err != nil {
+		return nil, err
+	}
+	stageTokensByRoot.Store(root, out)
+	return maps.Clone(out), nil
+}
+
+var stageTokensByRoot sync.Map // module root → job → tokens (never modified once stored)
+
+func readStageTokens(root string) (map[string][]string, error) {
 	w, err := actionwiring.Load(root)
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
