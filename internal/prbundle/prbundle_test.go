@@ -36,8 +36,10 @@ var initialRepo = gittemplate.New(func(t testing.TB, dir string) {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if err := initialRepo.Remove(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
+	for _, tp := range []*gittemplate.Template{initialRepo, forkTemplate} {
+		if err := tp.Remove(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
 	}
 	os.Exit(code)
 }

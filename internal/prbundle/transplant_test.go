@@ -10,22 +10,35 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/testkit/gittemplate"
 )
 
 // forkSetup is a pull request from a fork as the agent job sees it: a
 // shallow checkout of the fork's head, beside the default branch's tip
-// (which moved on after the fork branched off) as origin/main.
+// (which moved on after the fork branched off) as origin/main. Each test
+// gets its own copy of forkTemplate.
 func forkSetup(t *testing.T) (origin, agent *repo, forkHead, mainTip string) {
-	origin = newRepo(t)
+	dir := forkTemplate.Copy(t, "agent/.git/config")
+	return &repo{t: t, dir: filepath.Join(dir, "origin")}, &repo{t: t, dir: filepath.Join(dir, "agent")},
+		forkTemplateHeads[0], forkTemplateHeads[1]
+}
+
+// forkTemplateHeads are forkTemplate's fork head and main tip, set while
+// it builds.
+var forkTemplateHeads [2]string
+
+var forkTemplate = gittemplate.New(func(t testing.TB, dir string) {
+	origin := &repo{t: t, dir: filepath.Join(dir, "origin")}
+	require.NoError(t, os.CopyFS(origin.dir, os.DirFS(newRepo(t).dir)))
 	origin.git("checkout", "--quiet", "-b", "fork")
-	forkHead = origin.commit("fork work", map[string]string{"fork-only.txt": "from the fork\n"})
+	forkTemplateHeads[0] = origin.commit("fork work", map[string]string{"fork-only.txt": "from the fork\n"})
 	origin.git("checkout", "--quiet", "main")
-	mainTip = origin.commit("main moved on", map[string]string{"later.txt": "later\n"})
-	agent = &repo{t: t, dir: filepath.Join(t.TempDir(), "agent")}
+	forkTemplateHeads[1] = origin.commit("main moved on", map[string]string{"later.txt": "later\n"})
+	agent := &repo{t: t, dir: filepath.Join(dir, "agent")}
 	origin.git("clone", "--quiet", "--depth=1", "--branch", "fork", "file://"+origin.dir, agent.dir)
 	agent.git("fetch", "--quiet", "--depth=1", "origin", "+main:refs/remotes/origin/main")
-	return origin, agent, forkHead, mainTip
-}
+})
 
 func TestCaptureOntoForkPRCarriesOnlyTheAgentsChange(t *testing.T) {
 	ctx := context.Background()
