@@ -2,7 +2,6 @@ package checkout
 
 import (
 	"context"
-	"fmt"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -48,11 +47,7 @@ var originTemplate = gittemplate.New(func(t testing.TB, dir string) {
 })
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if err := originTemplate.Remove(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
+	os.Exit(gittemplate.Run(m, originTemplate))
 }
 
 func (o *origin) git(dir string, args ...string) string {

@@ -36,11 +36,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	code := m.Run()
-	if err := clonedRepo.Remove(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
+	os.Exit(gittemplate.Run(m, clonedRepo))
 }
 
 const hereRepo = "octo/app"

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,13 +34,7 @@ var initialRepo = gittemplate.New(func(t testing.TB, dir string) {
 })
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	for _, tp := range []*gittemplate.Template{initialRepo, forkTemplate} {
-		if err := tp.Remove(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-		}
-	}
-	os.Exit(code)
+	os.Exit(gittemplate.Run(m, initialRepo, forkTemplate))
 }
 
 // newRepo is a copy of initialRepo of the test's own.

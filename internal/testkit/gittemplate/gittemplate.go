@@ -90,3 +90,15 @@ func (tp *Template) Remove() error {
 	}
 	return nil
 }
+
+// Run runs the tests, then removes the templates; TestMain exits with its
+// result: os.Exit(gittemplate.Run(m, templates...)).
+func Run(m *testing.M, templates ...*Template) int {
+	code := m.Run()
+	for _, tp := range templates {
+		if err := tp.Remove(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}
+	return code
+}
