@@ -17,6 +17,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/blockfile"
 	"github.com/mention-runner/mention-runner/internal/blocklist"
 	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/ghclient"
 	"github.com/mention-runner/mention-runner/internal/githubsim"
 	"github.com/mention-runner/mention-runner/internal/policy"
 	"github.com/mention-runner/mention-runner/internal/transport"
@@ -592,22 +593,41 @@ func TestShutdownDuringSendStillDispatches(t *testing.T) {
 	e.sim.AddFault(githubsim.Fault{Method: "POST", Path: "/repos/ops/control/dispatches", Kind: githubsim.FaultSlow, Delay: 300 * time.Millisecond, Rate: 1})
 	e.sim.OnDispatch(func(string, githubsim.Dispatch) {})
 	ctx, cancel := context.WithCancel(e.ctx())
-	// cancel once the claim exists, i.e. while the dispatch is in flight
-	go func() {
-		for ctx.Err() == nil {
-			if len(e.sim.Refs(control, "refs/mention-runner/dispatched/")) > 0 {
-				cancel()
-				return
+	// Cancel once the dispatch request has left, i.e. while it is in
+	// flight. (Not once the claim exists: the claim goes out while the
+	// thread is read, so that could cancel the read instead: a make test
+	// failure, "fetch …/comments: context canceled".)
+	sent := make(chan struct{})
+	var once sync.Once
+	dsp, err := ghclient.New(ghclient.Options{BaseURL: e.base, Token: botToken, Sleep: noSleep, MaxRetries: 2,
+		RetryUnsafe: true, RequestTimeout: 20 * time.Second,
+		Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/dispatches") {
+				once.Do(func() { close(sent) })
 			}
-			time.Sleep(5 * time.Millisecond)
+			return http.DefaultTransport.RoundTrip(r)
+		})})
+	require.NoError(t, err)
+	go func() {
+		select {
+		case <-sent:
+			cancel()
+		case <-ctx.Done():
 		}
 	}()
-	dec, err := e.dispatcher().Handle(ctx, e.trigger("issue_comment", n, c.GetID()))
+	d, err := New(e.cfg, Clients{GitHub: e.gh, Dispatch: dsp})
+	require.NoError(t, err)
+	dec, err := d.Handle(ctx, e.trigger("issue_comment", n, c.GetID()))
 	cancel()
 	require.NoError(t, err)
 	assert.Equal(t, Dispatch, dec.Decision)
 	assert.Len(t, e.sim.Dispatches(control), 1, "the claimed mention was dispatched")
 }
+
+// roundTripFunc is an http.RoundTripper made of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // TestOptOutRepliesRateLimited: opt-outs are open to anyone, so a stranger
 // repeating "go away" must not make the bot reply each time (issue 14: 15
