@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -205,22 +204,7 @@ func TestNamedRotationUnderConcurrency(t *testing.T) {
 		require.NoError(t, err)
 		ls[i] = l
 	}
-	var wg sync.WaitGroup
-	release := clk.Hold()
-	for _, l := range ls {
-		clk.Go(&wg, func() {
-			for k := 0; k < 20; k++ {
-				if !assert.NoError(t, l.Take(ctx)) {
-					return
-				}
-				_, _, err := w.gh.Git.CreateCommit(ctx, "ops", "control", &github.Commit{Message: github.String("work"),
-					Tree: &github.Tree{SHA: github.String("4b825dc642cb6eb9a060e54bf8d69288fbee4904")}}, nil)
-				assert.NoError(t, err)
-			}
-		})
-	}
-	release()
-	wg.Wait()
+	w.takeAll(t, ctx, clk, ls, 20, true)
 
 	refused, created := 0, map[string]int{}
 	for _, r := range w.sim.Requests() {

@@ -1,6 +1,7 @@
 package writebudget_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,23 +55,7 @@ func TestRotationUnderConcurrency(t *testing.T) {
 		}
 		ls[i] = w.ledger(t, fmt.Sprintf("p%d", i), o)
 	}
-	var wg sync.WaitGroup
-	release := clk.Hold()
-	for _, l := range ls {
-		clk.Go(&wg, func() {
-			for k := 0; k < 16; k++ {
-				if !assert.NoError(t, l.Take(ctx)) {
-					return
-				}
-				// the write the slot was for, as the same account
-				_, _, err := w.gh.Git.CreateCommit(ctx, "ops", "control", &github.Commit{Message: github.String("work"),
-					Tree: &github.Tree{SHA: github.String("4b825dc642cb6eb9a060e54bf8d69288fbee4904")}}, nil)
-				assert.NoError(t, err)
-			}
-		})
-	}
-	release()
-	wg.Wait()
+	w.takeAll(t, ctx, clk, ls, 16, true)
 
 	grants, rotations, dead := 0, 0, 0
 	for _, l := range ls {
@@ -271,19 +256,7 @@ func TestRotationUnderLostAnswers(t *testing.T) {
 		o.Guess = i == 0 // one commits on the head it wrote last, unread
 		ls[i] = w.ledger(t, fmt.Sprintf("p%d", i), o)
 	}
-	var wg sync.WaitGroup
-	release := clk.Hold()
-	for _, l := range ls {
-		clk.Go(&wg, func() {
-			for k := 0; k < 12; k++ {
-				if !assert.NoError(t, l.Take(ctx)) {
-					return
-				}
-			}
-		})
-	}
-	release()
-	wg.Wait()
+	w.takeAll(t, ctx, clk, ls, 12, false)
 	refs, msg := w.ledgerNow(t, ctx)
 	for _, l := range ls {
 		g, _, _ := l.Stats()
@@ -481,4 +454,29 @@ func (f *failFirstCommitRead) RoundTrip(r *http.Request) (*http.Response, error)
 		return nil, errors.New("read: connection reset by peer")
 	}
 	return f.next.RoundTrip(r)
+}
+
+// takeAll runs the ledgers at once on clk (released together), each
+// taking n grants; with write, each grant is followed by the write its
+// slot was for: a commit in the control repository, as the account.
+func (w *world) takeAll(t *testing.T, ctx context.Context, clk *fakeclock.Clock, ls []*writebudget.Ledger, n int, write bool) {
+	t.Helper()
+	var wg sync.WaitGroup
+	release := clk.Hold()
+	for _, l := range ls {
+		clk.Go(&wg, func() {
+			for k := 0; k < n; k++ {
+				if !assert.NoError(t, l.Take(ctx)) {
+					return
+				}
+				if write {
+					_, _, err := w.gh.Git.CreateCommit(ctx, "ops", "control", &github.Commit{Message: github.String("work"),
+						Tree: &github.Tree{SHA: github.String("4b825dc642cb6eb9a060e54bf8d69288fbee4904")}}, nil)
+					assert.NoError(t, err)
+				}
+			}
+		})
+	}
+	release()
+	wg.Wait()
 }
