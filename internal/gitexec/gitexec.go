@@ -69,8 +69,14 @@ func (c Command) Run(ctx context.Context, args ...string) ([]byte, error) {
 // the repository's own config says: no fsmonitor or hook program runs, no
 // credential helper is asked, no transport but https/http (and local
 // files, for bundles and packs) is used, and redirects are not followed
-// (they would carry an auth header elsewhere).
+// (they would carry an auth header elsewhere). No background maintenance
+// or gc is started either: every repository the runner's git touches is a
+// short-lived scratch or job checkout, and an auto-maintenance run after a
+// fetch or commit is one more process per command that only packs objects
+// of a repository about to be deleted.
 var Hardening = []string{
+	"-c", "maintenance.auto=false",
+	"-c", "gc.auto=0",
 	"-c", "core.fsmonitor=false",
 	"-c", "core.hooksPath=" + os.DevNull,
 	"-c", "credential.helper=",

@@ -60,6 +60,7 @@ type Sim struct {
 	gitBin  string
 	gitEnv  []string
 	closed  chan struct{}
+	adverts advertCache // protocol v2 upload-pack info/refs answers
 
 	mu        sync.Mutex
 	base      string // "http://127.0.0.1:port/" once started or first request seen
@@ -165,6 +166,11 @@ func New(o Options) (*Sim, error) {
 		"GIT_CONFIG_GLOBAL=" + os.DevNull,
 		"GIT_TERMINAL_PROMPT=0",
 		"LANG=C", "LC_ALL=C",
+		// No gc or maintenance after a push: the repositories live as long
+		// as the simulator, and each auto run is one more process per push.
+		"GIT_CONFIG_COUNT=2",
+		"GIT_CONFIG_KEY_0=receive.autogc", "GIT_CONFIG_VALUE_0=false",
+		"GIT_CONFIG_KEY_1=maintenance.auto", "GIT_CONFIG_VALUE_1=false",
 	}
 	return s, nil
 }

@@ -5,7 +5,9 @@ import (
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 )
 
 // isGitPath reports whether p is a smart HTTP path: /{owner}/{name}.git[/...].
@@ -108,6 +110,10 @@ func (s *Sim) serveGit(w http.ResponseWriter, r *http.Request, entry *LoggedRequ
 		"REMOTE_USER=" + login,
 	}, s.gitEnv...)
 	h := &cgi.Handler{Path: s.gitBin, Args: []string{"http-backend"}, Root: "/", Env: env, Logger: nil}
+	if key, ok := v2AdvertKey(r, rest); ok {
+		s.adverts.serve(w, key, func(rec *httptest.ResponseRecorder) { h.ServeHTTP(rec, r2) })
+		return
+	}
 	if !pushing {
 		h.ServeHTTP(w, r2)
 		return
@@ -125,6 +131,55 @@ func (s *Sim) serveGit(w http.ResponseWriter, r *http.Request, entry *LoggedRequ
 	}
 	for k, v := range rec.Header() {
 		w.Header()[k] = v
+	}
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(rec.Body.Bytes())
+}
+
+// v2AdvertKey says whether r asks for upload-pack's protocol v2 capability
+// advertisement (GET info/refs?service=git-upload-pack with Git-Protocol
+// version=2), and under which key its answer is cached. In v2 that answer
+// lists no refs: it is the same bytes for every repository the simulator
+// serves (one git binary, one configuration, SHA-1 repositories), so git
+// http-backend runs once for it instead of once per fetch. Protocol v0/v1
+// advertisements list refs and pushes' receive-pack lists refs in every
+// version: those still go to git every time.
+func v2AdvertKey(r *http.Request, rest string) (string, bool) {
+	proto := r.Header.Get("Git-Protocol")
+	if r.Method != http.MethodGet || rest != "info/refs" || r.URL.Query().Get("service") != "git-upload-pack" ||
+		!slices.Contains(strings.Split(proto, ":"), "version=2") {
+		return "", false
+	}
+	return proto, true
+}
+
+// advertCache holds git's own answers to v2 info/refs requests, by
+// Git-Protocol header: status, headers and body exactly as git gave them.
+type advertCache struct {
+	mu      sync.Mutex
+	answers map[string]*httptest.ResponseRecorder
+}
+
+// serve writes the cached answer for key, asking git (fill) the first time;
+// only a 200 answer is kept.
+func (c *advertCache) serve(w http.ResponseWriter, key string, fill func(*httptest.ResponseRecorder)) {
+	c.mu.Lock()
+	rec := c.answers[key]
+	c.mu.Unlock()
+	if rec == nil {
+		rec = httptest.NewRecorder()
+		fill(rec)
+		if rec.Code == http.StatusOK {
+			c.mu.Lock()
+			if c.answers == nil {
+				c.answers = map[string]*httptest.ResponseRecorder{}
+			}
+			c.answers[key] = rec
+			c.mu.Unlock()
+		}
+	}
+	for k, v := range rec.Header() {
+		w.Header()[k] = slices.Clone(v)
 	}
 	w.WriteHeader(rec.Code)
 	_, _ = w.Write(rec.Body.Bytes())

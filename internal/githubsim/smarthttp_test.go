@@ -2,6 +2,7 @@ package githubsim
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -110,4 +111,51 @@ func TestSmartHTTPCloneCommitPush(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
 	assert.Equal(t, `Basic realm="GitHub"`, resp.Header.Get("WWW-Authenticate"))
+}
+
+// TestSmartHTTPV2AdvertCached: the v2 upload-pack advertisement git gave
+// once is served again byte for byte (every repository, every caller),
+// still behind the same access checks; v0 advertisements (they list refs)
+// still come from git each time.
+func TestSmartHTTPV2AdvertCached(t *testing.T) {
+	w := newWorld(t)
+	get := func(repo, token, proto string) (int, http.Header, string) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(ctxT(t), http.MethodGet, w.base+repo+".git/info/refs?service=git-upload-pack", nil)
+		require.NoError(t, err)
+		if token != "" {
+			req.SetBasicAuth("x-access-token", token)
+		}
+		if proto != "" {
+			req.Header.Set("Git-Protocol", proto)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, resp.Header, string(b)
+	}
+	code, hdr, first := get("alice/app", "", "version=2")
+	require.Equal(t, http.StatusOK, code, first)
+	assert.Equal(t, "application/x-git-upload-pack-advertisement", hdr.Get("Content-Type"))
+	assert.True(t, strings.HasPrefix(first, "000eversion 2\n"), first)
+	assert.NotContains(t, first, "refs/heads/")
+	for _, c := range []struct{ repo, token string }{{"alice/app", ""}, {"alice/app", "tok-bot"}, {"alice/secret", "tok-bot"}} {
+		code, hdr2, again := get(c.repo, c.token, "version=2")
+		assert.Equal(t, http.StatusOK, code, c)
+		assert.Equal(t, first, again, c)
+		assert.Equal(t, hdr.Get("Content-Type"), hdr2.Get("Content-Type"), c)
+		assert.Equal(t, hdr.Get("Cache-Control"), hdr2.Get("Cache-Control"), c)
+	}
+	// Access checks come before the cache.
+	code, _, _ = get("alice/secret", "", "version=2")
+	assert.Equal(t, http.StatusUnauthorized, code)
+	code, _, _ = get("alice/secret", "tok-mallory", "version=2")
+	assert.Equal(t, http.StatusNotFound, code)
+	// v0 lists refs: still git's answer for this repository.
+	code, _, v0 := get("alice/app", "", "")
+	require.Equal(t, http.StatusOK, code, v0)
+	assert.Contains(t, v0, "refs/heads/main")
+	assert.NotEqual(t, first, v0)
 }
