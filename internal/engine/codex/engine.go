@@ -50,12 +50,14 @@ const DefaultModel = "gpt-5.5"
 const BaseURLEnv = "OPENAI_BASE_URL"
 
 // DisabledFeatures are Codex features switched off for every run: each
-// gives the model a way to act or read outside the gate.
+// gives the model a way to act or read outside the gate, or (shell_snapshot)
+// runs a program at start: a login shell (bash -l sourcing the profile and
+// rc files) to snapshot the environment for the shell tool, which is off.
 var DisabledFeatures = []string{
 	"shell_tool", "unified_exec", "code_mode_host", "multi_agent", "goals", "view_image",
 	"image_generation", "apps", "plugins", "remote_plugin", "hooks", "memories", "skill_search",
 	"skill_mcp_dependency_install", "tool_suggest", "browser_use", "browser_use_external",
-	"computer_use", "in_app_browser", "workspace_dependencies", "sleep_tool",
+	"computer_use", "in_app_browser", "workspace_dependencies", "sleep_tool", "shell_snapshot",
 }
 
 // Engine runs Codex. The zero value is not usable; set Bin.

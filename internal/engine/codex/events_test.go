@@ -71,6 +71,7 @@ func TestArgs(t *testing.T) {
 		[]string{"/bin/runner", "mcp-files", "--root", "/c", "--tools", "read_file"}), " ")
 	for _, want := range []string{"exec --json", "--ignore-user-config", "--ignore-rules", "--ephemeral", "-C /w", "-s read-only",
 		`approval_policy="never"`, `web_search="disabled"`, "project_doc_max_bytes=0", "--disable shell_tool", "--disable hooks",
+		"--disable shell_snapshot", // no login shell at start
 		`mcp_servers.gate={command="/bin/runner",args=["mcp","--config","/r/\"q\".json"],default_tools_approval_mode="approve"`,
 		`mcp_servers.files={command="/bin/runner",args=["mcp-files","--root","/c","--tools","read_file"],default_tools_approval_mode="approve"`,
 		`model_providers.mention-runner={name="mention-runner",base_url="http://127.0.0.1:1/v1"`, "-m " + DefaultModel + " -"} {
