@@ -56,3 +56,10 @@ func GrantsBy(msg, id string) int {
 	}
 	return n
 }
+
+// Wanted is the size Ready asked for the next grant (tests).
+func Wanted(l *Ledger) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.want
+}

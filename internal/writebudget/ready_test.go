@@ -2,6 +2,7 @@ package writebudget_test
 
 import (
 	"context"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -9,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mention-runner/mention-runner/internal/githubsim"
+	"github.com/mention-runner/mention-runner/internal/ghclient"
 	"github.com/mention-runner/mention-runner/internal/writebudget"
 )
 
@@ -120,19 +121,54 @@ func TestReadyCancelled(t *testing.T) {
 
 // TestReadySizesATakesGrant: a Take that started taking a grant before
 // Ready was called (the first write of a process and its Ready, started
-// together) takes the size Ready asks for, whichever comes first.
+// together) takes the size Ready asks for, whichever comes first. The
+// ledger's first read is held until Ready has asked (no timing involved).
 func TestReadySizesATakesGrant(t *testing.T) {
-	w := newWorld(t)
-	ctx := ctxT(t)
-	l := w.ledger(t, "a", writebudget.Options{Block: 4, MaxBlock: 12})
-	// the ledger's reads take far longer than starting a goroutine, even
-	// under -race on a loaded machine, so Ready comes while Take's grant
-	// is being taken (or before)
-	w.sim.AddFault(githubsim.Fault{Kind: githubsim.FaultSlow, Rate: 1, Delay: 250 * time.Millisecond})
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); assert.NoError(t, l.Take(ctx)) }()
-	go func() { defer wg.Done(); assert.NoError(t, l.Ready(ctx, 11)) }()
-	wg.Wait()
-	assert.Equal(t, []int{11}, w.ledgerGrants(t, ctx))
+	for _, readyFirst := range []bool{false, true} {
+		t.Run(map[bool]string{false: "while Take's grant is being taken", true: "before Take"}[readyFirst], func(t *testing.T) {
+			w := newWorld(t)
+			ctx := ctxT(t)
+			gate := &firstRequestGate{arrived: make(chan struct{}), release: make(chan struct{})}
+			gh, err := ghclient.New(ghclient.Options{BaseURL: w.base, Token: "tok", RetryUnsafe: true, Sleep: w.clk.Sleep, Now: w.clk.Now,
+				RequestTimeout: 5 * time.Second, Base: gate})
+			require.NoError(t, err)
+			l := w.ledger(t, "a", writebudget.Options{Block: 4, MaxBlock: 12, Client: gh})
+			if readyFirst {
+				close(gate.release)
+				require.NoError(t, l.Ready(ctx, 11))
+				require.NoError(t, l.Take(ctx))
+				assert.Equal(t, []int{11}, w.ledgerGrants(t, ctx))
+				return
+			}
+			var wg sync.WaitGroup
+			wg.Add(2)
+			go func() { defer wg.Done(); assert.NoError(t, l.Take(ctx)) }()
+			<-gate.arrived // Take's grant is being taken: its ledger read is held
+			go func() { defer wg.Done(); assert.NoError(t, l.Ready(ctx, 11)) }()
+			require.Eventually(t, func() bool { return writebudget.Wanted(l) == 11 }, 30*time.Second, time.Millisecond)
+			close(gate.release)
+			wg.Wait()
+			assert.Equal(t, []int{11}, w.ledgerGrants(t, ctx))
+		})
+	}
+}
+
+// firstRequestGate holds the first request it carries until release is
+// closed, and closes arrived when that request comes.
+type firstRequestGate struct {
+	arrived, release chan struct{}
+	once             sync.Once
+}
+
+func (g *firstRequestGate) RoundTrip(r *http.Request) (*http.Response, error) {
+	first := false
+	g.once.Do(func() { first = true; close(g.arrived) })
+	if first {
+		select {
+		case <-g.release:
+		case <-r.Context().Done():
+			return nil, r.Context().Err()
+		}
+	}
+	return http.DefaultTransport.RoundTrip(r)
 }
