@@ -194,6 +194,10 @@ func TestFetchForkPRCarriesDefaultTip(t *testing.T) {
 	}
 	assert.Equal(t, head, rev("HEAD"))
 	assert.Equal(t, tip, rev("refs/remotes/origin/main"))
+	assert.Equal(t, head, rev("refs/heads/"+tg.Branch()))
+	sym, err := r.Git().Run(context.Background(), "symbolic-ref", "HEAD")
+	require.NoError(t, err)
+	assert.Equal(t, "refs/heads/"+tg.Branch()+"\n", string(sym), "HEAD names the branch")
 	assert.FileExists(t, filepath.Join(ws, "fork-only.txt"))
 	assert.NoFileExists(t, filepath.Join(ws, "later.txt"), "the agent works on the PR's code")
 	_, err = r.Git().Run(context.Background(), "fsck", "--connectivity-only")

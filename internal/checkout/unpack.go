@@ -62,7 +62,9 @@ func Unpack(ctx context.Context, artifactDir, workTree, gitDir string, want Targ
 	}
 	r := Repo{WorkTree: workTree, GitDir: gitDir}
 	g := r.Git()
-	if _, err := gitexec.Isolated(workTree, "", gitTimeout).Run(ctx, "init", "--quiet", "--bare", gitDir); err != nil {
+	// --initial-branch points HEAD at the branch (git checks the name, as
+	// symbolic-ref would) without a process of its own.
+	if _, err := gitexec.Isolated(workTree, "", gitTimeout).Run(ctx, "init", "--quiet", "--bare", "--initial-branch="+branch, gitDir); err != nil {
 		return Manifest{}, fmt.Errorf("checkout: %w", err)
 	}
 	pack := filepath.Join(gitDir, "objects", "pack", "pack-target.pack")
@@ -78,20 +80,27 @@ func Unpack(ctx context.Context, artifactDir, workTree, gitDir string, want Targ
 	if _, err := g.Run(ctx, "index-pack", "--strict", pack); err != nil {
 		return Manifest{}, fmt.Errorf("checkout: the fetched pack is damaged: %w", err)
 	}
+	// Both refs in one update-ref transaction (NUL-separated: names and
+	// ids are checked above, and -z leaves nothing to parse): git still
+	// refuses a branch that would not point at a commit.
+	remote, remoteCommit := "refs/remotes/origin/"+branch, m.Commit
+	if want.FromFork() {
+		remote, remoteCommit = "refs/remotes/origin/"+want.DefaultBranch, m.BaseCommit
+	}
+	refs := "update refs/heads/" + branch + "\x00" + m.Commit + "\x00\x00" +
+		"update " + remote + "\x00" + remoteCommit + "\x00\x00"
 	steps := [][]string{
 		{"config", "core.bare", "false"},
 		{"config", "core.symlinks", "false"},
-		{"update-ref", "refs/heads/" + branch, m.Commit},
-		{"symbolic-ref", "HEAD", "refs/heads/" + branch},
+		{"update-ref", "--stdin", "-z"},
+		{"read-tree", "--reset", "-u", "HEAD"},
 	}
-	if want.FromFork() {
-		steps = append(steps, []string{"update-ref", "refs/remotes/origin/" + want.DefaultBranch, m.BaseCommit})
-	} else {
-		steps = append(steps, []string{"update-ref", "refs/remotes/origin/" + branch, m.Commit})
-	}
-	steps = append(steps, []string{"read-tree", "--reset", "-u", "HEAD"})
 	for _, s := range steps {
-		if _, err := g.Run(ctx, s...); err != nil {
+		var in []byte
+		if s[0] == "update-ref" {
+			in = []byte(refs)
+		}
+		if _, err := g.RunInput(ctx, in, s...); err != nil {
 			return Manifest{}, fmt.Errorf("checkout: %w", err)
 		}
 	}

@@ -45,11 +45,20 @@ type Command struct {
 // Run runs git args in c.Dir and returns its stdout; a failure is an *Error
 // (wrapping the context's error when the time limit or cancellation hit).
 func (c Command) Run(ctx context.Context, args ...string) ([]byte, error) {
+	return c.RunInput(ctx, nil, args...)
+}
+
+// RunInput is Run with stdin as the command's standard input (for the
+// --stdin forms that do several updates in one process and transaction).
+func (c Command) RunInput(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", append(append([]string{}, c.Config...), args...)...)
 	cmd.Dir = c.Dir
 	cmd.Env = c.Env
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
