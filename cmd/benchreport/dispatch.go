@@ -23,6 +23,8 @@ func (t *tableRun) dispatch() []benchreport.Row {
 		maxReqs, maxRounds float64
 	}{
 		{"issue/cold", "issue mention, fresh dispatcher (event mode)", 8, 4},
+		{"issue/cold-hour", "issue mention, fresh dispatcher (event mode), first mention of the hour", 0, 0},
+		{"issue/cold-2h", "issue mention, fresh dispatcher (event mode), one mention every 2 h", 0, 0},
 		{"issue/warm", "issue mention, running dispatcher (serve)", 6, 3},
 		{"issue/idle", "issue mention, running dispatcher (serve), a minute after the last", 0, 0},
 		{"pr/cold", "PR mention, fresh dispatcher (event mode)", 0, 0},

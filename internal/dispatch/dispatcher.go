@@ -368,7 +368,16 @@ func (d *Dispatcher) startReady(ctx context.Context) (wait func()) {
 		// (or takes its own) on the send step's context.
 		_ = d.budget.Ready(ctx, d.writesAhead())
 	}()
-	return func() { <-done }
+	return func() {
+		<-done
+		if idle, ok := d.budget.(interface{ Idle() }); ok && d.cfg.FlushEach {
+			// event mode: the process ends with the mention, so what the
+			// grant left (a rotation's opening, writebudget) is finished
+			// first, beside the mention's last writes, not by the next
+			// process
+			idle.Idle()
+		}
+	}
 }
 
 // writesAhead is how many writes the budget should hold as a mention

@@ -219,4 +219,35 @@ func testRequestCost(t *testing.T) {
 	e.sim.ResetRequests()
 	require.NoError(t, cold.Flush(e.ctx()))
 	assert.Empty(t, e.requestsExcept(""), "nothing left to write")
+
+	// The first mention of the next hour (the account is busy: the
+	// mentions above): the hour's name is not there yet; the listing goes
+	// beside a read of the hour before's name, which is the ledger; the
+	// grant closes it, and the next generation is opened (root, ref,
+	// listing) once the grant is held, beside the mention's last writes.
+	clk.Advance(time.Hour)
+	n = e.issue("hour")
+	c = e.comment(n, "alice", "@mrbot next hour")
+	cold = e.wiredDispatcher(clk, func(c *Config) { c.FlushEach = true })
+	reqs, trips = e.measureCost(cold, e.trigger("issue_comment", n, c.GetID()))
+	t.Logf("issue mention, fresh dispatcher, first of a busy hour: %d requests, %d round trips: %v", len(reqs), trips, reqs)
+	assert.Len(t, reqs, 17, "the 12 above; the hour before's name read, the listing; the next generation's root, ref, listing")
+	refs, commits = ledger(reqs)
+	assert.Equal(t, [2]int{5, 3}, [2]int{refs, commits}, "hour's name, hour before's, listing, move, listing after the creation; grant, root, dispatched commits")
+	assert.LessOrEqual(t, trips, 7)
+
+	// Quiet: one mention two hours later. The generation stays under its
+	// name (fewer than 3 grants in its hour and the one before: the hour
+	// above took 1): read from the listing, no rotation; the closed
+	// generation now three hours behind is deleted.
+	clk.Advance(2 * time.Hour)
+	n = e.issue("quiet")
+	c = e.comment(n, "alice", "@mrbot two hours on")
+	cold = e.wiredDispatcher(clk, func(c *Config) { c.FlushEach = true })
+	reqs, trips = e.measureCost(cold, e.trigger("issue_comment", n, c.GetID()))
+	t.Logf("issue mention, fresh dispatcher, two hours after the last: %d requests, %d round trips: %v", len(reqs), trips, reqs)
+	assert.Len(t, reqs, 16, "the 12 above; the hour before's name read, the listing, the ledger's commit; the deletion")
+	refs, commits = ledger(reqs)
+	assert.Equal(t, [2]int{5, 2}, [2]int{refs, commits}, "hour's name, hour before's, listing, move, deletion; grant and dispatched commits")
+	assert.LessOrEqual(t, trips, 7)
 }

@@ -40,6 +40,8 @@ func BenchmarkDispatchMention(b *testing.B) {
 		idle    time.Duration
 	}{
 		{"issue/cold", 0, false, 0},
+		{"issue/cold-hour", 0, false, time.Hour},   // each the first mention of its hour
+		{"issue/cold-2h", 0, false, 2 * time.Hour}, // one mention every 2 h
 		{"issue/warm", 0, true, 0},
 		{"issue/idle", 0, true, time.Minute},
 		{"pr/cold", 1, false, 0},

@@ -125,7 +125,7 @@ type Ledger struct {
 	// inflight, broken) and the counters; io serialises the ledger's reads
 	// and writes (cache, wasted, fallback), which mu is not held across.
 	mu           sync.Mutex
-	io           sync.Mutex
+	io           ioLock
 	held         []*held       // grants with slots left, oldest first (see ready.go)
 	last         *held         // the latest grant, kept to size the next
 	block        int           // slots of the next grant (Block … MaxBlock)
@@ -164,7 +164,17 @@ type Ledger struct {
 	// Guarded by l.io.
 	namedMissed int
 	namesOff    bool
+	namedFound  bool // the last read at the clock's name found a ref there
 }
+
+// ioLock is a mutex on a channel: waiting for it is a channel send, which
+// testing/synctest counts as durably blocked (a sync.Mutex wait is not),
+// so tests on a virtual clock advance while a rotation finishes in the
+// background holding it (ready.go).
+type ioLock chan struct{}
+
+func (c ioLock) Lock()   { c <- struct{}{} }
+func (c ioLock) Unlock() { <-c }
 
 // retryBroken is how long a process paces itself alone after the ledger
 // failed it.
@@ -244,7 +254,7 @@ func New(o Options) (*Ledger, error) {
 	if o.RotateAfter <= 0 {
 		o.RotateAfter = DefaultRotateAfter
 	}
-	l := &Ledger{o: o, owner: owner, name: name, cache: map[string]state{}, block: o.Block, id: uuid.NewString()[:8]}
+	l := &Ledger{o: o, owner: owner, name: name, cache: map[string]state{}, block: o.Block, id: uuid.NewString()[:8], io: make(ioLock, 1)}
 	if o.Guess {
 		l.trust = 1 // its first write is made on a read; guessing starts after it
 	}
@@ -318,19 +328,22 @@ func (l *Ledger) update(ctx context.Context, change func(next *state, h head) bo
 // reserve adds a grant of size() slots (plus the ledger's own cost) at
 // the earliest moment it fits, and returns that moment; size is asked
 // once the ledger is read, so a caller that wants more meanwhile gets it
-// (Ready). The caller holds l.io.
-func (l *Ledger) reserve(ctx context.Context, size func() int) (time.Time, error) {
+// (Ready). after, when not nil, finishes a rotation the grant made (opens
+// the next generation, deletes those left behind): the caller runs it
+// once the grant is held, so a mention's writes do not wait for it
+// (rotate.go). The caller holds l.io, also while after runs.
+func (l *Ledger) reserve(ctx context.Context, size func() int) (at time.Time, after func(context.Context), err error) {
 	for lost := 0; ; {
 		cur, h, guessed, err := l.readForGrant(ctx, lost == 0)
 		if err != nil {
-			return time.Time{}, err
+			return time.Time{}, nil, err
 		}
 		now := l.o.Now()
 		if pause := time.UnixMilli(cur.Pause); pause.After(now) {
 			// GitHub told the account to wait: not even the ledger is
 			// written before then (its writes may be the account's too)
 			if err := l.o.Sleep(ctx, pause.Sub(now)); err != nil {
-				return time.Time{}, fmt.Errorf("writebudget: waiting out the account's slow-down: %w", err)
+				return time.Time{}, nil, fmt.Errorf("writebudget: waiting out the account's slow-down: %w", err)
 			}
 			continue
 		}
@@ -368,7 +381,7 @@ func (l *Ledger) reserve(ctx context.Context, size func() int) (time.Time, error
 			// written only when the grant starts now, so its own writes
 			// (SelfCost) land in the window they are counted in.
 			if err := l.o.Sleep(ctx, at.Sub(now)); err != nil {
-				return time.Time{}, fmt.Errorf("writebudget: waiting for room in the account's limits: %w", err)
+				return time.Time{}, nil, fmt.Errorf("writebudget: waiting for room in the account's limits: %w", err)
 			}
 			continue
 		}
@@ -396,11 +409,15 @@ func (l *Ledger) reserve(ctx context.Context, size func() int) (time.Time, error
 				l.rotations++
 			}
 			l.mu.Unlock()
-			if rotate && !l.open(ctx, h, next) {
-				dropped = l.droppable(h.stale, now) // the closed generation stays until someone opens the next
+			if !rotate {
+				return at, func(ctx context.Context) { l.drop(ctx, dropped) }, nil
 			}
-			l.drop(ctx, dropped)
-			return at, nil
+			return at, func(ctx context.Context) {
+				if !l.open(ctx, h, next) {
+					dropped = l.droppable(h.stale, now) // the closed generation stays until someone opens the next
+				}
+				l.drop(ctx, dropped)
+			}, nil
 		}
 		if !errors.Is(err, refstate.ErrLost) {
 			if l.o.Fallback != nil && !now.Before(l.fallback) {
@@ -412,10 +429,10 @@ func (l *Ledger) reserve(ctx context.Context, size func() int) (time.Time, error
 				}
 				continue
 			}
-			return time.Time{}, err
+			return time.Time{}, nil, err
 		}
 		if lost++; lost > 50 {
-			return time.Time{}, err
+			return time.Time{}, nil, err
 		}
 		// the lost swap's commit and refused ref update were writes of
 		// the account too

@@ -114,9 +114,16 @@ func TestNamedWindows(t *testing.T) {
 	assert.Equal(t, []int{1, w - 3}, named.droppable([]int{1, w - 3, w - 2, w - 1, w}, now), "kept until retainWindows behind")
 	assert.Equal(t, []int{1, w - 1}, seq.droppable([]int{1, w - 1}, now))
 	seq.o.RotateEvery, seq.o.RotateAfter, named.o.RotateEvery, named.o.RotateAfter = 1000, 24*time.Hour, 1000, 24*time.Hour
-	s := state{Since: now.UnixMilli(), Seq: 1}
+	hourBefore := now.Add(-time.Hour).UnixMilli()
+	s := state{Since: now.UnixMilli(), Seq: 1, Grants: []grant{{At: hourBefore - 31*60*1000}, {At: hourBefore}, {At: hourBefore + 1}, {At: now.UnixMilli()}}}
 	assert.True(t, named.due(s, w-1, now), "named for an earlier window")
 	assert.True(t, named.due(s, 3, now), "sequentially numbered: named at its next grant")
+	quiet := s
+	quiet.Grants = s.Grants[:2] // the window before's start is 12:00 from 12:30: two grants in it and this one
+	assert.False(t, named.due(quiet, w-1, now), "quiet: fewer than busyGrants grants this hour and the one before")
+	assert.False(t, named.due(quiet, w-quietNamed, now))
+	assert.True(t, named.due(quiet, w-quietNamed-1, now), "named long ago: renamed however quiet")
+	assert.True(t, named.due(quiet, 3, now), "sequentially numbered: named at its next grant however quiet")
 	assert.False(t, named.due(s, w, now))
 	assert.False(t, named.due(s, w+1, now), "a clock behind does not rotate")
 	assert.False(t, seq.due(s, w-1, now))

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/go-github/v62/github"
+
 	"github.com/mention-runner/mention-runner/internal/contract"
 )
 
@@ -65,6 +67,7 @@ const fenceFor = 10 * time.Minute
 // another generation, or Options.Sequential. The caller lists then; tried
 // is the generation tried (0: none), for missedNamed.
 func (l *Ledger) readNamed(ctx context.Context) (s state, h head, tried int, ok bool) {
+	l.namedFound = false
 	if l.o.Sequential || l.namesOff {
 		return state{}, head{}, 0, false
 	}
@@ -75,6 +78,7 @@ func (l *Ledger) readNamed(ctx context.Context) (s state, h head, tried int, ok 
 	if err != nil || c.GetSHA() == "" {
 		return state{}, head{}, gen, false
 	}
+	l.namedFound = true
 	s, cached := l.cache[c.GetSHA()]
 	if !cached {
 		if s, err = parse(c.GetCommit().GetMessage()); err != nil {
@@ -87,6 +91,42 @@ func (l *Ledger) readNamed(ctx context.Context) (s state, h head, tried int, ok 
 	}
 	l.namedMissed = 0
 	return s, head{gen: gen, sha: c.GetSHA()}, gen, true
+}
+
+// The first grant of an hour (a busy account's) finds no generation at
+// the hour's name yet: the ledger is the one named for the hour before,
+// which that grant closes (rotate.go). So after such a miss the listing
+// goes out beside a read of that name, and when the listing says it is
+// the ledger (the highest generation, at the commit read) its state is
+// taken from that read: one round trip after the miss, not two. The
+// listing decides, as without names; the read only saves the commit's.
+func (l *Ledger) listBesideHourBefore(ctx context.Context, tried int) (s state, h head, ok bool, err error) {
+	type got struct {
+		c   *github.RepositoryCommit
+		err error
+	}
+	before := make(chan got, 1)
+	go func() {
+		c, _, err := l.o.Client.Repositories.GetCommit(ctx, l.owner, l.name, contract.PaceGenRef(l.o.Account, tried-1), nil)
+		before <- got{c, err}
+	}()
+	h, err = l.find(ctx)
+	b := <-before
+	if err != nil || h.sha == "" || h.gen != tried-1 || b.err != nil || b.c.GetSHA() != h.sha {
+		return state{}, h, false, err
+	}
+	s, cached := l.cache[h.sha]
+	if !cached {
+		if s, err = parse(b.c.GetCommit().GetMessage()); err != nil {
+			return state{}, h, false, nil // readAt says what is wrong with it
+		}
+		l.remember(h.sha, s)
+	}
+	h.closed, h.next = s.Closed, 0
+	if s.Closed {
+		h.next = s.Next
+	}
+	return s, h, true, nil
 }
 
 // missedNamed is told what the listing found after the read of generation

@@ -43,10 +43,10 @@ func TestNamedGenerations(t *testing.T) {
 	hour := contract.PaceWindowGen(w.clk.Now())
 
 	a := w.ledger(t, "a", writebudget.Options{Block: 1, SelfCost: 2})
-	require.NoError(t, a.Take(ctx))
+	takeIdle(t, ctx, a)
 	refs, _ := w.ledgerNow(t, ctx)
 	assert.Equal(t, []string{genRef(1)}, refs, "a new ledger starts at generation 1")
-	require.NoError(t, a.Take(ctx))
+	takeIdle(t, ctx, a)
 	refs, msg := w.ledgerNow(t, ctx)
 	assert.Equal(t, []string{genRef(hour)}, refs, "named for the hour; generation 1 deleted")
 	assert.Equal(t, []int{3, 6}, writebudget.GrantSizes(msg), "both grants carried on; the second paid the rotation (root, ref, generation 1's deletion)")
@@ -55,7 +55,7 @@ func TestNamedGenerations(t *testing.T) {
 
 	w.requests()
 	b := w.ledger(t, "b", writebudget.Options{Block: 1, SelfCost: 2})
-	require.NoError(t, b.Take(ctx))
+	takeIdle(t, ctx, b)
 	assert.Equal(t, []string{
 		"GET /repos/ops/control/commits/refs/mention-runner/pace/bot." + fmt.Sprint(hour),
 		"POST /repos/ops/control/git/commits",
@@ -79,10 +79,11 @@ func TestNamedRetention(t *testing.T) {
 	take := func() {
 		t.Helper()
 		// a fresh handle each time: a new process's first grant
-		require.NoError(t, w.ledger(t, "p", writebudget.Options{Block: 1}).Take(ctx))
+		takeIdle(t, ctx, w.ledger(t, "p", writebudget.Options{Block: 1}))
 	}
-	require.NoError(t, l.Take(ctx))
+	takeIdle(t, ctx, l)
 	take()
+	take() // busy: the next hour's first grant renames it (rotate.go, due)
 	refs, _ := w.ledgerNow(t, ctx)
 	require.Equal(t, []string{genRef(h)}, refs)
 
@@ -100,10 +101,16 @@ func TestNamedRetention(t *testing.T) {
 		Object: &github.GitObject{SHA: github.String(w.shaAt(t, ctx, genRef(h+1)))}})
 	require.Error(t, err)
 
-	w.clk.Advance(2 * time.Hour)
+	take()
+	take() // busy
+	w.clk.Advance(time.Hour)
+	take() // h+2
+	take()
+	take()
+	w.clk.Advance(time.Hour)
 	take()
 	refs, _ = w.ledgerNow(t, ctx)
-	assert.Equal(t, []string{genRef(h + 1), genRef(h + 3)}, refs, "h deleted (two hours behind), h+1 kept")
+	assert.Equal(t, []string{genRef(h + 1), genRef(h + 2), genRef(h + 3)}, refs, "h deleted (two hours behind), h+1 and h+2 kept")
 }
 
 // TestNamedClockSkew: which generation is the ledger never depends on a
@@ -122,19 +129,20 @@ func TestNamedClockSkew(t *testing.T) {
 		return l
 	}
 	first := skewed("first", 0)
-	require.NoError(t, first.Take(ctx))
-	require.NoError(t, first.Take(ctx))
+	takeIdle(t, ctx, first)
+	takeIdle(t, ctx, first)
+	takeIdle(t, ctx, first) // busy: renamed at the next hour
 	refs, _ := w.ledgerNow(t, ctx)
 	require.Equal(t, []string{genRef(h)}, refs)
 
 	ahead := skewed("ahead", 20*time.Second)
-	require.NoError(t, ahead.Take(ctx))
+	takeIdle(t, ctx, ahead)
 	refs, _ = w.ledgerNow(t, ctx)
 	assert.Equal(t, []string{genRef(h), genRef(h + 1)}, refs, "the clock ahead opened the next hour's generation")
 
 	w.requests()
 	behind := skewed("behind", 0)
-	require.NoError(t, behind.Take(ctx))
+	takeIdle(t, ctx, behind)
 	reqs := w.requests()
 	assert.Contains(t, reqs, "GET /repos/ops/control/commits/refs/mention-runner/pace/bot."+fmt.Sprint(h), "tried its own hour's name")
 	assert.Contains(t, reqs, "GET /repos/ops/control/git/matching-refs/mention-runner/pace/bot", "found it closed: listed")
@@ -156,8 +164,8 @@ func TestNamedReadChecksTheGeneration(t *testing.T) {
 	ctx := ctxT(t)
 	h := contract.PaceWindowGen(w.clk.Now())
 	l := w.ledger(t, "a", writebudget.Options{Block: 1})
-	require.NoError(t, l.Take(ctx))
-	require.NoError(t, l.Take(ctx))
+	takeIdle(t, ctx, l)
+	takeIdle(t, ctx, l)
 	// the hour's name pointed at a commit of generation 1's (a state
 	// written as another generation)
 	_, _, err := w.gh.Git.CreateRef(ctx, "ops", "control", &github.Reference{Ref: github.String(genRef(1)),
@@ -169,7 +177,7 @@ func TestNamedReadChecksTheGeneration(t *testing.T) {
 	_, _, err = w.gh.Git.UpdateRef(ctx, "ops", "control", &github.Reference{Ref: github.String(genRef(h)), Object: &github.GitObject{SHA: c.SHA}}, true)
 	require.NoError(t, err)
 	w.requests()
-	require.NoError(t, w.ledger(t, "b", writebudget.Options{Block: 1}).Take(ctx))
+	takeIdle(t, ctx, w.ledger(t, "b", writebudget.Options{Block: 1}))
 	assert.Contains(t, w.requests(), "GET /repos/ops/control/git/matching-refs/mention-runner/pace/bot", "not taken from the named read")
 }
 
@@ -268,14 +276,15 @@ func (a answer422) RoundTrip(r *http.Request) (*http.Response, error) {
 // TestNamedReadOffWhereItAlwaysMisses: where GET commits/{ref} never finds
 // the ledger that is there, a handle stops trying after two such misses
 // in a row (says so through Warn) and reads the listing only, as before
-// named generations: at most two requests lost, and no grant.
+// named generations: at most four requests lost (each miss also reads the
+// hour before's name beside the listing), and no grant.
 func TestNamedReadOffWhereItAlwaysMisses(t *testing.T) {
 	w := newWorld(t)
 	w.named = true
 	ctx := ctxT(t)
 	seed := w.ledger(t, "seed", writebudget.Options{Block: 1})
-	require.NoError(t, seed.Take(ctx))
-	require.NoError(t, seed.Take(ctx)) // the ledger at the hour's name
+	takeIdle(t, ctx, seed)
+	takeIdle(t, ctx, seed) // the ledger at the hour's name
 	hc := *w.gh.Client()
 	var calls atomic.Int32
 	hc.Transport = answer422{next: hc.Transport, calls: &calls}
@@ -284,8 +293,8 @@ func TestNamedReadOffWhereItAlwaysMisses(t *testing.T) {
 	var warned []error
 	l := w.ledger(t, "a", writebudget.Options{Block: 1, Client: blind, Warn: func(err error) { warned = append(warned, err) }})
 	reads := func() int { return int(calls.Swap(0)) }
-	for i, want := range []int{1, 1, 0, 0} {
-		require.NoError(t, l.Take(ctx))
+	for i, want := range []int{2, 2, 0, 0} {
+		takeIdle(t, ctx, l)
 		assert.Equal(t, want, reads(), "grant %d", i)
 	}
 	require.Len(t, warned, 1)
@@ -307,11 +316,11 @@ func TestNamedRotationByAGuessingHandle(t *testing.T) {
 	l := w.ledger(t, "d", writebudget.Options{Block: 1, SelfCost: 2, Guess: true})
 	for hour := 0; hour < 6; hour++ {
 		for range 3 {
-			require.NoError(t, l.Take(ctx))
+			takeIdle(t, ctx, l)
 		}
 		w.clk.Advance(time.Hour)
 	}
-	require.NoError(t, l.Take(ctx))
+	takeIdle(t, ctx, l)
 	refs, msg := w.ledgerNow(t, ctx)
 	assert.Equal(t, []string{genRef(h + 4), genRef(h + 5), genRef(h + 6)}, refs, "kept two hours, the older deleted")
 	assert.Positive(t, l.Guesses(), "its grants were committed unread")
@@ -319,4 +328,92 @@ func TestNamedRotationByAGuessingHandle(t *testing.T) {
 	assert.Zero(t, lost)
 	assert.Equal(t, 4, writebudget.GrantsBy(msg, l.ID()), "the last hour's grants on the ledger, carried across the rotation")
 	assert.Greater(t, grants, 6)
+}
+
+// TestNamedFirstGrantOfTheHour: the first grant of an hour finds no
+// generation at the hour's name; it lists the generations beside a read
+// of the hour before's name (the ledger: one round trip, not the listing
+// and then the commit), closes that generation with its grant, and is
+// held before the next generation is opened: a write waiting for it goes
+// while the opening (held back here) is still under way.
+func TestNamedFirstGrantOfTheHour(t *testing.T) {
+	w := newWorld(t)
+	w.named = true
+	ctx := ctxT(t)
+	seed := w.ledger(t, "seed", writebudget.Options{Block: 1, SelfCost: 2})
+	takeIdle(t, ctx, seed)
+	takeIdle(t, ctx, seed) // the ledger at the hour's name
+	takeIdle(t, ctx, seed) // busy: the next hour's first grant renames it
+	before := contract.PaceWindowGen(w.clk.Now())
+	w.clk.Advance(time.Hour)
+	hour := before + 1
+
+	release := make(chan struct{})
+	o := writebudget.Options{Block: 1, SelfCost: 2}
+	o.Client = hookedOn(w.gh, http.MethodPost, func() { <-release }) // the next generation's creation
+	l := w.ledger(t, "fresh", o)
+	w.requests()
+	assert.True(t, takeSoon(t, ctx, l, 20*time.Second), "the grant is held while the next generation is still being opened")
+	close(release)
+	l.Idle()
+	got := w.requests()
+	require.Len(t, got, 8)
+	assert.Equal(t, "GET /repos/ops/control/commits/refs/mention-runner/pace/bot."+fmt.Sprint(hour), got[0], "the hour's name: not there yet")
+	assert.ElementsMatch(t, []string{
+		"GET /repos/ops/control/commits/refs/mention-runner/pace/bot." + fmt.Sprint(before),
+		"GET /repos/ops/control/git/matching-refs/mention-runner/pace/bot",
+	}, got[1:3], "the listing beside the hour before's read")
+	assert.Equal(t, []string{
+		"POST /repos/ops/control/git/commits",
+		"PATCH /repos/ops/control/git/refs/mention-runner/pace/bot." + fmt.Sprint(before),
+		"POST /repos/ops/control/git/commits",
+		"POST /repos/ops/control/git/refs",
+		"GET /repos/ops/control/git/matching-refs/mention-runner/pace/bot",
+	}, got[3:], "the grant closes the hour before's generation; then the next one is opened (root, ref) and checked")
+	refs, msg := w.ledgerNow(t, ctx)
+	assert.Equal(t, []string{genRef(before), genRef(hour)}, refs, "the closed generation kept (retention)")
+	assert.Equal(t, 1, writebudget.GrantsBy(msg, l.ID()), "the grant carried on")
+
+	// the next process of the hour reads it in one request
+	next := w.ledger(t, "next", writebudget.Options{Block: 1, SelfCost: 2})
+	w.requests()
+	takeIdle(t, ctx, next)
+	assert.Equal(t, "GET /repos/ops/control/commits/refs/mention-runner/pace/bot."+fmt.Sprint(hour), w.requests()[0])
+}
+
+// TestNamedQuietAccount: an account that took fewer than three grants in
+// an hour and the one before keeps its generation under its older name:
+// a fresh process's grant two hours later reads it from the listing (the
+// hour's name and the hour before's miss) and commits on it, paying no
+// rotation.
+func TestNamedQuietAccount(t *testing.T) {
+	w := newWorld(t)
+	w.named = true
+	ctx := ctxT(t)
+	seed := w.ledger(t, "seed", writebudget.Options{Block: 1, SelfCost: 2})
+	takeIdle(t, ctx, seed)
+	takeIdle(t, ctx, seed) // the ledger at the hour's name, 2 grants
+	h := contract.PaceWindowGen(w.clk.Now())
+	w.clk.Advance(2 * time.Hour)
+	sha := w.shaAt(t, ctx, genRef(h))
+	l := w.ledger(t, "fresh", writebudget.Options{Block: 1, SelfCost: 2})
+	w.requests()
+	takeIdle(t, ctx, l)
+	got := w.requests()
+	require.Len(t, got, 6)
+	assert.Equal(t, "GET /repos/ops/control/commits/refs/mention-runner/pace/bot."+fmt.Sprint(h+2), got[0])
+	assert.ElementsMatch(t, []string{
+		"GET /repos/ops/control/commits/refs/mention-runner/pace/bot." + fmt.Sprint(h+1),
+		"GET /repos/ops/control/git/matching-refs/mention-runner/pace/bot",
+	}, got[1:3])
+	assert.Equal(t, []string{
+		"GET /repos/ops/control/git/commits/" + sha,
+		"POST /repos/ops/control/git/commits",
+		"PATCH /repos/ops/control/git/refs/mention-runner/pace/bot." + fmt.Sprint(h),
+	}, got[3:], "granted on the quiet generation: no rotation")
+	refs, msg := w.ledgerNow(t, ctx)
+	assert.Equal(t, []string{genRef(h)}, refs)
+	assert.Equal(t, 1, writebudget.GrantsBy(msg, l.ID()))
+	rotations, _ := l.Rotations()
+	assert.Zero(t, rotations)
 }

@@ -159,8 +159,21 @@ func (l *Ledger) takeGrant(ctx context.Context, now time.Time, block int, ch cha
 		return n
 	}
 	l.io.Lock()
-	at, err := l.reserve(ctx, size)
-	l.io.Unlock()
+	at, after, err := l.reserve(ctx, size)
+	if after == nil {
+		l.io.Unlock()
+	} else {
+		// held (below): writes waiting for it go out while the rotation
+		// is finished in the background, still under l.io (the next
+		// grant reads after it). Not cut short by ctx: a generation
+		// left closed and unopened costs the next reader its opening.
+		go func() {
+			defer l.io.Unlock()
+			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), afterTimeout)
+			defer cancel()
+			after(actx)
+		}()
+	}
 
 	l.mu.Lock()
 	l.inflight = nil
@@ -188,4 +201,16 @@ func (l *Ledger) takeGrant(ctx context.Context, now time.Time, block int, ch cha
 		l.o.Warn(fmt.Errorf("%w; this process paces itself alone for %s", err, retryBroken))
 	}
 	return nil
+}
+
+// afterTimeout bounds finishing a rotation after its grant is held.
+const afterTimeout = time.Minute
+
+// Idle waits until no grant is being taken or finished by this handle (a
+// rotation's opening, deletions: see reserve): a process about to exit
+// calls it so the next one does not pay for them. It waits for l.io,
+// which every ledger read and write holds.
+func (l *Ledger) Idle() {
+	l.io.Lock()
+	defer l.io.Unlock()
 }

@@ -42,9 +42,43 @@ import (
 // due says whether the generation read should be closed by the next grant.
 // A generation named for an earlier window than now's (named.go) is due
 // too: that is what keeps the ledger at the name a fresh process reads.
+//
+// But a quiet account's is not (quiet): a rotation costs its grant a
+// root, a ref, a listing and deletions, and saves each later fresh read
+// of the same hour two requests at most (the listing beside the hour
+// before's read, and the commit, named.go). An account that took fewer
+// than busyGrants grants in this hour and the one before likely takes as few in this
+// one: the rotation would not pay, so its generation stays under its
+// older name (read as without names: the listing) until RotateAfter.
+// Not rotating is always safe (it is what every generation did before
+// names): only the first read gets cheaper or not.
 func (l *Ledger) due(s state, gen int, now time.Time) bool {
-	return s.Since == 0 || s.Seq+1 >= l.o.RotateEvery || now.Sub(time.UnixMilli(s.Since)) >= l.o.RotateAfter ||
-		!l.o.Sequential && gen < contract.PaceWindowGen(now)
+	if s.Since == 0 || s.Seq+1 >= l.o.RotateEvery || now.Sub(time.UnixMilli(s.Since)) >= l.o.RotateAfter {
+		return true
+	}
+	w := contract.PaceWindowGen(now)
+	return !l.o.Sequential && gen < w && (gen < w-quietNamed || !s.quiet(now))
+}
+
+// busyGrants is how many grants in an hour and the one before make an account busy
+// enough that rotating to the hour's name pays (see due).
+const busyGrants = 3
+
+// quietNamed: a generation named this many windows behind or more (the
+// first, generation 1, included) is renamed whether quiet or not.
+const quietNamed = 24
+
+// quiet says whether fewer than busyGrants grants were taken in now's
+// window and the one before (as far as the state still holds them).
+func (s state) quiet(now time.Time) bool {
+	since := int64(contract.PaceWindowGen(now)-1) * contract.PaceWindow.Milliseconds()
+	n := 0
+	for _, g := range s.Grants {
+		if g.At >= since {
+			n++
+		}
+	}
+	return n < busyGrants
 }
 
 // open starts the generation after the closed one h with closed's grants.

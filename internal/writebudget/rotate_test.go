@@ -170,7 +170,7 @@ func TestFirstGenerationIsCarriedOn(t *testing.T) {
 
 	start := w.clk.Now()
 	l := w.ledger(t, "new", writebudget.Options{Block: 2})
-	require.NoError(t, l.Take(ctx))
+	takeIdle(t, ctx, l)
 	assert.Equal(t, start.Add(30*time.Second), w.clk.Now(), "the old generation's pause holds")
 	refs, msg := w.ledgerNow(t, ctx)
 	assert.Equal(t, []string{contract.PaceGenRef("bot", 1)}, refs)
@@ -190,12 +190,12 @@ func TestRotationAfterADay(t *testing.T) {
 	w := newWorld(t)
 	ctx := ctxT(t)
 	l := w.ledger(t, "a", writebudget.Options{Block: 1})
-	require.NoError(t, l.Take(ctx))
-	require.NoError(t, l.Take(ctx))
+	takeIdle(t, ctx, l)
+	takeIdle(t, ctx, l)
 	refs, _ := w.ledgerNow(t, ctx)
 	assert.Equal(t, []string{contract.PaceGenRef("bot", 1)}, refs)
 	w.clk.Advance(writebudget.DefaultRotateAfter)
-	require.NoError(t, l.Take(ctx))
+	takeIdle(t, ctx, l)
 	refs, msg := w.ledgerNow(t, ctx)
 	assert.Equal(t, []string{contract.PaceGenRef("bot", 2)}, refs)
 	assert.Equal(t, []int{1}, writebudget.GrantSizes(msg), "the day-old grants are pruned, the new one carried")
@@ -222,7 +222,7 @@ func TestFallbackWritesTheLedger(t *testing.T) {
 	o := writebudget.Options{Block: 2, Fallback: botClient, FallbackCost: 2, Warn: func(err error) { warned = append(warned, err.Error()) }}
 	l := w.ledger(t, "pub", o)
 	for i := 0; i < 6; i++ {
-		require.NoError(t, l.Take(ctx))
+		takeIdle(t, ctx, l)
 	}
 	g, _, _ := l.Stats()
 	assert.Equal(t, 3, g, "three grants of 2, all in the ledger")
@@ -296,25 +296,25 @@ func TestCloserReCreatesACarriedGeneration(t *testing.T) {
 	b := w.ledger(t, "b", o)
 	// b's first grant creates generation 1; a's are updates of it until
 	// the one that closes it: a's first creation is the next generation
-	require.NoError(t, b.Take(ctx))
+	takeIdle(t, ctx, b)
 	o.Client = hookedOn(w.gh, http.MethodPost, func() {
 		// before a's creation of generation 2: b opens it (reading 1
 		// closed), fills it, closes it, opens 3 and deletes 1 and 2
 		for k := 0; k < 3; k++ {
-			require.NoError(t, b.Take(ctx))
+			takeIdle(t, ctx, b)
 		}
 		refs, _ := w.ledgerNow(t, ctx)
 		require.Equal(t, []string{contract.PaceGenRef("bot", 3)}, refs, "b rotated past generation 2 and deleted it")
 	})
 	a := w.ledger(t, "a", o)
-	require.NoError(t, a.Take(ctx))
+	takeIdle(t, ctx, a)
 	refs, msg := w.ledgerNow(t, ctx)
 	require.Equal(t, []string{contract.PaceGenRef("bot", 1)}, refs)
 	seq, closed, _ := writebudget.LedgerState(msg)
 	require.Equal(t, 1, seq)
 	require.False(t, closed)
 	// a's second grant is due: it closes generation 1 and creates 2, after b
-	require.NoError(t, a.Take(ctx))
+	takeIdle(t, ctx, a)
 
 	assert.Equal(t, map[string]int{contract.PaceGenRef("bot", 1): 1, contract.PaceGenRef("bot", 2): 2, contract.PaceGenRef("bot", 3): 1},
 		createdRefs(t, w), "generation 2 created twice, the second time below 3")
@@ -328,7 +328,7 @@ func TestCloserReCreatesACarriedGeneration(t *testing.T) {
 		assert.Zero(t, dead, "no grant taken again: not counted dead")
 	}
 
-	require.NoError(t, a.Take(ctx))
+	takeIdle(t, ctx, a)
 	refs, msg = w.ledgerNow(t, ctx)
 	assert.Equal(t, []string{contract.PaceGenRef("bot", 3)}, refs, "the next grant deletes the dead generation")
 	assert.Equal(t, 3, writebudget.GrantsBy(msg, a.ID()))
@@ -356,7 +356,7 @@ func TestLateReaderReCreatesADeadGeneration(t *testing.T) {
 			w := newWorld(t)
 			ctx := ctxT(t)
 			o := writebudget.Options{Block: 1, RotateEvery: 2}
-			require.NoError(t, w.ledger(t, "c", o).Take(ctx)) // generation 1
+			takeIdle(t, ctx, w.ledger(t, "c", o)) // generation 1
 			atCreate, goOn, aDone := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 			oa := o
 			hc := hookedOn(w.gh, http.MethodPost, func() {
@@ -376,15 +376,16 @@ func TestLateReaderReCreatesADeadGeneration(t *testing.T) {
 				<-atCreate
 			})
 			b := w.ledger(t, "b", ob)
-			require.NoError(t, b.Take(ctx)) // generation 1's second commit
-			require.NoError(t, b.Take(ctx)) // closes 1, opens 2 (a waits)
-			require.NoError(t, b.Take(ctx)) // 2's second commit
-			require.NoError(t, b.Take(ctx)) // closes 2, opens 3, deletes 1 and 2
+			takeIdle(t, ctx, b) // generation 1's second commit
+			takeIdle(t, ctx, b) // closes 1, opens 2 (a waits)
+			takeIdle(t, ctx, b) // 2's second commit
+			takeIdle(t, ctx, b) // closes 2, opens 3, deletes 1 and 2
 			refs, _ := w.ledgerNow(t, ctx)
 			require.Equal(t, []string{contract.PaceGenRef("bot", 3)}, refs)
 			fail.armed.Store(tc.checkReadFails) // a's check of generation 3
 			close(goOn)
 			require.NoError(t, <-aDone)
+			a.Idle()
 			assert.False(t, fail.armed.Load(), "a's check read the ledger (and failed)")
 
 			assert.Equal(t, 2, createdRefs(t, w)[contract.PaceGenRef("bot", 2)], "a re-created generation 2 below 3")
@@ -410,17 +411,17 @@ func TestUnsentCreationKeepsTheClosedGeneration(t *testing.T) {
 	ctx := ctxT(t)
 	o := writebudget.Options{Block: 1, RotateEvery: 2}
 	c := w.ledger(t, "c", o)
-	require.NoError(t, c.Take(ctx)) // generation 1
+	takeIdle(t, ctx, c) // generation 1
 	oa := o
 	oa.Client = unsent(w.gh, http.MethodPost)
 	a := w.ledger(t, "a", oa)
-	require.NoError(t, a.Take(ctx)) // 1's second commit
-	require.NoError(t, a.Take(ctx)) // closes 1; creating 2 fails unsent
+	takeIdle(t, ctx, a) // 1's second commit
+	takeIdle(t, ctx, a) // closes 1; creating 2 fails unsent
 	refs, _ := w.ledgerNow(t, ctx)
 	require.Equal(t, []string{contract.PaceGenRef("bot", 1)}, refs, "the closed generation is the ledger still")
 
 	b := w.ledger(t, "b", o)
-	require.NoError(t, b.Take(ctx))
+	takeIdle(t, ctx, b)
 	refs, msg := w.ledgerNow(t, ctx)
 	assert.Equal(t, []string{contract.PaceGenRef("bot", 2)}, refs, "the next grant opened generation 2 and deleted 1")
 	for l, n := range map[*writebudget.Ledger]int{a: 2, b: 1, c: 1} {
@@ -475,6 +476,7 @@ func (w *world) takeAll(t *testing.T, ctx context.Context, clk *fakeclock.Clock,
 					assert.NoError(t, err)
 				}
 			}
+			l.Idle()
 		})
 	}
 	release()

@@ -41,10 +41,19 @@ func (l *Ledger) read(ctx context.Context) (state, head, error) {
 	if ok {
 		return s, h, nil
 	}
-	h, err := l.find(ctx)
-	if err != nil || h.sha == "" {
-		return state{}, h, err
+	if tried > 1 && !l.namedFound {
+		// the hour's name is not there (yet): see listBesideHourBefore
+		var err error
+		if s, h, ok, err = l.listBesideHourBefore(ctx, tried); ok || err != nil || h.sha == "" {
+			return s, h, err
+		}
+	} else {
+		var err error
+		if h, err = l.find(ctx); err != nil || h.sha == "" {
+			return state{}, h, err
+		}
 	}
+	var err error
 	if s, h, err = l.readAt(ctx, h); err != nil {
 		return state{}, head{}, err
 	}
