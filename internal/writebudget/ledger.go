@@ -164,7 +164,6 @@ type Ledger struct {
 	// Guarded by l.io.
 	namedMissed int
 	namesOff    bool
-	namedFound  bool // the last read at the clock's name found a ref there
 }
 
 // ioLock is a mutex on a channel: waiting for it is a channel send, which

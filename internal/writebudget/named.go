@@ -65,32 +65,39 @@ const fenceFor = 10 * time.Minute
 // ok is false when that is not surely the ledger: missing (GitHub answers
 // 422 for a ref that does not exist), unreadable, closed, written as
 // another generation, or Options.Sequential. The caller lists then; tried
-// is the generation tried (0: none), for missedNamed.
-func (l *Ledger) readNamed(ctx context.Context) (s state, h head, tried int, ok bool) {
-	l.namedFound = false
+// is the generation tried (0: none), for missedNamed; found says a ref
+// was there.
+func (l *Ledger) readNamed(ctx context.Context) (s state, h head, tried int, found, ok bool) {
 	if l.o.Sequential || l.namesOff {
-		return state{}, head{}, 0, false
+		return state{}, head{}, 0, false, false
 	}
 	gen := contract.PaceWindowGen(l.o.Now())
 	// the full ref name: GET commits/{ref} resolves names as git does
 	// (refs/pull/N/head is read this way), not only heads/ and tags/
 	c, _, err := l.o.Client.Repositories.GetCommit(ctx, l.owner, l.name, contract.PaceGenRef(l.o.Account, gen), nil)
 	if err != nil || c.GetSHA() == "" {
-		return state{}, head{}, gen, false
+		return state{}, head{}, gen, false, false
 	}
-	l.namedFound = true
-	s, cached := l.cache[c.GetSHA()]
-	if !cached {
-		if s, err = parse(c.GetCommit().GetMessage()); err != nil {
-			return state{}, head{}, gen, false // the listing's read says what is wrong with it
-		}
-		l.remember(c.GetSHA(), s)
-	}
-	if s.Gen != gen || s.Closed {
-		return state{}, head{}, gen, false
+	s, parsed := l.cached(c)
+	if !parsed || s.Gen != gen || s.Closed {
+		return state{}, head{}, gen, true, false // the listing's read says what is wrong with it
 	}
 	l.namedMissed = 0
-	return s, head{gen: gen, sha: c.GetSHA()}, gen, true
+	return s, head{gen: gen, sha: c.GetSHA()}, gen, true, true
+}
+
+// cached returns the state c holds, parsing and remembering it when it is
+// not cached yet; false when its message holds none.
+func (l *Ledger) cached(c *github.RepositoryCommit) (state, bool) {
+	if s, ok := l.cache[c.GetSHA()]; ok {
+		return s, true
+	}
+	s, err := parse(c.GetCommit().GetMessage())
+	if err != nil {
+		return state{}, false
+	}
+	l.remember(c.GetSHA(), s)
+	return s, true
 }
 
 // The first grant of an hour (a busy account's) finds no generation at
@@ -98,9 +105,10 @@ func (l *Ledger) readNamed(ctx context.Context) (s state, h head, tried int, ok 
 // which that grant closes (rotate.go). So after such a miss the listing
 // goes out beside a read of that name, and when the listing says it is
 // the ledger (the highest generation, at the commit read) its state is
-// taken from that read: one round trip after the miss, not two. The
-// listing decides, as without names; the read only saves the commit's.
-func (l *Ledger) listBesideHourBefore(ctx context.Context, tried int) (s state, h head, ok bool, err error) {
+// taken from that read (cached, so readAt makes no request): one round
+// trip after the miss, not two. The listing decides, as without names;
+// the read only saves the commit's.
+func (l *Ledger) listBesideHourBefore(ctx context.Context, tried int) (head, error) {
 	type got struct {
 		c   *github.RepositoryCommit
 		err error
@@ -110,23 +118,12 @@ func (l *Ledger) listBesideHourBefore(ctx context.Context, tried int) (s state, 
 		c, _, err := l.o.Client.Repositories.GetCommit(ctx, l.owner, l.name, contract.PaceGenRef(l.o.Account, tried-1), nil)
 		before <- got{c, err}
 	}()
-	h, err = l.find(ctx)
+	h, err := l.find(ctx)
 	b := <-before
-	if err != nil || h.sha == "" || h.gen != tried-1 || b.err != nil || b.c.GetSHA() != h.sha {
-		return state{}, h, false, err
+	if err == nil && h.sha != "" && h.gen == tried-1 && b.err == nil && b.c.GetSHA() == h.sha {
+		l.cached(b.c) // readAt says what is wrong with it if it holds no state
 	}
-	s, cached := l.cache[h.sha]
-	if !cached {
-		if s, err = parse(b.c.GetCommit().GetMessage()); err != nil {
-			return state{}, h, false, nil // readAt says what is wrong with it
-		}
-		l.remember(h.sha, s)
-	}
-	h.closed, h.next = s.Closed, 0
-	if s.Closed {
-		h.next = s.Next
-	}
-	return s, h, true, nil
+	return h, err
 }
 
 // missedNamed is told what the listing found after the read of generation

@@ -37,23 +37,20 @@ const maxCache = 64
 // read returns the ledger and where it is: in one request at the name
 // the clock gives when it is there (named.go), else from the listing.
 func (l *Ledger) read(ctx context.Context) (state, head, error) {
-	s, h, tried, ok := l.readNamed(ctx)
+	s, h, tried, found, ok := l.readNamed(ctx)
 	if ok {
 		return s, h, nil
 	}
-	if tried > 1 && !l.namedFound {
-		// the hour's name is not there (yet): see listBesideHourBefore
-		var err error
-		if s, h, ok, err = l.listBesideHourBefore(ctx, tried); ok || err != nil || h.sha == "" {
-			return s, h, err
-		}
-	} else {
-		var err error
-		if h, err = l.find(ctx); err != nil || h.sha == "" {
-			return state{}, h, err
-		}
-	}
 	var err error
+	if tried > 1 && !found {
+		// the hour's name is not there (yet): see listBesideHourBefore
+		h, err = l.listBesideHourBefore(ctx, tried)
+	} else {
+		h, err = l.find(ctx)
+	}
+	if err != nil || h.sha == "" {
+		return state{}, h, err
+	}
 	if s, h, err = l.readAt(ctx, h); err != nil {
 		return state{}, head{}, err
 	}
