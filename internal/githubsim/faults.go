@@ -1,6 +1,7 @@
 package githubsim
 
 import (
+	"crypto/sha256"
 	"net/http"
 	"path"
 	"strings"
@@ -33,6 +34,12 @@ const (
 // only its answer is replaced by the fault: GitHub's 502, connection reset
 // or timeout (FaultHang) after the fact, which a blind retry turns into a
 // duplicate. WritesOnly restricts the fault to POST, PATCH, PUT and DELETE.
+//
+// PerRequest, when > 0, fails one request (the same method, path and body:
+// a client's retries of it) at most that many times; later attempts pass.
+// A Rate drawn afresh for each attempt otherwise fails every retry of one
+// request now and then (at Rate 0.15, all 5 attempts once in ~13,000
+// requests), which a test of what lost answers do must not depend on.
 type Fault struct {
 	Method     string // "" = any
 	Path       string
@@ -43,6 +50,7 @@ type Fault struct {
 	AfterApply bool
 	WritesOnly bool
 	Status     int // for html: the status code (0 = 502)
+	PerRequest int
 }
 
 // ApplyThenFail returns the faults that fail rate of the writes under path
@@ -73,6 +81,7 @@ type faultState struct {
 	id    int
 	f     Fault
 	calls int
+	hits  map[[sha256.Size]byte]int // by request, with PerRequest
 }
 
 // AddFault registers a fault and returns its id.
@@ -105,10 +114,12 @@ func (s *Sim) ClearFaults() {
 
 // pickFault returns the first fault that fires for this request, if any.
 // Every matching fault counts the call, so OnCall stays predictable.
-func (s *Sim) pickFault(method, p string) *Fault {
+func (s *Sim) pickFault(method, p string, body []byte) *Fault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var fired *Fault
+	var key [sha256.Size]byte
+	keyed := false
 	for _, fs := range s.faults {
 		if fs.f.Method != "" && !strings.EqualFold(fs.f.Method, method) {
 			continue
@@ -125,6 +136,17 @@ func (s *Sim) pickFault(method, p string) *Fault {
 			hit = fs.calls == fs.f.OnCall
 		} else if fs.f.Rate > 0 {
 			hit = s.rng.Float64() < fs.f.Rate
+		}
+		if hit && fired == nil && fs.f.PerRequest > 0 {
+			if !keyed {
+				key, keyed = sha256.Sum256([]byte(method+" "+p+"\n"+string(body))), true
+			}
+			if fs.hits == nil {
+				fs.hits = map[[sha256.Size]byte]int{}
+			}
+			if hit = fs.hits[key] < fs.f.PerRequest; hit {
+				fs.hits[key]++
+			}
 		}
 		if hit && fired == nil {
 			f := fs.f

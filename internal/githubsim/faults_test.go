@@ -160,3 +160,40 @@ func TestRequestLog(t *testing.T) {
 	w.sim.ResetRequests()
 	assert.Empty(t, w.sim.Requests())
 }
+
+// A fault with PerRequest fails one request (method, path and body: a
+// client's retries of it) at most that many times, each fault on its own;
+// another request is failed afresh.
+func TestFaultPerRequest(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		faults []Fault
+		want   []int // statuses of the same comment posted again and again
+	}{
+		{"one fault", []Fault{{Kind: FaultStatus502, PerRequest: 2}}, []int{502, 502, 201, 201}},
+		{"two faults", []Fault{{Kind: FaultStatus502, PerRequest: 1}, {Kind: FaultStatus503, PerRequest: 2}}, []int{502, 503, 503, 201}},
+		{"no limit", []Fault{{Kind: FaultStatus502}}, []int{502, 502, 502, 502}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			ctx := ctxT(t)
+			n, err := w.sim.CreateIssue("alice/app", "alice", "t", "")
+			require.NoError(t, err)
+			for _, f := range tc.faults {
+				f.Path, f.Rate, f.WritesOnly = "/repos/*", 1, true
+				w.sim.AddFault(f)
+			}
+			post := func(body string) int {
+				_, resp, _ := w.gh["bot"].Issues.CreateComment(ctx, "alice", "app", n, &github.IssueComment{Body: github.String(body)})
+				require.NotNil(t, resp)
+				return resp.StatusCode
+			}
+			var got []int
+			for range tc.want {
+				got = append(got, post("same"))
+			}
+			assert.Equal(t, tc.want, got)
+			assert.Equal(t, tc.want[0], post("another"), "another body is another request")
+		})
+	}
+}

@@ -163,7 +163,7 @@ func (s *Sim) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer func() { entry.ReqBody = append([]byte(nil), reqCopy.Bytes()...) }()
 
-	f := s.pickFault(r.Method, r.URL.Path)
+	f := s.pickFault(r.Method, r.URL.Path, body)
 	if f != nil && !f.AfterApply {
 		entry.Fault = f.Label()
 		if s.applyFault(lw, r, f) {
