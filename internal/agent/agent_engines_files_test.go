@@ -170,95 +170,11 @@ func TestEngineReadsCheckout(t *testing.T) {
 	})
 }
 
-// TestEngineHostileRepoPRTools: with the pull-request tool set (Edit,
-// Write) on the hostile repository the engine reads and writes inside its
-// checkout and nowhere else — not /etc, not /proc, not the run directory
-// (its record, outputs.jsonl, the gate's config), not its home, not
-// through ".." — then edits files in the checkout, the gate commits them
-// into a pull request entry, and still nothing from the repository runs or
-// instructs the model. One CLI start carries both (each costs seconds of
-// CPU).
-func TestEngineHostileRepoPRTools(t *testing.T) {
-	forEachCLIEngine(t, func(t *testing.T, ce cliEngine) {
-		var f *fixture
-		outsideFile := filepath.Join(os.TempDir(), "mr-outside-"+strings.ReplaceAll(t.Name(), "/", "_"))
-		fileTool := ce.fileTool
-		tries := []probe{
-			{fileTool(contract.ToolReadFile), func() map[string]any { return map[string]any{"path": "/etc/passwd"} }},
-			{fileTool(contract.ToolReadFile), func() map[string]any { return map[string]any{"path": "/proc/self/environ"} }},
-			{fileTool(contract.ToolReadFile), func() map[string]any { return map[string]any{"path": filepath.Join(f.runDir(), GateConfigFile)} }},
-			{fileTool(contract.ToolReadFile), func() map[string]any { return map[string]any{"path": "../runs/context.json"} }},
-			{fileTool(contract.ToolReadFile), func() map[string]any { return map[string]any{"path": "~/.gemini/settings.json"} }},
-			{fileTool(contract.ToolListFiles), func() map[string]any { return map[string]any{"path": "/etc"} }},
-			{fileTool(contract.ToolSearchFiles), func() map[string]any { return map[string]any{"pattern": "root", "path": "/etc"} }},
-			{fileTool(contract.ToolWriteFile), func() map[string]any { return map[string]any{"path": outsideFile, "content": "x"} }},
-			{fileTool(contract.ToolWriteFile), func() map[string]any {
-				return map[string]any{"path": filepath.Join(f.runDir(), contract.OutputsFile), "content": `{"kind":"comment"}`}
-			}},
-			{fileTool(contract.ToolWriteFile), func() map[string]any { return map[string]any{"path": "../escape.txt", "content": "x"} }},
-			{fileTool(contract.ToolWriteFile), func() map[string]any { return map[string]any{"path": "~/.bashrc", "content": "x"} }},
-			{fileTool(contract.ToolEditFile), func() map[string]any {
-				return map[string]any{"path": filepath.Join(f.runDir(), AgentContextFile), "old_string": "trigger_comment", "new_string": "x"}
-			}},
-		}
-		n := len(tries)
-		script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
-			if i := req.Turn(); i < n {
-				return toolUse(tries[i].tool, tries[i].args())
-			}
-			switch req.Turn() - n {
-			case 0:
-				return toolUse(ce.fileTool(contract.ToolReadFile), map[string]any{"path": "README.md"})
-			case 1:
-				return toolUse(ce.fileTool(contract.ToolEditFile), map[string]any{"path": "README.md", "old_string": "# hostile", "new_string": "# fixed"})
-			case 2:
-				return toolUse(ce.fileTool(contract.ToolWriteFile), map[string]any{"path": "src/fix.txt", "content": "fixed\n"})
-			case 3:
-				return toolUse(ce.gateTool("create_pull_request"), map[string]any{"repo": testRepo, "title": "Fix the readme", "body": "Fixes it."})
-			}
-			return fakemodel.Text("Opened a PR.")
-		})
-		f = newFixture(t, "@helperbot look outside, then fix the readme")
-		canaryDir, canaries := hostileTarget(t, f)
-		f.env["MR_ALLOWED_TOOLS"] = "Edit,Write"
-		f.env["MR_MAX_TURNS"] = "30"
-		eng, fake := ce.start(t, f, script)
-		f.env["MR_TIMEOUT"] = "3m"
-		t.Cleanup(func() { os.Remove(outsideFile) })
-
-		out, err := f.run(t, eng)
-		require.NoError(t, err)
-		assert.Equal(t, contract.StatusCompleted, out.Status)
-		noCanaries(t, canaryDir, canaries)
-		agent := fake.AgentRequests()
-		require.Len(t, agent, n+5)
-
-		// outside the checkout: every probe refused, nothing written
-		for i, tr := range tries {
-			res := lastToolResult(t, agent[i+1])
-			assert.Contains(t, res.Content, "outside the checkout", "%s %v must be refused", tr.tool, tr.args())
-			assert.NotContains(t, res.Content, "root:x:0:0", "no /etc/passwd content")
-			assert.NotContains(t, res.Content, "API_KEY", "no environment")
-		}
-		assert.NoFileExists(t, outsideFile)
-		assert.NoFileExists(t, filepath.Join(f.dir, "escape.txt"))
-		ctx, err := os.ReadFile(filepath.Join(f.runDir(), AgentContextFile))
-		require.NoError(t, err)
-		assert.Contains(t, string(ctx), "trigger_comment")
-
-		// inside: the edit becomes the pull request, the only entry of
-		// outputs.jsonl (the refused write added none)
-		requireFixedReadmePR(t, f, agent[n:])
-		for _, tool := range append(append([]string{}, contract.ReadFileTools...), contract.WriteFileTools...) {
-			assert.Contains(t, agent[0].ToolNames(), ce.fileTool(tool))
-		}
-		for _, r := range fake.Requests() {
-			assert.NotContains(t, string(r.Body), hostile.CLAUDEMDMarker, "request %d carries the repository's instructions", r.Seq)
-			assert.Equal(t, claudetest.DummyAPIKey, apiKey(r), "the key is the runner's")
-		}
-		assert.FileExists(t, filepath.Join(f.dir, "work", "src", "fix.txt"))
-	})
-}
+// The pull-request tool set (Edit, Write) with Codex and Gemini on the
+// hostile repository — reads and writes outside the checkout refused, the
+// edit becoming a pull request, nothing of the repository running — is
+// internal/e2e's TestFlowEnginePR: the same engine configuration, whose
+// one CLI start per engine also carries the whole flow.
 
 // probe is one tool call a probing model makes (tool named as the engine
 // names it; args evaluated when the call is made).

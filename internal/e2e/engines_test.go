@@ -2,12 +2,18 @@ package e2e
 
 import (
 	"context"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
+	"github.com/google/go-github/v62/github"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/agent"
 	"github.com/mention-runner/mention-runner/internal/claudetest"
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/demo"
@@ -15,13 +21,33 @@ import (
 	"github.com/mention-runner/mention-runner/internal/fakemodel"
 	fakegemini "github.com/mention-runner/mention-runner/internal/fakemodel/gemini"
 	fakeopenai "github.com/mention-runner/mention-runner/internal/fakemodel/openai"
+	"github.com/mention-runner/mention-runner/internal/hostile"
+	"github.com/mention-runner/mention-runner/internal/outputs"
+	"github.com/mention-runner/mention-runner/internal/policy"
+	"github.com/mention-runner/mention-runner/internal/record"
 )
+
+// fakeAPI is what TestFlowEnginePR reads from a fake provider.
+type fakeAPI interface {
+	AgentRequests() []fakemodel.Request
+	Requests() []fakemodel.Request
+	Close()
+}
 
 // TestFlowEnginePR: with the operator's pull-request tool set (Edit,
 // Write), the real Codex CLI and the real Gemini CLI, each against its
-// fake API, read the checkout, edit a file in it and ask the gate for a
-// pull request; the gate commits, publish pushes, and the pull request is
-// opened on the simulator.
+// fake API, work on a hostile target repository (internal/hostile: hooks,
+// settings, MCP servers, instructions and .env files for every CLI,
+// committed on main). Each first tries to read and write outside its
+// checkout — /etc, /proc, the run directory (its record, outputs.jsonl,
+// the gate's config), its home, ".." — and is refused every time with
+// nothing written; then reads the checkout, edits README.md, writes a new
+// file and asks the gate for a pull request; the gate commits, publish
+// pushes, and the pull request is opened on the simulator. Nothing from
+// the repository runs, instructs the model or changes the API key. (One
+// CLI start per engine carries the whole flow and the probes: each costs
+// seconds of CPU; the probes were internal/agent's
+// TestEngineHostileRepoPRTools, the same engine configuration.)
 func TestFlowEnginePR(t *testing.T) {
 	t.Parallel()
 	needBins(t)
@@ -29,72 +55,221 @@ func TestFlowEnginePR(t *testing.T) {
 		engine    string
 		bin       func(testing.TB) string
 		gate, fil func(string) string
-		start     func(fakemodel.Script) (env []string, close func())
+		start     func(fakemodel.Script) (env []string, api fakeAPI)
 	}{
 		{demo.EngineCodex, claudetest.Codex.Binary,
 			func(s string) string { return contract.EngineToolName(s) },
 			func(s string) string { return "mcp__" + contract.FilesServer + "__" + s },
-			func(sc fakemodel.Script) ([]string, func()) {
+			func(sc fakemodel.Script) ([]string, fakeAPI) {
 				s := fakeopenai.New(sc).Start()
-				return []string{"OPENAI_BASE_URL=" + s.URL() + "/v1", "OPENAI_API_KEY=" + claudetest.DummyAPIKey, "MR_MODEL=gpt-fake"}, s.Close
+				return []string{"OPENAI_BASE_URL=" + s.URL() + "/v1", "OPENAI_API_KEY=" + claudetest.DummyAPIKey, "MR_MODEL=gpt-fake"}, s
 			}},
 		{demo.EngineGemini, claudetest.GeminiCLI.Binary,
 			func(s string) string { return gemini.ToolName(contract.GateServer, s) },
 			func(s string) string { return gemini.ToolName(contract.FilesServer, s) },
-			func(sc fakemodel.Script) ([]string, func()) {
+			func(sc fakemodel.Script) ([]string, fakeAPI) {
 				s := fakegemini.New(sc).Start()
-				return []string{"GOOGLE_GEMINI_BASE_URL=" + s.URL(), "GEMINI_API_KEY=" + claudetest.DummyAPIKey, "MR_MODEL=gemini-fake"}, s.Close
+				return []string{"GOOGLE_GEMINI_BASE_URL=" + s.URL(), "GEMINI_API_KEY=" + claudetest.DummyAPIKey, "MR_MODEL=gemini-fake"}, s
 			}},
 	} {
 		t.Run(tc.engine, func(t *testing.T) {
 			t.Parallel()
 			bin := tc.bin(t)
+			outsideFile := filepath.Join(os.TempDir(), "mr-outside-"+strings.ReplaceAll(t.Name(), "/", "_"))
+			t.Cleanup(func() { os.Remove(outsideFile) })
+			fil := tc.fil
+			// the run directory is the agent job's, known from the prompt
+			runDir := func(req fakemodel.Request) string { return filepath.Dir(promptPath(t, req, contextFileRE)) }
+			tries := []struct {
+				tool string
+				args func(req fakemodel.Request) map[string]any
+			}{
+				{fil(contract.ToolReadFile), func(fakemodel.Request) map[string]any { return map[string]any{"path": "/etc/passwd"} }},
+				{fil(contract.ToolReadFile), func(fakemodel.Request) map[string]any { return map[string]any{"path": "/proc/self/environ"} }},
+				{fil(contract.ToolReadFile), func(r fakemodel.Request) map[string]any {
+					return map[string]any{"path": filepath.Join(runDir(r), agent.GateConfigFile)}
+				}},
+				{fil(contract.ToolReadFile), func(fakemodel.Request) map[string]any { return map[string]any{"path": "../runs/context.json"} }},
+				{fil(contract.ToolReadFile), func(fakemodel.Request) map[string]any { return map[string]any{"path": "~/.gemini/settings.json"} }},
+				{fil(contract.ToolListFiles), func(fakemodel.Request) map[string]any { return map[string]any{"path": "/etc"} }},
+				{fil(contract.ToolSearchFiles), func(fakemodel.Request) map[string]any { return map[string]any{"pattern": "root", "path": "/etc"} }},
+				{fil(contract.ToolWriteFile), func(fakemodel.Request) map[string]any { return map[string]any{"path": outsideFile, "content": "x"} }},
+				{fil(contract.ToolWriteFile), func(r fakemodel.Request) map[string]any {
+					return map[string]any{"path": filepath.Join(runDir(r), contract.OutputsFile), "content": `{"kind":"comment"}`}
+				}},
+				{fil(contract.ToolWriteFile), func(fakemodel.Request) map[string]any { return map[string]any{"path": "../escape.txt", "content": "x"} }},
+				{fil(contract.ToolWriteFile), func(fakemodel.Request) map[string]any { return map[string]any{"path": "~/.bashrc", "content": "x"} }},
+				{fil(contract.ToolEditFile), func(r fakemodel.Request) map[string]any {
+					return map[string]any{"path": filepath.Join(runDir(r), agent.AgentContextFile), "old_string": "trigger_comment", "new_string": "x"}
+				}},
+			}
+			n := len(tries)
+			const title = "Fix the readme"
 			script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
-				switch req.Turn() {
+				if i := req.Turn(); i < n {
+					return fakemodel.ToolCall("", tries[i].tool, tries[i].args(req))
+				}
+				switch req.Turn() - n {
 				case 0:
-					return fakemodel.ToolCall("", tc.fil(contract.ToolReadFile), map[string]any{"path": "README.md"})
+					return fakemodel.ToolCall("", fil(contract.ToolReadFile), map[string]any{"path": "README.md"})
 				case 1:
-					return fakemodel.ToolCall("", tc.fil(contract.ToolWriteFile), map[string]any{"path": ".gitattributes", "content": "* text=auto eol=lf\n"})
+					return fakemodel.ToolCall("", fil(contract.ToolEditFile), map[string]any{"path": "README.md", "old_string": "# hostile", "new_string": "# fixed"})
 				case 2:
+					return fakemodel.ToolCall("", fil(contract.ToolWriteFile), map[string]any{"path": "src/fix.txt", "content": "fixed\n"})
+				case 3:
 					return fakemodel.ToolCall("", tc.gate(contract.ToolCreatePullRequest), map[string]any{"repo": demo.TargetRepo,
-						"title": "Normalize line endings with .gitattributes", "body": "Windows checkouts get LF endings.", "base": "main"})
+						"title": title, "body": "Fixes it.", "base": "main"})
 				}
 				return fakemodel.Text("I opened a pull request.")
 			})
-			env, stop := tc.start(script)
-			t.Cleanup(stop)
-			o := demo.Options{Bins: bins, OutDir: t.TempDir(), Engine: tc.engine, EngineEnv: env,
-				Settings: settings("MR_TIMEOUT=3m"), DispatcherSettings: dispatcherSettings}
+			env, fake := tc.start(script)
+			t.Cleanup(fake.Close)
+			c := flowCase{engine: tc.engine, extraEnv: env,
+				comment:  "@" + demo.BotLogin + " !cfg repo=" + demo.TargetRepo + " no-issue\nLook outside, then fix the readme and open a pull request.",
+				settings: []string{"MR_TIMEOUT=3m", "MR_ALLOWED_TOOLS=Edit,Write"}}
 			if tc.engine == demo.EngineCodex {
-				o.CodexBin = bin
+				c.codex = bin
 			} else {
-				o.GeminiBin = bin
+				c.gemini = bin
 			}
-			sc := demo.Scenario{Name: "pr-" + tc.engine,
-				Comments: []string{"@" + demo.BotLogin + " !cfg repo=" + demo.TargetRepo + " no-issue\nPlease fix the line endings and open a pull request."},
-				Settings: []string{"MR_ALLOWED_TOOLS=Edit,Write"},
-				Want:     demo.Want{Run: true, Status: "completed", PRs: 1}}
-			ctx, cancel := context.WithTimeout(context.Background(), flowTimeout)
-			defer cancel()
-			out, err := demo.RunScenario(ctx, sc, o)
-			if out != nil && out.World != nil {
-				t.Cleanup(func() { out.World.Sim.Close() })
-			}
+			var canaryDir string
+			var canaries []hostile.Canary
+			c.prepare = func(w *demo.World) { canaryDir, canaries = pushHostileMain(t, w) }
+			w, f := runFlow(t, c)
+
+			o, err := record.ReadOutcome(f.RecordDir)
 			require.NoError(t, err)
-			if !assert.Empty(t, out.Problems) && out.Flow != nil {
-				if sum, err := out.Flow.Summarize(); err == nil {
-					b, _ := os.ReadFile(sum.Transcript)
-					t.Logf("transcript:\n%s", b)
-				}
-			}
+			assert.Equal(t, contract.StatusCompleted, o.Status)
 			var prs []string
-			for _, is := range out.World.Sim.Issues(demo.TargetRepo) {
+			for _, is := range w.Sim.Issues(demo.TargetRepo) {
 				if is.IsPullRequest() {
 					prs = append(prs, is.GetTitle())
 				}
 			}
-			assert.Equal(t, []string{"Normalize line endings with .gitattributes"}, prs, "the pull request is open on the target")
-			assertAgentHasNoToken(t, out.Flow)
+			assert.Equal(t, []string{title}, prs, "the pull request is open on the target")
+			assertAgentHasNoToken(t, f)
+
+			// nothing of the hostile repository ran, instructed or configured
+			assert.Empty(t, hostile.Sprung(canaryDir, canaries), "something from the target ran")
+			ents, err := os.ReadDir(canaryDir)
+			require.NoError(t, err)
+			for _, e := range ents {
+				assert.Equal(t, "node-options.js", e.Name(), "files appeared in the canary directory")
+			}
+			for _, r := range fake.Requests() {
+				assert.NotContains(t, string(r.Body), hostile.CLAUDEMDMarker, "request %d carries the repository's instructions", r.Seq)
+				key := r.Header.Get("x-goog-api-key")
+				if key == "" {
+					key = strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+				}
+				assert.Equal(t, claudetest.DummyAPIKey, key, "the key is the runner's, not the repository's .env")
+			}
+
+			agentReqs := fake.AgentRequests()
+			require.Len(t, agentReqs, n+5)
+			for _, tool := range append(append([]string{}, contract.ReadFileTools...), contract.WriteFileTools...) {
+				assert.Contains(t, agentReqs[0].ToolNames(), fil(tool))
+			}
+			// outside the checkout: every probe refused, nothing written
+			for i, tr := range tries {
+				rs := agentReqs[i+1].ToolResults()
+				require.NotEmpty(t, rs)
+				res := rs[len(rs)-1]
+				assert.Contains(t, res.Content, "outside the checkout", "%s %v must be refused", tr.tool, tr.args(agentReqs[0]))
+				assert.NotContains(t, res.Content, "root:x:0:0", "no /etc/passwd content")
+				assert.NotContains(t, res.Content, "API_KEY", "no environment")
+			}
+			work := promptPath(t, agentReqs[0], workDirRE)
+			run := filepath.Dir(promptPath(t, agentReqs[0], contextFileRE))
+			assert.NoFileExists(t, outsideFile)
+			assert.NoFileExists(t, filepath.Join(filepath.Dir(work), "escape.txt"))
+			b, err := os.ReadFile(filepath.Join(run, agent.AgentContextFile))
+			require.NoError(t, err)
+			assert.Contains(t, string(b), "trigger_comment")
+
+			// inside: the edit becomes the pull request, the only entry of
+			// outputs.jsonl (the refused write added none)
+			for i := n + 1; i <= n+4; i++ {
+				rs := agentReqs[i].ToolResults()
+				require.NotEmpty(t, rs)
+				assert.False(t, rs[len(rs)-1].IsError, "turn %d: %s", i, rs[len(rs)-1].Content)
+			}
+			entries, err := outputs.ReadFile(filepath.Join(run, contract.OutputsFile))
+			require.NoError(t, err)
+			require.Len(t, entries, 1)
+			assert.Equal(t, policy.KindPullRequest, entries[0].Kind)
+			assert.Equal(t, "main", entries[0].Base)
+			assert.Equal(t, 1, entries[0].Commits)
+			assert.FileExists(t, filepath.Join(run, entries[0].Bundle))
+			b, err = os.ReadFile(filepath.Join(work, "README.md"))
+			require.NoError(t, err)
+			assert.True(t, strings.HasPrefix(string(b), "# fixed"))
+			assert.FileExists(t, filepath.Join(work, "src", "fix.txt"))
 		})
 	}
+}
+
+var (
+	contextFileRE = regexp.MustCompile("The thread's data is in the JSON file `([^`]+)`")
+	workDirRE     = regexp.MustCompile("Your working directory `([^`]+)` is a checkout")
+)
+
+// promptPath is the path the runner's prompt names where re matches.
+func promptPath(t *testing.T, req fakemodel.Request, re *regexp.Regexp) string {
+	m := re.FindStringSubmatch(req.UserText())
+	if m == nil {
+		t.Errorf("the prompt does not match %s", re)
+		return "/nonexistent"
+	}
+	return m[1]
+}
+
+// pushHostileMain commits the hostile repository (internal/hostile) onto
+// the target's main, as one commit through the Git data API, before the
+// mention is dispatched; it returns the canary directory and canaries.
+func pushHostileMain(t *testing.T, w *demo.World) (string, []hostile.Canary) {
+	t.Helper()
+	canaryDir, src := t.TempDir(), t.TempDir()
+	canaries, err := hostile.WriteRepo(src, canaryDir, false)
+	require.NoError(t, err)
+	var entries []*github.TreeEntry
+	require.NoError(t, filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		mode := "100644"
+		if info.Mode()&0o111 != 0 {
+			mode = "100755"
+		}
+		rel, err := filepath.Rel(src, p)
+		entries = append(entries, &github.TreeEntry{Path: github.String(filepath.ToSlash(rel)), Mode: github.String(mode),
+			Type: github.String("blob"), Content: github.String(string(b))})
+		return err
+	}))
+	const token = "ghp_e2e_hostile_pusher_0000000000000000"
+	w.Sim.AddToken(token, demo.Author) // the author can write to the target
+	gh := w.Sim.Client(token)
+	ctx := context.Background()
+	owner, name, _ := strings.Cut(demo.TargetRepo, "/")
+	ref, _, err := gh.Git.GetRef(ctx, owner, name, "heads/main")
+	require.NoError(t, err)
+	parent, _, err := gh.Git.GetCommit(ctx, owner, name, ref.GetObject().GetSHA())
+	require.NoError(t, err)
+	tree, _, err := gh.Git.CreateTree(ctx, owner, name, parent.GetTree().GetSHA(), entries)
+	require.NoError(t, err)
+	commit, _, err := gh.Git.CreateCommit(ctx, owner, name, &github.Commit{Message: github.String("hostile"), Tree: tree,
+		Parents: []*github.Commit{{SHA: parent.SHA}}}, nil)
+	require.NoError(t, err)
+	_, _, err = gh.Git.UpdateRef(ctx, owner, name, &github.Reference{Ref: github.String("refs/heads/main"),
+		Object: &github.GitObject{SHA: commit.SHA}}, false)
+	require.NoError(t, err)
+	return canaryDir, canaries
 }

@@ -31,13 +31,16 @@ type flowCase struct {
 	parallel bool
 	engine   string
 	script   string
-	claude   string   // claude engine: the executable (a wrapper)
-	extraEnv []string // agent job
-	pr       bool     // the thread is a pull request (demo.SeedOptions.PR)
-	private  bool     // the target repository is private
-	fork     bool     // with pr: the pull request's head is in a fork (demo.SeedOptions.Fork)
-	comment  string   // the trigger comment; "" = demo.DefaultComment
-	settings []string // extra runner settings (MR_*=…) for every job
+	claude   string            // claude engine: the executable (a wrapper)
+	codex    string            // codex engine: the executable
+	gemini   string            // gemini engine: the executable
+	extraEnv []string          // agent job
+	pr       bool              // the thread is a pull request (demo.SeedOptions.PR)
+	private  bool              // the target repository is private
+	fork     bool              // with pr: the pull request's head is in a fork (demo.SeedOptions.Fork)
+	comment  string            // the trigger comment; "" = demo.DefaultComment
+	settings []string          // extra runner settings (MR_*=…) for every job
+	prepare  func(*demo.World) // changes the seeded world before the flow runs
 }
 
 // runFlow seeds a fresh simulator and runs the whole flow.
@@ -61,9 +64,12 @@ func newFlow(t *testing.T, c flowCase) (*demo.World, *demo.Flow) {
 	w, err := demo.Seed(demo.SeedOptions{Shard: c.shard, PR: c.pr, Private: c.private, Fork: c.fork, Comment: c.comment, Logf: t.Logf})
 	require.NoError(t, err)
 	t.Cleanup(func() { w.Sim.Close() })
+	if c.prepare != nil {
+		c.prepare(w)
+	}
 	f, err := demo.New(demo.Options{
 		World: w, Bins: bins, OutDir: t.TempDir(),
-		Engine: c.engine, ReplayScript: c.script, ClaudeBin: c.claude, EngineEnv: c.extraEnv,
+		Engine: c.engine, ReplayScript: c.script, ClaudeBin: c.claude, CodexBin: c.codex, GeminiBin: c.gemini, EngineEnv: c.extraEnv,
 		ParallelShards: c.parallel,
 		Settings:       settings(c.settings...), DispatcherSettings: dispatcherSettings,
 	})
