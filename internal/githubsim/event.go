@@ -1,7 +1,6 @@
 package githubsim
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 )
@@ -20,7 +19,7 @@ func (s *Sim) CommentEvent(repo string, commentID int64) ([]byte, error) {
 		return nil, fmt.Errorf("githubsim: no comment %d in %s", commentID, repo)
 	}
 	base := s.baseLocked()
-	return json.Marshal(obj{
+	return marshal(obj{
 		"action": "created", "issue": s.issueLocked(base, r, r.issues[cm.number]),
 		"comment": s.commentLocked(base, r, cm), "repository": s.repoLocked(base, r, true, ""),
 		"sender": s.simpleUserLocked(base, cm.author),

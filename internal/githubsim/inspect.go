@@ -10,7 +10,7 @@ import (
 // Inspection helpers read state for assertions; they are not logged.
 
 func decodeInto[T any](v obj) *T {
-	data, _ := json.Marshal(v)
+	data, _ := marshal(v)
 	out := new(T)
 	_ = json.Unmarshal(data, out)
 	return out

@@ -301,7 +301,7 @@ func isWrite(method string) bool {
 // --- response helpers -------------------------------------------------------
 
 func (c *call) json(status int, v any) {
-	data, err := json.Marshal(v)
+	data, err := marshal(v)
 	if err != nil {
 		c.err(http.StatusInternalServerError, "githubsim: encode response: "+err.Error(), nil)
 		return
@@ -334,7 +334,7 @@ func writeError(w http.ResponseWriter, status int, msg string, errs []any) {
 	if status == http.StatusUnprocessableEntity && errs == nil {
 		body["errors"] = []any{}
 	}
-	data, _ := json.Marshal(body)
+	data, _ := marshal(body)
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
 	_, _ = w.Write(data)
