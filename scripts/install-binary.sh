@@ -14,6 +14,29 @@
 # MR_RELEASE_BASE_URL overrides where releases are downloaded from (tests).
 set -euo pipefail
 
+# asset_name NAME prints the release asset of NAME built for this machine
+# (uname -s, uname -m); when there is none it prints why and returns 3.
+asset_name() {
+  local os arch
+  case "$(uname -s)" in
+    Linux) os=linux ;;
+    Darwin) os=darwin ;;
+    *) echo "no release binary for $(uname -s): build from source"; return 3 ;;
+  esac
+  case "$(uname -m)" in
+    x86_64 | amd64) arch=amd64 ;;
+    aarch64 | arm64) arch=arm64 ;;
+    *) echo "no release binary for $(uname -m): build from source"; return 3 ;;
+  esac
+  echo "${1}_${os}_${arch}"
+}
+
+# Sourced (internal/release's tests: every machine's asset name in one
+# shell), the script only defines asset_name.
+if [ "${BASH_SOURCE[0]}" != "$0" ]; then
+  return 0
+fi
+
 if [ $# -ne 3 ]; then
   echo "usage: install-binary.sh NAME REF DEST" >&2
   exit 2
@@ -29,17 +52,7 @@ case "$ref" in
     ;;
 esac
 
-case "$(uname -s)" in
-  Linux) os=linux ;;
-  Darwin) os=darwin ;;
-  *) echo "no release binary for $(uname -s): build from source"; exit 3 ;;
-esac
-case "$(uname -m)" in
-  x86_64 | amd64) arch=amd64 ;;
-  aarch64 | arm64) arch=arm64 ;;
-  *) echo "no release binary for $(uname -m): build from source"; exit 3 ;;
-esac
-asset="${name}_${os}_${arch}"
+asset=$(asset_name "$name") || { echo "$asset"; exit 3; }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -124,37 +125,65 @@ func TestReleaseAssetNamesMatchInstaller(t *testing.T) {
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 
+	// Every machine's asset name comes from one shell that sources the
+	// script (asset_name, uname faked as a function); the whole script then
+	// installs, uname faked through PATH, on one spelling of each OS and
+	// architecture (the other spellings name the same asset, checked here).
 	unameOS := map[string]string{"Linux": "linux", "Darwin": "darwin"}
 	unameArch := map[string]string{"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}
-	installed := map[string]bool{}
+	installOn := map[string]bool{"x86_64": true, "aarch64": true}
+	bins := make([]string, 0, len(built))
 	for bin := range built {
-		for sysName, goos := range unameOS {
-			for machine, goarch := range unameArch {
-				if testing.Short() && (sysName != "Linux" || machine != "x86_64") {
-					continue // -short: one machine per binary; make test tries them all
-				}
-				t.Run(bin+"/"+sysName+"/"+machine, func(t *testing.T) {
-					shim := t.TempDir()
-					fake := "#!/bin/sh\ncase \"$1\" in -s) echo " + sysName + " ;; -m) echo " + machine + " ;; *) exit 1 ;; esac\n"
-					require.NoError(t, os.WriteFile(filepath.Join(shim, "uname"), []byte(fake), 0o755))
-					dest := filepath.Join(t.TempDir(), bin)
-					code, out := install(t, hs.URL, bin, "v1.2.3", dest, "PATH="+shim+":"+os.Getenv("PATH"))
-					want := bin + "_" + goos + "_" + goarch
-					if _, ok := assets[want]; !ok {
-						assert.Equal(t, 3, code, "no %s in the release: build from source\n%s", want, out)
-						assert.Contains(t, out, "has no "+want+": build from source")
-						return
-					}
-					require.Equal(t, 0, code, out)
-					got, err := os.ReadFile(dest)
-					require.NoError(t, err)
-					assert.Equal(t, srv.files["/v1.2.3/"+want], string(got), "installed the asset named %s", want)
-					srv.mu.Lock()
-					installed[want] = true
-					srv.mu.Unlock()
-				})
+		bins = append(bins, bin)
+	}
+	sort.Strings(bins)
+	type machine struct{ bin, sysName, arch string }
+	var machines []machine
+	for _, bin := range bins {
+		for sysName := range unameOS {
+			for arch := range unameArch {
+				machines = append(machines, machine{bin, sysName, arch})
 			}
 		}
+	}
+	unknown := []machine{{"runner", "FreeBSD", "x86_64"}, {"runner", "Linux", "riscv64"}, {"dispatcher", "Darwin", "ppc64"}}
+	named := assetNames(t, append(append([]machine(nil), machines...), unknown...), func(m machine) [3]string { return [3]string{m.bin, m.sysName, m.arch} })
+	for i, m := range unknown {
+		got := named[len(machines)+i]
+		unknownPart := m.arch
+		if _, ok := unameOS[m.sysName]; !ok {
+			unknownPart = m.sysName
+		}
+		assert.Equal(t, [2]string{"3", "no release binary for " + unknownPart + ": build from source"}, got, "%v", m)
+	}
+	installed := map[string]bool{}
+	for i, m := range machines {
+		bin, sysName, machine := m.bin, m.sysName, m.arch
+		goos, goarch := unameOS[sysName], unameArch[machine]
+		want := bin + "_" + goos + "_" + goarch
+		assert.Equal(t, [2]string{"0", want}, named[i], "asset_name on %s %s", sysName, machine)
+		if !installOn[machine] || testing.Short() && (sysName != "Linux" || machine != "x86_64") {
+			continue // -short: one machine per binary; make test installs on each OS and architecture
+		}
+		t.Run(bin+"/"+sysName+"/"+machine, func(t *testing.T) {
+			shim := t.TempDir()
+			fake := "#!/bin/sh\ncase \"$1\" in -s) echo " + sysName + " ;; -m) echo " + machine + " ;; *) exit 1 ;; esac\n"
+			require.NoError(t, os.WriteFile(filepath.Join(shim, "uname"), []byte(fake), 0o755))
+			dest := filepath.Join(t.TempDir(), bin)
+			code, out := install(t, hs.URL, bin, "v1.2.3", dest, "PATH="+shim+":"+os.Getenv("PATH"))
+			if _, ok := assets[want]; !ok {
+				assert.Equal(t, 3, code, "no %s in the release: build from source\n%s", want, out)
+				assert.Contains(t, out, "has no "+want+": build from source")
+				return
+			}
+			require.Equal(t, 0, code, out)
+			got, err := os.ReadFile(dest)
+			require.NoError(t, err)
+			assert.Equal(t, srv.files["/v1.2.3/"+want], string(got), "installed the asset named %s", want)
+			srv.mu.Lock()
+			installed[want] = true
+			srv.mu.Unlock()
+		})
 	}
 	for _, name := range names {
 		if a := assets[name]; a[1] != "windows" && !testing.Short() {
@@ -175,4 +204,32 @@ func TestMakefileChecksTheReleaseAssets(t *testing.T) {
 	for name := range releaseAssets(t) {
 		assert.NotContains(t, mk, name, "the Makefile must not keep its own list of asset names")
 	}
+}
+
+// assetNames sources install-binary.sh in one bash and runs its asset_name
+// for each machine (binary, uname -s, uname -m), uname faked as a shell
+// function; it returns each call's exit status and output, in order.
+func assetNames[M any](t *testing.T, machines []M, fields func(M) [3]string) [][2]string {
+	t.Helper()
+	var sh strings.Builder
+	sh.WriteString("source " + script + "\n")
+	for _, m := range machines {
+		f := fields(m)
+		for _, v := range f {
+			require.Regexp(t, `^[A-Za-z0-9_]+$`, v, "no quoting needed")
+		}
+		fmt.Fprintf(&sh, "uname() { case \"$1\" in -s) echo %s ;; -m) echo %s ;; *) return 1 ;; esac; }\n", f[1], f[2])
+		fmt.Fprintf(&sh, "out=$(asset_name %s) && rc=0 || rc=$?; printf '%%s\\t%%s\\n' \"$rc\" \"$out\"\n", f[0])
+	}
+	out, err := exec.Command("bash", "-c", sh.String()).CombinedOutput()
+	require.NoError(t, err, string(out))
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	require.Len(t, lines, len(machines), string(out))
+	res := make([][2]string, len(lines))
+	for i, l := range lines {
+		rc, o, ok := strings.Cut(l, "\t")
+		require.True(t, ok, l)
+		res[i] = [2]string{rc, o}
+	}
+	return res
 }
