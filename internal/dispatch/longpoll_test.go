@@ -83,7 +83,10 @@ func (e *env) startLongPoll(ctx context.Context, window time.Duration) *longPoll
 // each run waits GitHub's X-Poll-Interval between cycles, and each ends by
 // itself when its window is over.
 func TestOverlappingLongPollsHandleEachMentionOnce(t *testing.T) {
-	const mentions = 100
+	// 40 mentions: 12 before run A starts, 8 while only A polls, 12 while
+	// both poll (over 8 cycles: several land in the same cycle of both), 8
+	// after A ends.
+	const mentions = 40
 	e := newEnv(t)
 	e.sim.SetRequestLogLimit(0)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -114,12 +117,12 @@ func TestOverlappingLongPollsHandleEachMentionOnce(t *testing.T) {
 		wg.Wait()
 	}
 
-	for i := 0; i < 30; i++ {
+	for i := 0; i < 12; i++ {
 		post(i) // before run A starts
 	}
 	a := e.startLongPoll(ctx, window)
 	a.step(3)
-	for i := 30; i < 50; i++ {
+	for i := 12; i < 20; i++ {
 		post(i) // only run A is polling
 	}
 	a.step(3)
@@ -127,14 +130,14 @@ func TestOverlappingLongPollsHandleEachMentionOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); both(a, b, 8) }()
-	for i := 50; i < 80; i++ {
+	for i := 20; i < 32; i++ {
 		post(i) // both are polling
 	}
 	wg.Wait()
 	both(a, b, 4)
 	a.step(1000)
 	require.NoError(t, a.wait(), "run A ends by itself when its window is over")
-	for i := 80; i < mentions; i++ {
+	for i := 32; i < mentions; i++ {
 		post(i) // only run B is left
 	}
 	b.step(1000)
