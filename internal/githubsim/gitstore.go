@@ -649,7 +649,9 @@ func (g *gitStore) writeLoose(sha string, o gitObject) error {
 		return nil
 	}
 	var b bytes.Buffer
-	zw := zlib.NewWriter(&b)
+	zw := zlibWriters.Get().(*zlib.Writer)
+	defer zlibWriters.Put(zw)
+	zw.Reset(&b)
 	fmt.Fprintf(zw, "%s %d\x00", o.typ, len(o.data))
 	_, _ = zw.Write(o.data)
 	if err := zw.Close(); err != nil {
@@ -657,6 +659,11 @@ func (g *gitStore) writeLoose(sha string, o gitObject) error {
 	}
 	return writeFileAtomic(p, b.Bytes())
 }
+
+// zlibWriters keeps compressors between loose objects: a new one allocates
+// and clears its tables (most of writeLoose's CPU for small objects);
+// Reset reuses them and writes the same stream.
+var zlibWriters = sync.Pool{New: func() any { return zlib.NewWriter(nil) }}
 
 // removeRefFile deletes a loose ref and the directories it leaves empty.
 func (g *gitStore) removeRefFile(name string) {

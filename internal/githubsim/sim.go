@@ -60,7 +60,6 @@ type Sim struct {
 	gitBin  string
 	gitEnv  []string
 	closed  chan struct{}
-	adverts advertCache // protocol v2 upload-pack info/refs answers
 
 	mu        sync.Mutex
 	base      string // "http://127.0.0.1:port/" once started or first request seen

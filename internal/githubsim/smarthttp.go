@@ -98,6 +98,9 @@ func (s *Sim) serveGit(w http.ResponseWriter, r *http.Request, entry *LoggedRequ
 	if !pushing {
 		g.diskMu.Unlock()
 	}
+	if v2UploadPackPost(r, rest) && g.serveLsRefs(w, r) {
+		return
+	}
 
 	r2 := r.Clone(r.Context())
 	r2.URL.Path = canon
@@ -110,8 +113,8 @@ func (s *Sim) serveGit(w http.ResponseWriter, r *http.Request, entry *LoggedRequ
 		"REMOTE_USER=" + login,
 	}, s.gitEnv...)
 	h := &cgi.Handler{Path: s.gitBin, Args: []string{"http-backend"}, Root: "/", Env: env, Logger: nil}
-	if key, ok := v2AdvertKey(r, rest); ok {
-		s.adverts.serve(w, key, func(rec *httptest.ResponseRecorder) { h.ServeHTTP(rec, r2) })
+	if key, ok := s.v2AdvertKey(r, rest); ok {
+		v2Adverts.serve(w, key, func(rec *httptest.ResponseRecorder) { h.ServeHTTP(rec, r2) })
 		return
 	}
 	if !pushing {
@@ -139,19 +142,31 @@ func (s *Sim) serveGit(w http.ResponseWriter, r *http.Request, entry *LoggedRequ
 // v2AdvertKey says whether r asks for upload-pack's protocol v2 capability
 // advertisement (GET info/refs?service=git-upload-pack with Git-Protocol
 // version=2), and under which key its answer is cached. In v2 that answer
-// lists no refs: it is the same bytes for every repository the simulator
-// serves (one git binary, one configuration, SHA-1 repositories), so git
-// http-backend runs once for it instead of once per fetch. Protocol v0/v1
-// advertisements list refs and pushes' receive-pack lists refs in every
-// version: those still go to git every time.
-func v2AdvertKey(r *http.Request, rest string) (string, bool) {
+// lists no refs: it is the same bytes for every repository of every
+// simulator with the same git binary and configuration (SHA-1
+// repositories), so git http-backend runs once per test process for it
+// instead of once per fetch. The key holds the binary, the Git-Protocol
+// header and the git environment but the per-simulator HOME (the global
+// configuration is /dev/null). Protocol v0/v1 advertisements list refs and
+// pushes' receive-pack lists refs in every version: those still go to git
+// every time.
+func (s *Sim) v2AdvertKey(r *http.Request, rest string) (string, bool) {
 	proto := r.Header.Get("Git-Protocol")
 	if r.Method != http.MethodGet || rest != "info/refs" || r.URL.Query().Get("service") != "git-upload-pack" ||
 		!slices.Contains(strings.Split(proto, ":"), "version=2") {
 		return "", false
 	}
-	return proto, true
+	key := []string{s.gitBin, proto}
+	for _, e := range s.gitEnv {
+		if !strings.HasPrefix(e, "HOME=") {
+			key = append(key, e)
+		}
+	}
+	return strings.Join(key, "\x00"), true
 }
+
+// v2Adverts is shared by every simulator of the process (see v2AdvertKey).
+var v2Adverts advertCache
 
 // advertCache holds git's own answers to v2 info/refs requests, by
 // Git-Protocol header: status, headers and body exactly as git gave them.
