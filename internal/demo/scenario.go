@@ -192,6 +192,15 @@ func RunScenario(ctx context.Context, sc Scenario, base Options) (*Outcome, erro
 	return out, nil
 }
 
+// Verify returns the outcome of sc's story told on w by flow f (nil when
+// no comment dispatched) for a caller that ran the flow itself, job by
+// job, as RunScenario would have: the same checks against sc.Want.
+func Verify(sc Scenario, w *World, f *Flow) *Outcome {
+	o := &Outcome{Scenario: sc, World: w, Flow: f}
+	o.Problems = o.verify()
+	return o
+}
+
 // verify compares what happened with sc.Want.
 func (o *Outcome) verify() []string {
 	var p []string

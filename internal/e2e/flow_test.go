@@ -41,6 +41,7 @@ type flowCase struct {
 	comment  string            // the trigger comment; "" = demo.DefaultComment
 	settings []string          // extra runner settings (MR_*=…) for every job
 	prepare  func(*demo.World) // changes the seeded world before the flow runs
+	outDir   string            // the flow's output directory; "" = a new temporary one
 }
 
 // runFlow seeds a fresh simulator and runs the whole flow.
@@ -67,8 +68,11 @@ func newFlow(t *testing.T, c flowCase) (*demo.World, *demo.Flow) {
 	if c.prepare != nil {
 		c.prepare(w)
 	}
+	if c.outDir == "" {
+		c.outDir = t.TempDir()
+	}
 	f, err := demo.New(demo.Options{
-		World: w, Bins: bins, OutDir: t.TempDir(),
+		World: w, Bins: bins, OutDir: c.outDir,
 		Engine: c.engine, ReplayScript: c.script, ClaudeBin: c.claude, CodexBin: c.codex, GeminiBin: c.gemini, EngineEnv: c.extraEnv,
 		ParallelShards: c.parallel,
 		Settings:       settings(c.settings...), DispatcherSettings: dispatcherSettings,
@@ -79,16 +83,26 @@ func newFlow(t *testing.T, c flowCase) (*demo.World, *demo.Flow) {
 
 // TestFlowSmall runs the small flow once, job by job with the tokens
 // agent-run.yml and action.yml wire (checkTokensAsWired checks every
-// request of every job), then checks the final state, that the agent had
-// no token, and the re-runs and re-deliveries
-// (assertRedeliveredOneLogIssue). One flow carries the three: each flow
-// costs its processes' start-ups, and the three ran the same one.
+// request of every job), then checks the demo's default story (its Want
+// and golden file, as TestScenarios checks the others), the final state,
+// that the agent had no token, and the re-runs and re-deliveries
+// (assertRedeliveredOneLogIssue). One flow carries them all: each flow
+// costs its processes' start-ups, and they ran the same one (the default
+// scenario: the same seed, script and settings).
 func TestFlowSmall(t *testing.T) {
 	t.Parallel()
-	w, f := newFlow(t, flowCase{engine: demo.EngineReplay, script: "testdata/replay.jsonl"})
+	sc, ok := demo.FindScenario("default")
+	require.True(t, ok)
+	require.Empty(t, sc.Script, "the default story uses the demo's script")
+	require.Empty(t, sc.Settings)
+	require.Len(t, sc.Comments, 1)
+	script := demoScript(t)
+	out := t.TempDir()
+	w, f := newFlow(t, flowCase{engine: demo.EngineReplay, script: script, comment: sc.Comments[0], outDir: scenarioOut(out)})
 	ctx, cancel := context.WithTimeout(context.Background(), flowTimeout)
 	defer cancel()
 	checkTokensAsWired(t, ctx, w, f)
+	checkScenario(t, demo.Verify(sc, w, f), out)
 
 	ds := f.Dispatches()
 	require.Len(t, ds, 1)
@@ -96,9 +110,38 @@ func TestFlowSmall(t *testing.T) {
 	assert.Less(t, len(ds[0].Body), contract.DispatchBodyBytes)
 	require.Len(t, f.Assembles, 1)
 
-	assertFinalState(t, w, f, replayComment)
+	assertFinalState(t, w, f, scriptComment(t, script))
 	assertAgentHasNoToken(t, f)
 	assertRedeliveredOneLogIssue(t, ctx, w, f)
+}
+
+// demoScript is the replay script of the demo's stories (demo/replay.jsonl).
+func demoScript(t *testing.T) string {
+	t.Helper()
+	root, err := demo.ModuleRoot(".")
+	require.NoError(t, err)
+	return filepath.Join(root, "demo", "replay.jsonl")
+}
+
+// scriptComment is the body of the comment a replay script asks the gate
+// to post (its first add_comment).
+func scriptComment(t *testing.T, script string) string {
+	t.Helper()
+	data, err := os.ReadFile(script)
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(data), "\n") {
+		var step struct {
+			Tool string `json:"tool"`
+			Args struct {
+				Body string `json:"body"`
+			} `json:"args"`
+		}
+		if line != "" && json.Unmarshal([]byte(line), &step) == nil && step.Tool == "add_comment" {
+			return step.Args.Body
+		}
+	}
+	require.FailNow(t, "no add_comment in "+script)
+	return ""
 }
 
 func TestFlowSharded(t *testing.T) {
@@ -251,13 +294,22 @@ func logIssueBody(t *testing.T, w *demo.World, f *demo.Flow) string {
 
 // TestFlowBadFlagsDoesNotRun: a typo in !cfg never starts a run; the bot
 // replies once on the thread, and a second dispatcher cycle stays quiet.
+// Its first cycle is the demo's bad-cfg story (same comment, script and
+// settings): checked against its Want and golden file as TestScenarios
+// checks the others.
 func TestFlowBadFlagsDoesNotRun(t *testing.T) {
 	t.Parallel()
 	needBins(t)
-	w, err := demo.Seed(demo.SeedOptions{Comment: "@" + demo.BotLogin + " !cfg here-onyl\nexplain the failure", Logf: t.Logf})
+	sc, ok := demo.FindScenario("bad-cfg")
+	require.True(t, ok)
+	require.Equal(t, []string{"@" + demo.BotLogin + " !cfg here-onyl\nexplain the failure"}, sc.Comments)
+	require.Empty(t, sc.Script)
+	require.Empty(t, sc.Settings)
+	w, err := demo.Seed(demo.SeedOptions{Comment: sc.Comments[0], Logf: t.Logf})
 	require.NoError(t, err)
 	t.Cleanup(func() { w.Sim.Close() })
-	f, err := demo.New(demo.Options{World: w, Bins: bins, OutDir: t.TempDir(), ReplayScript: "testdata/replay.jsonl",
+	out := t.TempDir()
+	f, err := demo.New(demo.Options{World: w, Bins: bins, OutDir: scenarioOut(out), ReplayScript: demoScript(t),
 		Settings: settings(), DispatcherSettings: dispatcherSettings})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), flowTimeout)
@@ -265,6 +317,9 @@ func TestFlowBadFlagsDoesNotRun(t *testing.T) {
 
 	for cycle := 1; cycle <= 2; cycle++ {
 		require.ErrorIs(t, f.Dispatch(ctx), demo.ErrNoDispatch, "cycle %d", cycle)
+		if cycle == 1 {
+			checkScenario(t, demo.Verify(sc, w, nil), out)
+		}
 	}
 	assert.Empty(t, w.Sim.Dispatches(demo.ControlRepo))
 	var replies []string

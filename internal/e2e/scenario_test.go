@@ -28,7 +28,14 @@ func TestScenarios(t *testing.T) {
 	needBins(t)
 	root, err := demo.ModuleRoot(".")
 	require.NoError(t, err)
+	for name, by := range foldedScenarios {
+		_, ok := demo.FindScenario(name)
+		require.True(t, ok, "scenario %s (told by %s) is not a demo scenario", name, by)
+	}
 	for _, sc := range demo.Scenarios {
+		if foldedScenarios[sc.Name] != "" {
+			continue // told by foldedScenarios[sc.Name]
+		}
 		t.Run(sc.Name, func(t *testing.T) {
 			t.Parallel()
 			out := t.TempDir()
@@ -38,37 +45,57 @@ func TestScenarios(t *testing.T) {
 				ReplayScript: filepath.Join(root, "demo", "replay.jsonl"), Settings: settings(), DispatcherSettings: dispatcherSettings})
 			require.NoError(t, err)
 			defer res.World.Sim.Close()
-			var shown strings.Builder
-			res.Show(&shown)
-			require.True(t, res.OK(), "%s", shown.String())
-
-			n := newNormaliser(res.World.BaseURL, out, bins)
-			var g strings.Builder
-			section := func(title, body string) {
-				fmt.Fprintf(&g, "=== %s\n%s\n", title, strings.TrimRight(n.text(body), "\n"))
-			}
-			section("what a person sees", shown.String())
-			if f := res.Flow; f != nil {
-				dir := f.FinalRecordDir
-				require.NotEmpty(t, dir)
-				evs, err := record.ReadEvents(filepath.Join(dir, contract.EventsFile))
-				require.NoError(t, err)
-				var lines []string
-				for _, e := range evs {
-					lines = append(lines, fmt.Sprintf("%d %s %s %s: %s", e.Sequence, e.Actor, e.Severity, e.Type, e.Summary))
-				}
-				section("events.jsonl", strings.Join(lines, "\n"))
-				checkEventSchema(t, filepath.Join(dir, contract.EventsFile))
-				transcript, err := os.ReadFile(filepath.Join(dir, contract.TranscriptFile))
-				require.NoError(t, err)
-				section("transcript.md", string(transcript))
-				sess, err := os.ReadFile(filepath.Join(dir, contract.SessionFile))
-				require.NoError(t, err)
-				section("session.json", n.json(t, sess))
-			}
-			golden.CheckString(t, filepath.Join("testdata", "scenario_"+sc.Name+".golden"), g.String())
+			checkScenario(t, res, out)
 		})
 	}
+}
+
+// foldedScenarios are the demo stories another test tells with the same
+// seed, script and settings, checking them through checkScenario on its
+// own flow (each flow costs a dispatcher, runner and git processes).
+var foldedScenarios = map[string]string{
+	"default": "TestFlowSmall",
+	"bad-cfg": "TestFlowBadFlagsDoesNotRun",
+}
+
+// scenarioOut is the output directory RunScenario gives a story's first
+// comment's flow under out (the golden files name it OUT/comment-1).
+func scenarioOut(out string) string { return filepath.Join(out, "comment-1") }
+
+// checkScenario checks a told story against its Want (res.OK) and its
+// golden file; out is the directory the golden files name OUT.
+func checkScenario(t *testing.T, res *demo.Outcome, out string) {
+	t.Helper()
+	sc := res.Scenario
+	var shown strings.Builder
+	res.Show(&shown)
+	require.True(t, res.OK(), "%s", shown.String())
+
+	n := newNormaliser(res.World.BaseURL, out, bins)
+	var g strings.Builder
+	section := func(title, body string) {
+		fmt.Fprintf(&g, "=== %s\n%s\n", title, strings.TrimRight(n.text(body), "\n"))
+	}
+	section("what a person sees", shown.String())
+	if f := res.Flow; f != nil {
+		dir := f.FinalRecordDir
+		require.NotEmpty(t, dir)
+		evs, err := record.ReadEvents(filepath.Join(dir, contract.EventsFile))
+		require.NoError(t, err)
+		var lines []string
+		for _, e := range evs {
+			lines = append(lines, fmt.Sprintf("%d %s %s %s: %s", e.Sequence, e.Actor, e.Severity, e.Type, e.Summary))
+		}
+		section("events.jsonl", strings.Join(lines, "\n"))
+		checkEventSchema(t, filepath.Join(dir, contract.EventsFile))
+		transcript, err := os.ReadFile(filepath.Join(dir, contract.TranscriptFile))
+		require.NoError(t, err)
+		section("transcript.md", string(transcript))
+		sess, err := os.ReadFile(filepath.Join(dir, contract.SessionFile))
+		require.NoError(t, err)
+		section("session.json", n.json(t, sess))
+	}
+	golden.CheckString(t, filepath.Join("testdata", "scenario_"+sc.Name+".golden"), g.String())
 }
 
 // checkEventSchema validates events.jsonl line by line against the event
