@@ -179,7 +179,7 @@ func TestUserTurnIsTheTask(t *testing.T) {
 // !cfg completes (a denial is not a failure) with no deliverable: the
 // denial is an info event, deliverable.missing is recorded and nothing is
 // queued. The replay engine goes through the real gate; how the refusal
-// reaches a real model is TestClaudeAllowedComment's and
+// reaches a real model is internal/e2e TestFlowClaude's and
 // TestEngineReadsCheckout's.
 func TestDeniedOnlyIsNoDeliverable(t *testing.T) {
 	f := newFixture(t, "@helperbot !cfg here-only\nopen an issue for this")

@@ -254,9 +254,7 @@ func pushHostileMain(t *testing.T, w *demo.World) (string, []hostile.Canary) {
 			Type: github.String("blob"), Content: github.String(string(b))})
 		return err
 	}))
-	const token = "ghp_e2e_hostile_pusher_0000000000000000"
-	w.Sim.AddToken(token, demo.Author) // the author can write to the target
-	gh := w.Sim.Client(token)
+	gh := authorClient(w)
 	ctx := context.Background()
 	owner, name, _ := strings.Cut(demo.TargetRepo, "/")
 	ref, _, err := gh.Git.GetRef(ctx, owner, name, "heads/main")
@@ -272,4 +270,12 @@ func pushHostileMain(t *testing.T, w *demo.World) (string, []hostile.Canary) {
 		Object: &github.GitObject{SHA: commit.SHA}}, false)
 	require.NoError(t, err)
 	return canaryDir, canaries
+}
+
+// authorClient is a client of the mention's author, who can write to the
+// target repository.
+func authorClient(w *demo.World) *github.Client {
+	const token = "ghp_e2e_author_000000000000000000000000"
+	w.Sim.AddToken(token, demo.Author)
+	return w.Sim.Client(token)
 }
