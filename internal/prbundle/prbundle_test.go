@@ -45,7 +45,10 @@ func newRepo(t testing.TB) *repo {
 
 func (r *repo) git(args ...string) string {
 	r.t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+	// no auto maintenance: it is one more git process per commit, and
+	// these repositories are thrown away
+	cmd := exec.Command("git", append([]string{"-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false",
+		"-c", "maintenance.auto=false", "-c", "gc.auto=0"}, args...)...)
 	cmd.Dir = r.dir
 	cmd.Env = gitexec.Env("")
 	var out, errb bytes.Buffer
