@@ -2,6 +2,7 @@ package githubsim
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -96,15 +97,7 @@ func TestSmartHTTPLsRefsAsGit(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			body := pktCommand("ls-refs", caps, c.args)
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.base+c.repo+".git/git-upload-pack", bytes.NewReader(body))
-			require.NoError(t, err)
-			req.Header.Set("Content-Type", "application/x-git-upload-pack-request")
-			req.Header.Set("Git-Protocol", "version=2")
-			if c.token != "" {
-				req.SetBasicAuth("x-access-token", c.token)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			require.NoError(t, err)
+			resp := postUploadPackV2(t, ctx, w.base+c.repo+".git/git-upload-pack", body, c.token)
 			got, err := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			require.NoError(t, err)
@@ -131,15 +124,7 @@ func TestSmartHTTPLsRefsAsGit(t *testing.T) {
 		token string
 		want  int
 	}{{"", http.StatusUnauthorized}, {"tok-mallory", http.StatusNotFound}, {"bad", http.StatusUnauthorized}} {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.base+"alice/secret.git/git-upload-pack", bytes.NewReader(pktCommand("ls-refs", caps, nil)))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/x-git-upload-pack-request")
-		req.Header.Set("Git-Protocol", "version=2")
-		if c.token != "" {
-			req.SetBasicAuth("x-access-token", c.token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
+		resp := postUploadPackV2(t, ctx, w.base+"alice/secret.git/git-upload-pack", pktCommand("ls-refs", caps, nil), c.token)
 		resp.Body.Close()
 		assert.Equal(t, c.want, resp.StatusCode, c.token)
 	}
@@ -206,4 +191,20 @@ func FuzzParseLsRefs(f *testing.F) {
 			assert.Equal(t, "0000", string(body[len(body)-4:]))
 		}
 	})
+}
+
+// postUploadPackV2 posts one protocol-v2 upload-pack request as git does,
+// with the token as basic auth when there is one.
+func postUploadPackV2(t *testing.T, ctx context.Context, url string, body []byte, token string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/x-git-upload-pack-request")
+	req.Header.Set("Git-Protocol", "version=2")
+	if token != "" {
+		req.SetBasicAuth("x-access-token", token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	return resp
 }
