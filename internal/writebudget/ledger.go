@@ -328,7 +328,7 @@ func (l *Ledger) update(ctx context.Context, change func(next *state, h head) bo
 // the earliest moment it fits, and returns that moment; size is asked
 // once the ledger is read, so a caller that wants more meanwhile gets it
 // (Ready). after, when not nil, finishes a rotation the grant made (opens
-// the next generation, deletes those left behind): the caller runs it
+// the next generation) or deletes generations left behind: the caller runs it
 // once the grant is held, so a mention's writes do not wait for it
 // (rotate.go). The caller holds l.io, also while after runs.
 func (l *Ledger) reserve(ctx context.Context, size func() int) (at time.Time, after func(context.Context), err error) {
@@ -408,6 +408,9 @@ func (l *Ledger) reserve(ctx context.Context, size func() int) (at time.Time, af
 				l.rotations++
 			}
 			l.mu.Unlock()
+			if !rotate && len(dropped) == 0 {
+				return at, nil, nil // nothing to finish: most grants
+			}
 			if !rotate {
 				return at, func(ctx context.Context) { l.drop(ctx, dropped) }, nil
 			}
