@@ -32,8 +32,9 @@ asset_name() {
 }
 
 # Sourced (internal/release's tests: every machine's asset name in one
-# shell), the script only defines asset_name.
-if [ "${BASH_SOURCE[0]}" != "$0" ]; then
+# shell), the script only defines asset_name. `return` succeeds only in a
+# sourced script, so this also holds when the script is read from stdin.
+if (return 0 2>/dev/null); then
   return 0
 fi
 
