@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,7 +15,6 @@ import (
 	"github.com/mention-runner/mention-runner/internal/gitexec"
 	"github.com/mention-runner/mention-runner/internal/hostile"
 	"github.com/mention-runner/mention-runner/internal/outputs"
-	"github.com/mention-runner/mention-runner/internal/policy"
 )
 
 // hostileTarget commits a hostile repository (internal/hostile) as
@@ -131,108 +129,4 @@ func TestClaudeHostileRepoDefaultTools(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, entries, 1)
 	assert.Equal(t, outputs.KindNoop, entries[0].Kind)
-}
-
-// TestClaudeHostileRepoPRTools: the same with the pull-request tool set
-// (Edit, Write): the agent reads and writes inside its checkout and
-// nowhere else — not /etc, not /proc (the job's environment), not the run
-// directory (its own record and outputs.jsonl), not its home — then edits
-// files, the gate commits and bundles them, and still nothing from the
-// target runs, not the git hooks either. One CLI start carries both.
-func TestClaudeHostileRepoPRTools(t *testing.T) {
-	t.Parallel() // a real CLI run: mostly waiting on the process
-	var f *fixture
-	type try struct {
-		tool  string
-		input func() map[string]any
-		file  func() string // a file that must not exist afterwards ("" = none)
-	}
-	outsideFile := filepath.Join(os.TempDir(), "mr-outside-"+strings.ReplaceAll(t.Name(), "/", "_"))
-	tries := []try{
-		{"Read", func() map[string]any { return map[string]any{"file_path": "/etc/passwd"} }, nil},
-		{"Read", func() map[string]any { return map[string]any{"file_path": "/proc/self/environ"} }, nil},
-		{"Read", func() map[string]any { return map[string]any{"file_path": filepath.Join(f.runDir(), GateConfigFile)} }, nil},
-		{"Read", func() map[string]any { return map[string]any{"file_path": "../runs/context.json"} }, nil},
-		{"Read", func() map[string]any { return map[string]any{"file_path": "~/.claude.json"} }, nil},
-		{"Glob", func() map[string]any { return map[string]any{"pattern": "*", "path": "/etc"} }, nil},
-		{"Grep", func() map[string]any { return map[string]any{"pattern": "root", "path": "/etc"} }, nil},
-		{"Write", func() map[string]any { return map[string]any{"file_path": outsideFile, "content": "x"} }, func() string { return outsideFile }},
-		// outputs.jsonl: requireFixedReadmePR finds the gate's pull request its only entry
-		{"Write", func() map[string]any {
-			return map[string]any{"file_path": filepath.Join(f.runDir(), "outputs.jsonl"), "content": `{"kind":"comment"}`}
-		}, nil},
-		{"Write", func() map[string]any { return map[string]any{"file_path": "../escape.txt", "content": "x"} }, func() string { return filepath.Join(f.dir, "escape.txt") }},
-		{"Write", func() map[string]any { return map[string]any{"file_path": "~/.bashrc", "content": "x"} }, nil},
-		{"Edit", func() map[string]any {
-			return map[string]any{"file_path": filepath.Join(f.runDir(), AgentContextFile), "old_string": "trigger_comment", "new_string": "x"}
-		}, nil},
-	}
-	n := len(tries)
-	script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
-		if i := req.Turn(); i < n {
-			return toolUse(tries[i].tool, tries[i].input())
-		}
-		switch req.Turn() - n {
-		case 0:
-			return toolUse("Write", map[string]any{"file_path": "src/fix.txt", "content": "fixed\n"})
-		case 1:
-			return toolUse("Read", map[string]any{"file_path": "README.md"})
-		case 2:
-			return toolUse("Edit", map[string]any{"file_path": "README.md", "old_string": "# hostile", "new_string": "# fixed"})
-		case 3:
-			return toolUse("mcp__gate__create_pull_request", map[string]any{"repo": testRepo, "title": "Fix the readme", "body": "Fixes it."})
-		}
-		return fakemodel.Text("Opened a PR.")
-	})
-	f, fake, eng := claudeFixture(t, "@helperbot look outside, then fix the readme", script)
-	f.env["MR_ALLOWED_TOOLS"] = "Edit,Write"
-	f.env["MR_MAX_TURNS"] = "30"
-	canaryDir, canaries := hostileTarget(t, f)
-	t.Cleanup(func() { os.Remove(outsideFile) })
-
-	out, err := f.run(t, eng)
-	require.NoError(t, err)
-	assert.Equal(t, contract.StatusCompleted, out.Status)
-	noCanaries(t, canaryDir, canaries)
-	noGuidance(t, fake)
-
-	agent := fake.AgentRequests()
-	require.Len(t, agent, n+5)
-	for i, tr := range tries {
-		rs := agent[i+1].ToolResults()
-		require.NotEmpty(t, rs)
-		res := rs[len(rs)-1]
-		assert.True(t, res.IsError, "%s %v must be refused, got: %.300s", tr.tool, tr.input(), res.Content)
-		assert.NotContains(t, res.Content, "root:x:0:0", "no /etc/passwd content")
-		assert.NotContains(t, res.Content, "ANTHROPIC_API_KEY", "no environment")
-		if tr.file != nil {
-			assert.NoFileExists(t, tr.file())
-		}
-	}
-	requireFixedReadmePR(t, f, agent[n:])
-}
-
-// requireFixedReadmePR checks a run of the hostile repository whose agent
-// made four successful calls (the last create_pull_request) after editing
-// README.md to start with "# fixed": one pull request entry on main with
-// one commit, its bundle, and the edit in the checkout.
-func requireFixedReadmePR(t *testing.T, f *fixture, agent []fakemodel.Request) {
-	t.Helper()
-	require.Len(t, agent, 5)
-	for i := 1; i <= 4; i++ {
-		rs := agent[i].ToolResults()
-		require.NotEmpty(t, rs)
-		assert.False(t, rs[len(rs)-1].IsError, "turn %d: %s", i, rs[len(rs)-1].Content)
-	}
-	entries, err := outputs.ReadFile(filepath.Join(f.runDir(), contract.OutputsFile))
-	require.NoError(t, err)
-	require.Len(t, entries, 1)
-	e := entries[0]
-	assert.Equal(t, policy.KindPullRequest, e.Kind)
-	assert.Equal(t, "main", e.Base)
-	assert.Equal(t, 1, e.Commits)
-	assert.FileExists(t, filepath.Join(f.runDir(), e.Bundle))
-	b, err := os.ReadFile(filepath.Join(f.dir, "work", "README.md"))
-	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(string(b), "# fixed"))
 }

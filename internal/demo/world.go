@@ -61,6 +61,9 @@ func (w *World) ThreadURL() string {
 	return fmt.Sprintf("%s%s/issues/%d", w.BaseURL, TargetRepo, w.Issue)
 }
 
+// PRHeadFunc commits onto branch of owner/name through gh (SeedOptions.PRHead).
+type PRHeadFunc func(ctx context.Context, gh *github.Client, owner, name, branch string) error
+
 // SeedOptions shape the world.
 type SeedOptions struct {
 	Comment string // trigger comment; "" = DefaultComment
@@ -74,6 +77,11 @@ type SeedOptions struct {
 	// (ForkRepo) instead of the target, and moves main on after the fork
 	// branched off (MainOnlyFile).
 	Fork bool
+	// PRHead (with PR) commits more onto the pull request's head branch
+	// (PRBranch in owner/name, as its author, through gh) after PROnlyFile
+	// and before the pull request is opened, so the recorded head carries
+	// it. Tests put a hostile tree there.
+	PRHead PRHeadFunc
 	// Private makes the target repository private (the bot can read it).
 	Private bool
 	Logf    func(string, ...any)
@@ -134,7 +142,7 @@ func (w *World) seed(o SeedOptions) error {
 	var n int
 	var err error
 	if o.PR {
-		n, err = w.seedPR(body, o.Fork)
+		n, err = w.seedPR(body, o.Fork, o.PRHead)
 	} else {
 		n, err = s.CreateIssue(TargetRepo, "bob", "Build fails on Windows", body)
 	}
@@ -180,7 +188,7 @@ func padding(title string, size int) string {
 // seedPR pushes PRBranch with PROnlyFile (as bob, through the API) and
 // opens a pull request from it; with fork, PRBranch is in bob's fork and
 // main moves on afterwards.
-func (w *World) seedPR(body string, fork bool) (int, error) {
+func (w *World) seedPR(body string, fork bool, head PRHeadFunc) (int, error) {
 	s := w.Sim
 	s.SetPermission(TargetRepo, "bob", "write")
 	s.AddToken(bobToken, "bob")
@@ -207,6 +215,11 @@ func (w *World) seedPR(body string, fork bool) (int, error) {
 		Message: github.String("Add " + PROnlyFile), Content: []byte(PROnlyContent), Branch: github.String(PRBranch),
 	}); err != nil {
 		return 0, fmt.Errorf("commit %s: %w", PROnlyFile, err)
+	}
+	if head != nil {
+		if err := head(ctx, gh, headOwner, name, PRBranch); err != nil {
+			return 0, fmt.Errorf("the pull request's head: %w", err)
+		}
 	}
 	if !fork {
 		return s.CreatePR(TargetRepo, "bob", "Normalize line endings", body, PRBranch, "main", "")

@@ -14,8 +14,13 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/agent"
 	"github.com/mention-runner/mention-runner/internal/claudetest"
+	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/demo"
 	"github.com/mention-runner/mention-runner/internal/fakemodel"
+	"github.com/mention-runner/mention-runner/internal/hostile"
+	"github.com/mention-runner/mention-runner/internal/outputs"
+	"github.com/mention-runner/mention-runner/internal/policy"
+	"github.com/mention-runner/mention-runner/internal/record"
 )
 
 // TestFlowClaudePRFromPR: the bot is mentioned on a pull request and the
@@ -67,13 +72,67 @@ func TestFlowClaudePRFromPR(t *testing.T) {
 				assertPRFromPR(t, w, f, tc.wantBase, fixFile, fixText)
 				return
 			}
+			// The fork's head carries the hostile repository (internal/hostile).
+			// First the agent tries to read and write outside its checkout
+			// — /etc, /proc (the job's environment), the run directory (its
+			// record, outputs.jsonl, the gate's config), its home, ".." — and
+			// is refused every time; then it reads the PR's file, writes a
+			// draft and edits it (the edit is what the pull request carries).
+			var canaryDir string
+			var canaries []hostile.Canary
+			prHead := func(ctx context.Context, gh *github.Client, owner, name, branch string) error {
+				canaryDir, canaries = pushHostile(t, ctx, gh, owner, name, branch)
+				return nil
+			}
+			outsideFile := filepath.Join(os.TempDir(), "mr-outside-"+strings.ReplaceAll(t.Name(), "/", "_"))
+			t.Cleanup(func() { os.Remove(outsideFile) })
+			runDir := func(req fakemodel.Request) string { return filepath.Dir(promptPath(t, req, contextFileRE)) }
+			tries := []struct {
+				tool string
+				args func(req fakemodel.Request) map[string]any
+			}{
+				{"Read", func(fakemodel.Request) map[string]any { return map[string]any{"file_path": "/etc/passwd"} }},
+				{"Read", func(fakemodel.Request) map[string]any { return map[string]any{"file_path": "/proc/self/environ"} }},
+				{"Read", func(r fakemodel.Request) map[string]any {
+					return map[string]any{"file_path": filepath.Join(runDir(r), agent.GateConfigFile)}
+				}},
+				{"Read", func(fakemodel.Request) map[string]any { return map[string]any{"file_path": "../runs/context.json"} }},
+				{"Read", func(fakemodel.Request) map[string]any { return map[string]any{"file_path": "~/.claude.json"} }},
+				{"Glob", func(fakemodel.Request) map[string]any { return map[string]any{"pattern": "*", "path": "/etc"} }},
+				{"Grep", func(fakemodel.Request) map[string]any { return map[string]any{"pattern": "root", "path": "/etc"} }},
+				{"Write", func(fakemodel.Request) map[string]any {
+					return map[string]any{"file_path": outsideFile, "content": "x"}
+				}},
+				// outputs.jsonl: its only entry afterwards is the gate's pull request
+				{"Write", func(r fakemodel.Request) map[string]any {
+					return map[string]any{"file_path": filepath.Join(runDir(r), contract.OutputsFile), "content": `{"kind":"comment"}`}
+				}},
+				{"Write", func(fakemodel.Request) map[string]any {
+					return map[string]any{"file_path": "../escape.txt", "content": "x"}
+				}},
+				{"Write", func(fakemodel.Request) map[string]any {
+					return map[string]any{"file_path": "~/.bashrc", "content": "x"}
+				}},
+				{"Edit", func(r fakemodel.Request) map[string]any {
+					return map[string]any{"file_path": filepath.Join(runDir(r), agent.AgentContextFile), "old_string": "trigger_comment", "new_string": "x"}
+				}},
+			}
+			n := len(tries)
+			const draft = "draft\n"
 			script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
-				switch req.Turn() {
+				if i := req.Turn(); i < n {
+					return fakemodel.ToolCall("", tries[i].tool, tries[i].args(req))
+				}
+				switch req.Turn() - n {
 				case 0:
 					return fakemodel.ToolCall("", "Read", map[string]any{"file_path": demo.PROnlyFile})
 				case 1:
-					return fakemodel.ToolCall("", "Write", map[string]any{"file_path": fixFile, "content": fixText})
+					return fakemodel.ToolCall("", "Read", map[string]any{"file_path": "README.md"})
 				case 2:
+					return fakemodel.ToolCall("", "Write", map[string]any{"file_path": fixFile, "content": draft})
+				case 3:
+					return fakemodel.ToolCall("", "Edit", map[string]any{"file_path": fixFile, "old_string": draft, "new_string": fixText})
+				case 4:
 					return fakemodel.ToolCall("", "mcp__gate__create_pull_request", map[string]any{
 						"repo": demo.TargetRepo, "title": "Document the line-ending fix", "body": "Adds " + fixFile + "."})
 				}
@@ -81,18 +140,63 @@ func TestFlowClaudePRFromPR(t *testing.T) {
 			})
 			fake := fakemodel.New(script).Start()
 			t.Cleanup(fake.Close)
-			w, f := runFlow(t, flowCase{engine: demo.EngineClaude, claude: real, pr: true, fork: tc.fork,
+			w, f := runFlow(t, flowCase{engine: demo.EngineClaude, claude: real, pr: true, fork: tc.fork, prHead: prHead,
 				comment:  "@" + demo.BotLogin + " please document the line-ending fix in a pull request",
-				settings: []string{"MR_ALLOWED_TOOLS=Edit,Write"},
+				settings: []string{"MR_ALLOWED_TOOLS=Edit,Write", "MR_MAX_TURNS=30", "MR_TIMEOUT=3m"},
 				extraEnv: []string{"ANTHROPIC_BASE_URL=" + fake.URL(), "ANTHROPIC_API_KEY=" + claudetest.DummyAPIKey, "CLAUDE_CODE_MAX_RETRIES=0"}})
-			// the agent read the PR's code
-			read := false
-			for _, r := range fake.Requests() {
-				for _, b := range r.ToolResults() {
-					read = read || (!b.IsError && strings.Contains(b.Content, strings.TrimSpace(demo.PROnlyContent)))
-				}
+			o, err := record.ReadOutcome(f.RecordDir)
+			require.NoError(t, err)
+			assert.Equal(t, contract.StatusCompleted, o.Status)
+
+			// nothing of the hostile head ran (not the git hooks either: the
+			// gate committed in that checkout) or reached the model as guidance
+			assertNoCanaries(t, canaryDir, canaries)
+			agentReqs := fake.AgentRequests()
+			for _, req := range agentReqs {
+				assert.NotContains(t, req.System, hostile.CLAUDEMDMarker, "CLAUDE.md reached the system prompt")
 			}
-			assert.True(t, read, "the agent read %s from the PR's head", demo.PROnlyFile)
+			require.Len(t, agentReqs, n+6)
+			assert.NotContains(t, agentReqs[0].UserText(), hostile.CLAUDEMDMarker, "CLAUDE.md reached the first user message")
+
+			// outside the checkout: every probe refused, nothing written
+			for i, tr := range tries {
+				rs := agentReqs[i+1].ToolResults()
+				require.NotEmpty(t, rs)
+				res := rs[len(rs)-1]
+				assert.True(t, res.IsError, "%s %v must be refused, got: %.300s", tr.tool, tr.args(agentReqs[0]), res.Content)
+				assert.NotContains(t, res.Content, "root:x:0:0", "no /etc/passwd content")
+				assert.NotContains(t, res.Content, "ANTHROPIC_API_KEY", "no environment")
+			}
+			work := promptPath(t, agentReqs[0], workDirRE)
+			run := runDir(agentReqs[0])
+			assert.NoFileExists(t, outsideFile)
+			assert.NoFileExists(t, filepath.Join(filepath.Dir(work), "escape.txt"))
+			b, err := os.ReadFile(filepath.Join(run, agent.AgentContextFile))
+			require.NoError(t, err)
+			assert.Contains(t, string(b), "trigger_comment")
+
+			// inside: the PR's file and the hostile README read, the draft
+			// written and edited, the pull request asked for
+			result := func(i int) fakemodel.Block {
+				rs := agentReqs[n+1+i].ToolResults()
+				require.NotEmpty(t, rs)
+				return rs[len(rs)-1]
+			}
+			for i := 0; i <= 4; i++ {
+				assert.False(t, result(i).IsError, "turn %d: %s", n+1+i, result(i).Content)
+			}
+			assert.Contains(t, result(0).Content, strings.TrimSpace(demo.PROnlyContent), "the agent read %s from the PR's head", demo.PROnlyFile)
+			assert.Contains(t, result(1).Content, "# hostile", "the checkout is the PR's (hostile) head")
+			b, err = os.ReadFile(filepath.Join(work, fixFile))
+			require.NoError(t, err)
+			assert.Equal(t, fixText, string(b), "the edit landed in the checkout")
+			entries, err := outputs.ReadFile(filepath.Join(run, contract.OutputsFile))
+			require.NoError(t, err)
+			require.Len(t, entries, 1, "the gate's pull request is the only entry")
+			assert.Equal(t, policy.KindPullRequest, entries[0].Kind)
+			assert.Equal(t, "main", entries[0].Base)
+			assert.Equal(t, 1, entries[0].Commits)
+			assert.FileExists(t, filepath.Join(run, entries[0].Bundle))
 
 			assertPRFromPR(t, w, f, tc.wantBase, fixFile, fixText)
 		})

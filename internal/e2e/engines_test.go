@@ -150,12 +150,7 @@ func TestFlowEnginePR(t *testing.T) {
 			assertAgentHasNoToken(t, f)
 
 			// nothing of the hostile repository ran, instructed or configured
-			assert.Empty(t, hostile.Sprung(canaryDir, canaries), "something from the target ran")
-			ents, err := os.ReadDir(canaryDir)
-			require.NoError(t, err)
-			for _, e := range ents {
-				assert.Equal(t, "node-options.js", e.Name(), "files appeared in the canary directory")
-			}
+			assertNoCanaries(t, canaryDir, canaries)
 			for _, r := range fake.Requests() {
 				assert.NotContains(t, string(r.Body), hostile.CLAUDEMDMarker, "request %d carries the repository's instructions", r.Seq)
 				key := r.Header.Get("x-goog-api-key")
@@ -225,9 +220,18 @@ func promptPath(t *testing.T, req fakemodel.Request, re *regexp.Regexp) string {
 }
 
 // pushHostileMain commits the hostile repository (internal/hostile) onto
-// the target's main, as one commit through the Git data API, before the
-// mention is dispatched; it returns the canary directory and canaries.
+// the target's main before the mention is dispatched; it returns the
+// canary directory and canaries.
 func pushHostileMain(t *testing.T, w *demo.World) (string, []hostile.Canary) {
+	t.Helper()
+	owner, name, _ := strings.Cut(demo.TargetRepo, "/")
+	return pushHostile(t, context.Background(), authorClient(w), owner, name, "main")
+}
+
+// pushHostile commits the hostile repository (internal/hostile) onto
+// branch of owner/name, as one commit through the Git data API as gh's
+// user; it returns the canary directory and canaries.
+func pushHostile(t *testing.T, ctx context.Context, gh *github.Client, owner, name, branch string) (string, []hostile.Canary) {
 	t.Helper()
 	canaryDir, src := t.TempDir(), t.TempDir()
 	canaries, err := hostile.WriteRepo(src, canaryDir, false)
@@ -254,10 +258,7 @@ func pushHostileMain(t *testing.T, w *demo.World) (string, []hostile.Canary) {
 			Type: github.String("blob"), Content: github.String(string(b))})
 		return err
 	}))
-	gh := authorClient(w)
-	ctx := context.Background()
-	owner, name, _ := strings.Cut(demo.TargetRepo, "/")
-	ref, _, err := gh.Git.GetRef(ctx, owner, name, "heads/main")
+	ref, _, err := gh.Git.GetRef(ctx, owner, name, "heads/"+branch)
 	require.NoError(t, err)
 	parent, _, err := gh.Git.GetCommit(ctx, owner, name, ref.GetObject().GetSHA())
 	require.NoError(t, err)
@@ -266,10 +267,22 @@ func pushHostileMain(t *testing.T, w *demo.World) (string, []hostile.Canary) {
 	commit, _, err := gh.Git.CreateCommit(ctx, owner, name, &github.Commit{Message: github.String("hostile"), Tree: tree,
 		Parents: []*github.Commit{{SHA: parent.SHA}}}, nil)
 	require.NoError(t, err)
-	_, _, err = gh.Git.UpdateRef(ctx, owner, name, &github.Reference{Ref: github.String("refs/heads/main"),
+	_, _, err = gh.Git.UpdateRef(ctx, owner, name, &github.Reference{Ref: github.String("refs/heads/" + branch),
 		Object: &github.GitObject{SHA: commit.SHA}}, false)
 	require.NoError(t, err)
 	return canaryDir, canaries
+}
+
+// assertNoCanaries: nothing of the hostile repository ran; the canary
+// directory holds only what hostile.WriteRepo put there.
+func assertNoCanaries(t *testing.T, canaryDir string, canaries []hostile.Canary) {
+	t.Helper()
+	assert.Empty(t, hostile.Sprung(canaryDir, canaries), "something from the target ran")
+	ents, err := os.ReadDir(canaryDir)
+	require.NoError(t, err)
+	for _, e := range ents {
+		assert.Equal(t, "node-options.js", e.Name(), "files appeared in the canary directory")
+	}
 }
 
 // authorClient is a client of the mention's author, who can write to the

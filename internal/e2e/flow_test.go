@@ -41,6 +41,7 @@ type flowCase struct {
 	comment  string            // the trigger comment; "" = demo.DefaultComment
 	settings []string          // extra runner settings (MR_*=…) for every job
 	prepare  func(*demo.World) // changes the seeded world before the flow runs
+	prHead   demo.PRHeadFunc   // with pr: commits onto the head branch before the PR is opened
 	outDir   string            // the flow's output directory; "" = a new temporary one
 }
 
@@ -62,7 +63,7 @@ func runFlow(t *testing.T, c flowCase) (*demo.World, *demo.Flow) {
 func newFlow(t *testing.T, c flowCase) (*demo.World, *demo.Flow) {
 	t.Helper()
 	needBins(t)
-	w, err := demo.Seed(demo.SeedOptions{Shard: c.shard, PR: c.pr, Private: c.private, Fork: c.fork, Comment: c.comment, Logf: t.Logf})
+	w, err := demo.Seed(demo.SeedOptions{Shard: c.shard, PR: c.pr, Private: c.private, Fork: c.fork, PRHead: c.prHead, Comment: c.comment, Logf: t.Logf})
 	require.NoError(t, err)
 	t.Cleanup(func() { w.Sim.Close() })
 	if c.prepare != nil {
