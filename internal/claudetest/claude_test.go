@@ -32,54 +32,6 @@ func echoResult(first fakemodel.Reply) fakemodel.Script {
 	})
 }
 
-func TestClaudeCallsGateTool(t *testing.T) {
-	t.Parallel()
-	r := runClaude(t, "gate_success", echoResult(fakemodel.Reply{Content: []fakemodel.Block{
-		fakemodel.ThinkingBlock("The user wants a comment."),
-		fakemodel.TextBlock("Posting the comment."),
-		fakemodel.ToolUseBlock("toolu_gate_1", "mcp__gate__add_comment", map[string]string{"body": "hello from claude"}),
-	}}), 4, "Please comment hello.")
-
-	// The call reached the MCP server with the model's arguments.
-	require.Len(t, r.calls, 1)
-	assert.Equal(t, "add_comment", r.calls[0].Tool)
-	assert.JSONEq(t, `{"body":"hello from claude"}`, string(r.calls[0].Args))
-
-	// The model was offered the gate tools under their MCP names and saw the result.
-	agent := r.fake.AgentRequests()
-	require.Len(t, agent, 2)
-	assert.True(t, agent[0].HasTool("mcp__gate__add_comment"), "tools: %v", agent[0].ToolNames())
-	assert.Contains(t, agent[0].UserText(), "Please comment hello.")
-	res, ok := agent[1].ToolResult("toolu_gate_1")
-	require.True(t, ok)
-	assert.False(t, res.IsError)
-	assert.Equal(t, "comment queued as output #1", res.Content)
-	assert.Empty(t, r.fake.Problems())
-
-	// The stream-json output decodes into the expected events.
-	inits := r.kinds(session.EventInit)
-	require.Len(t, inits, 1)
-	assert.Contains(t, inits[0].Init.Tools, "mcp__gate__add_comment")
-	assert.Contains(t, inits[0].Init.MCPServers, session.MCPServer{Name: "gate", Status: "connected"})
-	uses := r.kinds(session.EventToolUse)
-	require.Len(t, uses, 1)
-	assert.Equal(t, "mcp__gate__add_comment", uses[0].ToolName)
-	assert.Equal(t, "toolu_gate_1", uses[0].ToolCallID)
-	results := r.kinds(session.EventToolResult)
-	require.Len(t, results, 1)
-	assert.Equal(t, "toolu_gate_1", results[0].ToolCallID)
-	assert.Equal(t, "comment queued as output #1", results[0].Output)
-	assert.Len(t, r.kinds(session.EventThinking), 1)
-
-	final := r.result(t)
-	assert.Equal(t, "success", final.Subtype)
-	assert.False(t, final.IsError)
-	assert.Equal(t, 2, final.NumTurns)
-	assert.Equal(t, "tool ok: comment queued as output #1", final.Text)
-	assert.Empty(t, final.PermissionDenials)
-	assert.Equal(t, 0, r.res.ExitCode)
-}
-
 // TestClaudeMaxTurns: the turn limit stops the run before the second
 // reply is asked for. The same run (one CLI start) shows --tools "" removes
 // every built-in tool from what the model is offered while the MCP tools
@@ -146,40 +98,100 @@ func TestClaudeReportsFailedMCPServer(t *testing.T) {
 	assert.NoFileExists(t, "/tmp/claudetest-should-not-exist")
 }
 
-// TestClaudeMixedSession: a failing command, a gate denial, a tool the
-// engine refuses and a final answer in one session (the capture
-// streamjson/testdata/mixed.jsonl, which `runner render` is tested on).
+// TestClaudeMixedSession: a gate call that succeeds (with a thinking
+// block), a failing command, a gate denial, a tool the engine refuses and
+// a final answer in one session (one CLI start: each costs seconds of
+// CPU). The successful call shows the gate's tools are offered under
+// their MCP names, the call reaches the MCP server with the model's
+// arguments, the model sees its result, and the stream-json output
+// decodes into the expected events; the rest is the capture
+// streamjson/testdata/mixed.jsonl, which `runner render` is tested on
+// (gate_success.jsonl, its first turn, was captured by a run of its own).
 func TestClaudeMixedSession(t *testing.T) {
 	t.Parallel()
-	script := fakemodel.Sequence(
+	const prompt = "Please comment hello, then try a few things."
+	steps := []fakemodel.Reply{ // turns 1-3
 		fakemodel.ToolCall("toolu_ls_1", "Bash", map[string]string{"command": "ls /nonexistent-mention-runner-dir", "description": "list a missing dir"}),
 		fakemodel.ToolCall("toolu_gate_3", "mcp__gate__add_comment", map[string]string{"body": "elsewhere " + GateDenyWord}),
 		fakemodel.ToolCall("toolu_rm_1", "Bash", map[string]string{"command": "rm -rf /tmp/mention-runner-mixed", "description": "remove"}),
-		fakemodel.Text("Done: ls failed, the comment was denied and rm was refused."),
-	)
-	r := runClaudeSpec(t, runSpec{name: "mixed", script: script, maxTurns: 8, prompt: "Try a few things.",
+	}
+	var seen string // what the model saw of the gate's first result
+	script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
+		switch n := req.Turn(); {
+		case n == 0:
+			return fakemodel.Reply{Content: []fakemodel.Block{
+				fakemodel.ThinkingBlock("The user wants a comment."),
+				fakemodel.TextBlock("Posting the comment."),
+				fakemodel.ToolUseBlock("toolu_gate_1", "mcp__gate__add_comment", map[string]string{"body": "hello from claude"}),
+			}}
+		case n == 1:
+			seen = "saw no tool result"
+			if res, ok := req.ToolResult("toolu_gate_1"); ok {
+				seen = "tool ok: " + res.Content
+				if res.IsError {
+					seen = "tool error: " + res.Content
+				}
+			}
+			return steps[0]
+		case n <= len(steps):
+			return steps[n-1]
+		}
+		return fakemodel.Text(seen + "; ls failed, the comment was denied and rm was refused.")
+	})
+	r := runClaudeSpec(t, runSpec{name: "mixed", script: script, maxTurns: 8, prompt: prompt,
 		allowed: []string{"Bash"}, extraArgs: []string{"--disallowedTools", "Bash(rm:*)"}})
 
+	// The model was offered the gate tools under their MCP names.
+	agent := r.fake.AgentRequests()
+	require.Len(t, agent, 5)
+	assert.True(t, agent[0].HasTool("mcp__gate__add_comment"), "tools: %v", agent[0].ToolNames())
+	assert.Contains(t, agent[0].UserText(), prompt)
+	assert.Empty(t, r.fake.Problems())
+
+	// Both gate calls reached the MCP server with the model's arguments.
+	require.Len(t, r.calls, 2)
+	assert.Equal(t, "add_comment", r.calls[0].Tool)
+	assert.JSONEq(t, `{"body":"hello from claude"}`, string(r.calls[0].Args))
+	assert.Equal(t, "add_comment", r.calls[1].Tool)
+
+	// The first succeeded and the model saw its result.
+	res, ok := agent[1].ToolResult("toolu_gate_1")
+	require.True(t, ok)
+	assert.False(t, res.IsError)
+	assert.Equal(t, "comment queued as output #1", res.Content)
+
+	// The stream-json output decodes into the expected events.
+	inits := r.kinds(session.EventInit)
+	require.Len(t, inits, 1)
+	assert.Contains(t, inits[0].Init.Tools, "mcp__gate__add_comment")
+	assert.Contains(t, inits[0].Init.MCPServers, session.MCPServer{Name: "gate", Status: "connected"})
+	uses := r.kinds(session.EventToolUse)
+	require.Len(t, uses, 4)
+	assert.Equal(t, "mcp__gate__add_comment", uses[0].ToolName)
+	assert.Equal(t, "toolu_gate_1", uses[0].ToolCallID)
+	assert.Len(t, r.kinds(session.EventThinking), 1)
 	results := r.kinds(session.EventToolResult)
-	require.Len(t, results, 3)
-	for _, res := range results {
+	require.Len(t, results, 4)
+	assert.Equal(t, "toolu_gate_1", results[0].ToolCallID)
+	assert.Equal(t, "comment queued as output #1", results[0].Output)
+	assert.False(t, results[0].IsError)
+	for _, res := range results[1:] {
 		assert.True(t, res.IsError, "%s: %s", res.ToolCallID, res.Output)
 	}
 	final := r.result(t)
 	assert.False(t, final.IsError)
 	assert.Equal(t, "success", final.Subtype, "tool errors are not a run error")
-	assert.Equal(t, 4, final.NumTurns)
-	assert.Equal(t, []string{"Bash"}, final.PermissionDenials, "only rm is refused: a gate denial is a tool error, not an engine permission denial")
-	assert.Contains(t, results[0].Output, "No such file or directory", "ls ran and failed")
+	assert.Equal(t, 5, final.NumTurns)
+	assert.Equal(t, "tool ok: comment queued as output #1; ls failed, the comment was denied and rm was refused.", final.Text)
+	assert.Equal(t, []string{"Bash"}, final.PermissionDenials,
+		"only rm is refused: neither the gate's success nor its denial is an engine permission denial")
+	assert.Equal(t, 0, r.res.ExitCode)
+	assert.Contains(t, results[1].Output, "No such file or directory", "ls ran and failed")
 
 	// the gate's denial: an MCP IsError result reaches the model as is_error
-	require.Len(t, r.calls, 1)
-	assert.Equal(t, "add_comment", r.calls[0].Tool)
-	agent := r.fake.AgentRequests()
-	require.Len(t, agent, 4)
-	res, ok := agent[2].ToolResult("toolu_gate_3")
+	res, ok = agent[3].ToolResult("toolu_gate_3")
 	require.True(t, ok)
 	assert.True(t, res.IsError, "the MCP IsError result must reach the model as is_error")
 	assert.Contains(t, res.Content, "here-only")
-	assert.Contains(t, results[1].Output, "here-only")
+	assert.Contains(t, results[2].Output, "here-only")
 }
