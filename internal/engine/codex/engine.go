@@ -178,7 +178,7 @@ func (e *Engine) Run(ctx context.Context, spec engine.Spec, sink engine.Sink) (*
 
 	m := newMapper(cmp.Or(spec.Model, DefaultModel))
 	return process.RunStream(ctx, process.Stream{Program: Program, Map: m.Map, MaxTurns: spec.MaxTurns,
-		Spec: process.Spec{Bin: e.Bin, Args: e.Args(spec, workDir, process.Lookup(env, BaseURLEnv), files), Dir: workDir,
+		Spec: process.Spec{Bin: NativeBin(e.Bin), Args: e.Args(spec, workDir, process.Lookup(env, BaseURLEnv), files), Dir: workDir,
 			Env: env, Stdin: strings.NewReader(prompt), Grace: e.Grace, StderrTail: e.StderrTail}}, sink)
 }
 
