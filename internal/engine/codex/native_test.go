@@ -42,55 +42,54 @@ func npmLayout(t *testing.T, dir, version, platformVersion string) (link, native
 }
 
 func TestNativeBin(t *testing.T) {
+	// each case changes a good npm layout (nil: as it is) and names the
+	// bin it passes; native says whether the native executable is expected
 	for _, tc := range []struct {
-		name   string
-		setup  func(t *testing.T, dir string) (bin, want string)
-		native bool
+		name     string
+		platform string // the platform package's version
+		change   func(t *testing.T, dir, link, native string) (bin string)
+		native   bool
 	}{
-		{"the launcher from node_modules/.bin", func(t *testing.T, dir string) (string, string) {
-			link, native := npmLayout(t, dir, "0.169.0", "0.169.0")
-			return link, native
-		}, true},
-		{"the launcher by name on PATH", func(t *testing.T, dir string) (string, string) {
-			link, native := npmLayout(t, dir, "0.169.0", "0.169.0")
+		{"the launcher from node_modules/.bin", "0.169.0", nil, true},
+		{"the launcher by name on PATH", "0.169.0", func(t *testing.T, _, link, _ string) string {
 			t.Setenv("PATH", filepath.Dir(link))
-			return "codex", native
+			return "codex"
 		}, true},
-		{"a platform package of another version", func(t *testing.T, dir string) (string, string) {
-			link, _ := npmLayout(t, dir, "0.169.0", "0.168.0")
-			return link, link
-		}, false},
-		{"no platform package", func(t *testing.T, dir string) (string, string) {
-			link, native := npmLayout(t, dir, "0.169.0", "0.169.0")
+		{"a platform package of another version", "0.168.0", nil, false},
+		{"no platform package", "0.169.0", func(t *testing.T, _, link, native string) string {
 			require.NoError(t, os.RemoveAll(filepath.Dir(filepath.Dir(native))))
-			return link, link
+			return link
 		}, false},
-		{"a native executable that is not executable", func(t *testing.T, dir string) (string, string) {
-			link, native := npmLayout(t, dir, "0.169.0", "0.169.0")
+		{"a native file that is not executable", "0.169.0", func(t *testing.T, _, link, native string) string {
 			require.NoError(t, os.Chmod(native, 0o644))
-			return link, link
+			return link
 		}, false},
-		{"another package's codex.js", func(t *testing.T, dir string) (string, string) {
-			link, _ := npmLayout(t, dir, "0.169.0", "0.169.0")
+		{"another package's codex.js", "0.169.0", func(t *testing.T, dir, link, _ string) string {
 			pj := filepath.Join(dir, "node_modules", "@openai", "codex", "package.json")
 			require.NoError(t, os.WriteFile(pj, []byte(`{"name":"codex-lookalike","version":"0.169.0"}`), 0o644))
-			return link, link
+			return link
 		}, false},
-		{"a native binary or wrapper already", func(t *testing.T, dir string) (string, string) {
+		{"a native binary or wrapper already", "0.169.0", func(t *testing.T, dir, _, _ string) string {
 			p := filepath.Join(dir, "codex")
 			require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755))
-			return p, p
+			return p
 		}, false},
-		{"nothing there", func(t *testing.T, dir string) (string, string) {
-			p := filepath.Join(dir, "missing", "codex")
-			return p, p
+		{"nothing there", "0.169.0", func(_ *testing.T, dir, _, _ string) string {
+			return filepath.Join(dir, "missing", "codex")
 		}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			bin, want := tc.setup(t, t.TempDir())
-			got := NativeBin(bin)
-			assert.Equal(t, want, got)
-			assert.Equal(t, tc.native, got != bin)
+			dir := t.TempDir()
+			link, native := npmLayout(t, dir, "0.169.0", tc.platform)
+			bin := link
+			if tc.change != nil {
+				bin = tc.change(t, dir, link, native)
+			}
+			want := bin
+			if tc.native {
+				want = native
+			}
+			assert.Equal(t, want, NativeBin(bin))
 		})
 	}
 }
