@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,22 +118,27 @@ func TestFlowClaudePRFromPR(t *testing.T) {
 					return map[string]any{"file_path": filepath.Join(runDir(r), agent.AgentContextFile), "old_string": "trigger_comment", "new_string": "x"}
 				}},
 			}
-			n := len(tries)
+			// One assistant message carries every probe and both reads (each
+			// its own tool call, checked on its own): a turn costs the CLI
+			// more than a call.
+			probeID := func(i int) string { return fmt.Sprintf("toolu_probe_%02d", i) }
+			const readPR, readReadme = "toolu_read_pr", "toolu_read_readme"
 			const draft = "draft\n"
 			script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
-				if i := req.Turn(); i < n {
-					return fakemodel.ToolCall("", tries[i].tool, tries[i].args(req))
-				}
-				switch req.Turn() - n {
+				switch req.Turn() {
 				case 0:
-					return fakemodel.ToolCall("", "Read", map[string]any{"file_path": demo.PROnlyFile})
+					var calls []fakemodel.Block
+					for i, tr := range tries {
+						calls = append(calls, fakemodel.ToolUseBlock(probeID(i), tr.tool, tr.args(req)))
+					}
+					calls = append(calls, fakemodel.ToolUseBlock(readPR, "Read", map[string]any{"file_path": demo.PROnlyFile}),
+						fakemodel.ToolUseBlock(readReadme, "Read", map[string]any{"file_path": "README.md"}))
+					return fakemodel.Reply{Content: calls}
 				case 1:
-					return fakemodel.ToolCall("", "Read", map[string]any{"file_path": "README.md"})
-				case 2:
 					return fakemodel.ToolCall("", "Write", map[string]any{"file_path": fixFile, "content": draft})
-				case 3:
+				case 2:
 					return fakemodel.ToolCall("", "Edit", map[string]any{"file_path": fixFile, "old_string": draft, "new_string": fixText})
-				case 4:
+				case 3:
 					return fakemodel.ToolCall("", "mcp__gate__create_pull_request", map[string]any{
 						"repo": demo.TargetRepo, "title": "Document the line-ending fix", "body": "Adds " + fixFile + "."})
 				}
@@ -155,14 +161,22 @@ func TestFlowClaudePRFromPR(t *testing.T) {
 			for _, req := range agentReqs {
 				assert.NotContains(t, req.System, hostile.CLAUDEMDMarker, "CLAUDE.md reached the system prompt")
 			}
-			require.Len(t, agentReqs, n+6)
+			require.Len(t, agentReqs, 5)
 			assert.NotContains(t, agentReqs[0].UserText(), hostile.CLAUDEMDMarker, "CLAUDE.md reached the first user message")
+			result := func(i int, id string) fakemodel.Block {
+				rs := agentReqs[i].ToolResults()
+				require.NotEmpty(t, rs)
+				if id == "" {
+					return rs[len(rs)-1]
+				}
+				r, ok := agentReqs[i].ToolResult(id)
+				require.True(t, ok, "no result for %s", id)
+				return r
+			}
 
 			// outside the checkout: every probe refused, nothing written
 			for i, tr := range tries {
-				rs := agentReqs[i+1].ToolResults()
-				require.NotEmpty(t, rs)
-				res := rs[len(rs)-1]
+				res := result(1, probeID(i))
 				assert.True(t, res.IsError, "%s %v must be refused, got: %.300s", tr.tool, tr.args(agentReqs[0]), res.Content)
 				assert.NotContains(t, res.Content, "root:x:0:0", "no /etc/passwd content")
 				assert.NotContains(t, res.Content, "ANTHROPIC_API_KEY", "no environment")
@@ -177,16 +191,11 @@ func TestFlowClaudePRFromPR(t *testing.T) {
 
 			// inside: the PR's file and the hostile README read, the draft
 			// written and edited, the pull request asked for
-			result := func(i int) fakemodel.Block {
-				rs := agentReqs[n+1+i].ToolResults()
-				require.NotEmpty(t, rs)
-				return rs[len(rs)-1]
+			for i, r := range []fakemodel.Block{result(1, readPR), result(1, readReadme), result(2, ""), result(3, ""), result(4, "")} {
+				assert.False(t, r.IsError, "call %d inside the checkout: %s", i, r.Content)
 			}
-			for i := 0; i <= 4; i++ {
-				assert.False(t, result(i).IsError, "turn %d: %s", n+1+i, result(i).Content)
-			}
-			assert.Contains(t, result(0).Content, strings.TrimSpace(demo.PROnlyContent), "the agent read %s from the PR's head", demo.PROnlyFile)
-			assert.Contains(t, result(1).Content, "# hostile", "the checkout is the PR's (hostile) head")
+			assert.Contains(t, result(1, readPR).Content, strings.TrimSpace(demo.PROnlyContent), "the agent read %s from the PR's head", demo.PROnlyFile)
+			assert.Contains(t, result(1, readReadme).Content, "# hostile", "the checkout is the PR's (hostile) head")
 			b, err = os.ReadFile(filepath.Join(work, fixFile))
 			require.NoError(t, err)
 			assert.Equal(t, fixText, string(b), "the edit landed in the checkout")

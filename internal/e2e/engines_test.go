@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -103,15 +104,21 @@ func TestFlowEnginePR(t *testing.T) {
 					return map[string]any{"path": filepath.Join(runDir(r), agent.AgentContextFile), "old_string": "trigger_comment", "new_string": "x"}
 				}},
 			}
-			n := len(tries)
+			// One model message carries every probe and the first read (each
+			// its own call, checked on its own): a turn costs the CLI more
+			// than a call.
+			probeID := func(i int) string { return fmt.Sprintf("call_probe_%02d", i) }
+			const readID = "call_read_readme"
 			const title = "Fix the readme"
 			script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
-				if i := req.Turn(); i < n {
-					return fakemodel.ToolCall("", tries[i].tool, tries[i].args(req))
-				}
-				switch req.Turn() - n {
+				switch req.Turn() {
 				case 0:
-					return fakemodel.ToolCall("", fil(contract.ToolReadFile), map[string]any{"path": "README.md"})
+					var calls []fakemodel.Block
+					for i, tr := range tries {
+						calls = append(calls, fakemodel.ToolUseBlock(probeID(i), tr.tool, tr.args(req)))
+					}
+					calls = append(calls, fakemodel.ToolUseBlock(readID, fil(contract.ToolReadFile), map[string]any{"path": "README.md"}))
+					return fakemodel.Reply{Content: calls}
 				case 1:
 					return fakemodel.ToolCall("", fil(contract.ToolEditFile), map[string]any{"path": "README.md", "old_string": "# hostile", "new_string": "# fixed"})
 				case 2:
@@ -161,15 +168,14 @@ func TestFlowEnginePR(t *testing.T) {
 			}
 
 			agentReqs := fake.AgentRequests()
-			require.Len(t, agentReqs, n+5)
+			require.Len(t, agentReqs, 5)
 			for _, tool := range append(append([]string{}, contract.ReadFileTools...), contract.WriteFileTools...) {
 				assert.Contains(t, agentReqs[0].ToolNames(), fil(tool))
 			}
 			// outside the checkout: every probe refused, nothing written
 			for i, tr := range tries {
-				rs := agentReqs[i+1].ToolResults()
-				require.NotEmpty(t, rs)
-				res := rs[len(rs)-1]
+				res, ok := agentReqs[1].ToolResult(probeID(i))
+				require.True(t, ok, "no result for %s %v", tr.tool, tr.args(agentReqs[0]))
 				assert.Contains(t, res.Content, "outside the checkout", "%s %v must be refused", tr.tool, tr.args(agentReqs[0]))
 				assert.NotContains(t, res.Content, "root:x:0:0", "no /etc/passwd content")
 				assert.NotContains(t, res.Content, "API_KEY", "no environment")
@@ -184,7 +190,10 @@ func TestFlowEnginePR(t *testing.T) {
 
 			// inside: the edit becomes the pull request, the only entry of
 			// outputs.jsonl (the refused write added none)
-			for i := n + 1; i <= n+4; i++ {
+			read, ok := agentReqs[1].ToolResult(readID)
+			require.True(t, ok, "no result for the README read")
+			assert.False(t, read.IsError, "reading README.md: %s", read.Content)
+			for i := 2; i <= 4; i++ {
 				rs := agentReqs[i].ToolResults()
 				require.NotEmpty(t, rs)
 				assert.False(t, rs[len(rs)-1].IsError, "turn %d: %s", i, rs[len(rs)-1].Content)
