@@ -119,7 +119,7 @@ func (s *Sim) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Date", entry.At.UTC().Format(http.TimeFormat))
 	defer func() {
 		entry.Status = lw.status
-		entry.RespBody = append([]byte(nil), lw.body.Bytes()...)
+		entry.RespBody = lw.body.Bytes() // lw ends with this request
 		entry.seq = reqID
 		entry.End = time.Now()
 		s.mu.Lock()
@@ -159,9 +159,19 @@ func (s *Sim) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		body = b
-		reqCopy.Write(b)
 	}
-	defer func() { entry.ReqBody = append([]byte(nil), reqCopy.Bytes()...) }()
+	// The log keeps the body read (nothing changes it in place), or the
+	// first maxLoggedBody bytes of a larger or streamed one.
+	defer func() {
+		switch {
+		case git:
+			entry.ReqBody = reqCopy.Bytes()
+		case len(body) <= maxLoggedBody:
+			entry.ReqBody = body
+		default:
+			entry.ReqBody = append([]byte(nil), body[:maxLoggedBody]...)
+		}
+	}()
 
 	f := s.pickFault(r.Method, r.URL.Path, body)
 	if f != nil && !f.AfterApply {
