@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -59,7 +60,11 @@ type Sim struct {
 	tempGit bool
 	gitBin  string
 	gitEnv  []string
-	closed  chan struct{}
+	// viaHTTPBackend sends every smart HTTP request to git http-backend
+	// (tests compare the direct answers with it); set before serving.
+	viaHTTPBackend atomic.Bool
+	directServed   atomic.Int64 // requests serveService answered
+	closed         chan struct{}
 
 	mu        sync.Mutex
 	base      string // "http://127.0.0.1:port/" once started or first request seen

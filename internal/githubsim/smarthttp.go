@@ -1,10 +1,16 @@
 package githubsim
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -117,14 +123,18 @@ func (s *Sim) serveGit(w http.ResponseWriter, r *http.Request, entry *LoggedRequ
 		v2Adverts.serve(w, key, func(rec *httptest.ResponseRecorder) { h.ServeHTTP(rec, r2) })
 		return
 	}
+	serve := h.ServeHTTP
+	if svc, infoRefs, ok := directService(r, rest); ok && !s.viaHTTPBackend.Load() {
+		serve = func(w http.ResponseWriter, r *http.Request) { s.serveService(w, r, g.path, svc, infoRefs, login) }
+	}
 	if !pushing {
-		h.ServeHTTP(w, r2)
+		serve(w, r2)
 		return
 	}
 	// A push's answer (a short status report) is held until its ref changes
 	// are in memory, so a client never reads a ref older than its push.
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, r2)
+	serve(rec, r2)
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	err := g.readBack(ctx)
 	cancel()
@@ -198,4 +208,90 @@ func (c *advertCache) serve(w http.ResponseWriter, key string, fill func(*httpte
 	}
 	w.WriteHeader(rec.Code)
 	_, _ = w.Write(rec.Body.Bytes())
+}
+
+// directService says whether r is a smart HTTP request the simulator gives
+// straight to git upload-pack or receive-pack, as git http-backend would
+// (one process instead of three: git, git-http-backend and the service):
+// an info/refs advertisement (GET) or a stateless-rpc call (POST) with the
+// content type http-backend accepts and a body it can read (plain or
+// gzip). Anything else (a wrong content type, another encoding, dumb HTTP)
+// still goes to http-backend, so its answers stay git's own.
+func directService(r *http.Request, rest string) (svc string, infoRefs, ok bool) {
+	switch {
+	case rest == "info/refs" && r.Method == http.MethodGet:
+		svc = r.URL.Query().Get("service")
+		return strings.TrimPrefix(svc, "git-"), true, svc == "git-upload-pack" || svc == "git-receive-pack"
+	case (rest == "git-upload-pack" || rest == "git-receive-pack") && r.Method == http.MethodPost:
+		svc = strings.TrimPrefix(rest, "git-")
+		enc := r.Header.Get("Content-Encoding")
+		return svc, false, r.Header.Get("Content-Type") == "application/x-git-"+svc+"-request" &&
+			(enc == "" || enc == "gzip" || enc == "x-gzip")
+	}
+	return "", false, false
+}
+
+// serveService answers r as git http-backend does for svc (upload-pack or
+// receive-pack) in the bare repository dir: the same headers, the same
+// environment for the service (GIT_PROTOCOL from the Git-Protocol header,
+// the committer http-backend names after REMOTE_USER and REMOTE_ADDR), the
+// "# service=" preamble before a pre-v2 advertisement, a gzip body
+// inflated. The access checks have run already (serveGit).
+func (s *Sim) serveService(w http.ResponseWriter, r *http.Request, dir, svc string, infoRefs bool, login string) {
+	s.directServed.Add(1)
+	h := w.Header()
+	h.Set("Expires", "Fri, 01 Jan 1980 00:00:00 GMT")
+	h.Set("Pragma", "no-cache")
+	h.Set("Cache-Control", "no-cache, max-age=0, must-revalidate")
+	user := login
+	if user == "" {
+		user = "anonymous"
+	}
+	host := r.RemoteAddr
+	if ip, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		host = ip
+	}
+	if host == "" {
+		host = "(none)"
+	}
+	env := append(slices.Clone(s.gitEnv), "GIT_DIR=.", "GIT_COMMITTER_NAME="+user, "GIT_COMMITTER_EMAIL="+user+"@http."+host)
+	proto := strings.Join(r.Header.Values("Git-Protocol"), ", ")
+	if proto != "" {
+		env = append(env, "GIT_PROTOCOL="+proto)
+	}
+	var stdin io.Reader
+	args := []string{svc, "--stateless-rpc", "."}
+	if infoRefs {
+		args[1] = "--http-backend-info-refs"
+		h.Set("Content-Type", "application/x-git-"+svc+"-advertisement")
+		w.WriteHeader(http.StatusOK)
+		if !slices.Contains(strings.Split(proto, ":"), "version=2") {
+			line := "# service=git-" + svc + "\n"
+			_, _ = fmt.Fprintf(w, "%04x%s0000", len(line)+4, line)
+		}
+	} else {
+		h.Set("Content-Type", "application/x-git-"+svc+"-result")
+		w.WriteHeader(http.StatusOK)
+		stdin = r.Body
+		if enc := r.Header.Get("Content-Encoding"); enc == "gzip" || enc == "x-gzip" {
+			zr, err := gzip.NewReader(r.Body)
+			if err != nil {
+				s.logf("githubsim: %s: inflate the request: %v", svc, err)
+				return
+			}
+			defer zr.Close()
+			stdin = zr
+		}
+	}
+	// not the request's context: like http-backend under net/http/cgi, a
+	// push runs to its end even when its client is gone
+	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, s.gitBin, args...)
+	cmd.Dir, cmd.Env, cmd.Stdin, cmd.Stdout = dir, env, stdin, w
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Run(); err != nil || errb.Len() > 0 {
+		s.logf("githubsim: git %s in %s: %v: %s", strings.Join(args, " "), dir, err, strings.TrimSpace(errb.String()))
+	}
 }
