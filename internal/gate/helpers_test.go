@@ -145,7 +145,8 @@ func commitFile(t testing.TB, dir, path, content string) {
 
 func run(t testing.TB, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=Agent", "-c", "user.email=agent@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+	// no maintenance.auto: a commit would start one more git process
+	cmd := exec.Command("git", append([]string{"-c", "user.name=Agent", "-c", "user.email=agent@example.com", "-c", "commit.gpgsign=false", "-c", "maintenance.auto=false", "-c", "gc.auto=0"}, args...)...)
 	cmd.Dir = dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
