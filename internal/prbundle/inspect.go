@@ -40,12 +40,15 @@ var ErrNoSharedHistory = errors.New("the bundle shares no history with the base 
 // maxHeader bounds the text header we read before the pack starts.
 const maxHeader = 64 << 10
 
-// Inspect verifies the bundle against repoDir, a repository that must hold
-// its prerequisite commits (the publish job's checkout of the target), and
-// lists its commits and changed paths again without trusting anything the
-// agent job recorded. repoDir is not modified: the bundle is fetched into a
-// temporary repository that borrows repoDir's objects.
-func Inspect(ctx context.Context, repoDir, bundlePath string) (Info, error) {
+// InspectInto verifies the bundle against scratchDir, a repository that
+// must hold its prerequisite commits (the publish job's scratch repository
+// holding the base), and lists its commits and changed paths again without
+// trusting anything the agent job recorded. The bundle is fetched into
+// scratchDir (its head at refs/inspect/head), so the caller can push
+// Info.HeadSHA from there without fetching it again: scratchDir must be a
+// repository the caller made for this and throws away, never a checkout
+// anyone reads afterwards (on refusal it may hold the refused objects).
+func InspectInto(ctx context.Context, scratchDir, bundlePath string) (Info, error) {
 	st, err := os.Stat(bundlePath)
 	if err != nil {
 		return Info{}, fmt.Errorf("prbundle: %w", err)
@@ -66,29 +69,13 @@ func Inspect(ctx context.Context, repoDir, bundlePath string) (Info, error) {
 	if err != nil {
 		return Info{}, fmt.Errorf("prbundle: %w", err)
 	}
-	objects, err := git(ctx, repoDir, "rev-parse", "--path-format=absolute", "--git-path", "objects")
-	if err != nil {
-		return Info{}, fmt.Errorf("prbundle: %s is not a git repository: %w", repoDir, err)
-	}
-	tmp, err := os.MkdirTemp("", "prbundle-inspect-")
-	if err != nil {
-		return Info{}, fmt.Errorf("prbundle: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	if _, err := git(ctx, tmp, "init", "--quiet", "--bare"); err != nil {
-		return Info{}, fmt.Errorf("prbundle: scratch repo: %w", err)
-	}
-	alt := filepath.Join(tmp, "objects", "info", "alternates")
-	if err := os.WriteFile(alt, []byte(strings.TrimSpace(string(objects))+"\n"), 0o644); err != nil {
-		return Info{}, fmt.Errorf("prbundle: scratch repo: %w", err)
-	}
-	if _, err := git(ctx, tmp, "bundle", "verify", "--quiet", bundleAbs); err != nil {
+	if _, err := git(ctx, scratchDir, "bundle", "verify", "--quiet", bundleAbs); err != nil {
 		return Info{}, fmt.Errorf("prbundle: verify %s: %w", bundlePath, err)
 	}
-	if _, err := git(ctx, tmp, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", bundleAbs, "HEAD:refs/inspect/head"); err != nil {
+	if _, err := git(ctx, scratchDir, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", bundleAbs, "HEAD:refs/inspect/head"); err != nil {
 		return Info{}, fmt.Errorf("prbundle: fetch %s: %w", bundlePath, err)
 	}
-	head, err := resolve(ctx, tmp, "refs/inspect/head")
+	head, err := resolve(ctx, scratchDir, "refs/inspect/head")
 	if err != nil {
 		return Info{}, fmt.Errorf("prbundle: %w", err)
 	}
@@ -99,7 +86,7 @@ func Inspect(ctx context.Context, repoDir, bundlePath string) (Info, error) {
 	for _, p := range prereqs {
 		rng = append(rng, "^"+p)
 	}
-	out, err := git(ctx, tmp, append([]string{"log", "--format=%H%x00%an <%ae>%x00%s%x00"}, rng...)...)
+	out, err := git(ctx, scratchDir, append([]string{"log", "--format=%H%x00%an <%ae>%x00%s%x00"}, rng...)...)
 	if err != nil {
 		return Info{}, fmt.Errorf("prbundle: list commits: %w", err)
 	}
@@ -108,7 +95,7 @@ func Inspect(ctx context.Context, repoDir, bundlePath string) (Info, error) {
 	for i := 0; i+2 < len(f); i += 3 {
 		info.Commits = append(info.Commits, Commit{SHA: strings.TrimLeft(f[i], "\n"), Author: f[i+1], Subject: f[i+2]})
 	}
-	if info.Paths, err = touchedPaths(ctx, tmp, rng...); err != nil {
+	if info.Paths, err = touchedPaths(ctx, scratchDir, rng...); err != nil {
 		return Info{}, fmt.Errorf("prbundle: list changed paths: %w", err)
 	}
 	info.TouchesWorkflows = len(WorkflowPaths(info.Paths)) > 0

@@ -156,7 +156,7 @@ func TestCaptureAndInspectRoundTrip(t *testing.T) {
 		Paths: []string{"README.md", "docs/a.md", "greet.go"}, Size: b.Size}, b)
 	assert.Positive(t, b.Size)
 
-	info, err := Inspect(context.Background(), clone, out)
+	info, err := InspectInto(context.Background(), clone, out)
 	require.NoError(t, err)
 	assert.Equal(t, head, info.HeadSHA)
 	assert.Equal(t, []string{base}, info.Prerequisites)
@@ -167,12 +167,11 @@ func TestCaptureAndInspectRoundTrip(t *testing.T) {
 	assert.Equal(t, "Test <test@example.com>", info.Commits[0].Author)
 	assert.Equal(t, b.Size, info.Size)
 
-	// Inspect leaves the clone alone; the publish job then fetches for real.
+	// The bundle's commits are in the scratch repository now, under
+	// refs/inspect/head only: the publish job pushes the head from there.
 	cl := &repo{t: t, dir: clone}
-	assert.Empty(t, cl.git("for-each-ref", "refs/inspect"))
-	cl.git("fetch", "--quiet", out, "HEAD:refs/heads/agent")
-	assert.Equal(t, head, cl.git("rev-parse", "agent"))
-	assert.Equal(t, "hello, world", cl.git("show", "agent:README.md"))
+	assert.Equal(t, head+" commit\trefs/inspect/head", cl.git("for-each-ref", "refs/inspect"))
+	assert.Equal(t, "hello, world", cl.git("show", head+":README.md"))
 }
 
 // TestInspectTamperedBundles: what issue 14's red team pushed through
@@ -193,7 +192,7 @@ func TestInspectTamperedBundles(t *testing.T) {
 		o.commit("root", map[string]string{".github/actions/build/action.yml": "runs: {using: node20}\n"})
 		out := filepath.Join(t.TempDir(), "orphan.bundle")
 		o.git("bundle", "create", "--quiet", out, "HEAD")
-		_, err := Inspect(context.Background(), clone, out)
+		_, err := InspectInto(context.Background(), clone, out)
 		assert.ErrorIs(t, err, ErrNoSharedHistory)
 	})
 	for name, change := range map[string]func(r *repo){
@@ -219,7 +218,7 @@ func TestInspectTamperedBundles(t *testing.T) {
 			require.ErrorAs(t, err, &we, "the gate refuses")
 			_, err = Capture(context.Background(), w.dir, base, Options{Out: out, AllowWorkflowChanges: true})
 			require.NoError(t, err)
-			info, err := Inspect(context.Background(), cl, out)
+			info, err := InspectInto(context.Background(), cl, out)
 			require.NoError(t, err)
 			assert.True(t, info.TouchesWorkflows, "publish sees it: %v", info.Paths)
 		})
@@ -238,24 +237,24 @@ func TestInspectRefusals(t *testing.T) {
 		other := &repo{t: t, dir: t.TempDir()}
 		other.git("init", "--quiet")
 		other.commit("unrelated root", map[string]string{"x": "y\n"})
-		_, err := Inspect(context.Background(), other.dir, out)
+		_, err := InspectInto(context.Background(), other.dir, out)
 		assert.ErrorContains(t, err, "verify")
 	})
 	t.Run("not a bundle", func(t *testing.T) {
 		junk := filepath.Join(t.TempDir(), "junk")
 		require.NoError(t, os.WriteFile(junk, []byte("PK\x03\x04 zip"), 0o644))
-		_, err := Inspect(context.Background(), r.dir, junk)
+		_, err := InspectInto(context.Background(), r.dir, junk)
 		assert.ErrorIs(t, err, ErrBadBundle)
 	})
 	t.Run("two refs", func(t *testing.T) {
 		two := filepath.Join(t.TempDir(), "two")
 		r.git("branch", "side")
 		r.git("bundle", "create", "--quiet", two, "HEAD", "side", "^"+base)
-		_, err := Inspect(context.Background(), r.dir, two)
+		_, err := InspectInto(context.Background(), r.dir, two)
 		assert.ErrorIs(t, err, ErrBadBundle)
 	})
 	t.Run("missing file", func(t *testing.T) {
-		_, err := Inspect(context.Background(), r.dir, filepath.Join(t.TempDir(), "nope"))
+		_, err := InspectInto(context.Background(), r.dir, filepath.Join(t.TempDir(), "nope"))
 		assert.ErrorIs(t, err, os.ErrNotExist)
 	})
 }

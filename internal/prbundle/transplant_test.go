@@ -62,7 +62,7 @@ func TestCaptureOntoForkPRCarriesOnlyTheAgentsChange(t *testing.T) {
 	// the publish side: a clone of the target's default branch
 	pub := &repo{t: t, dir: filepath.Join(t.TempDir(), "pub")}
 	origin.git("clone", "--quiet", "--bare", "--branch", "main", origin.dir, pub.dir)
-	info, err := Inspect(ctx, pub.dir, out)
+	info, err := InspectInto(ctx, pub.dir, out)
 	require.NoError(t, err)
 	assert.Equal(t, []string{mainTip}, info.Prerequisites)
 	require.Len(t, info.Commits, 1)

@@ -77,10 +77,9 @@ func (p *publisher) pullRequest(ctx context.Context, e outputs.Entry) ([]Written
 	if refused != nil {
 		return nil, refused, nil
 	}
+	// inspect fetched the bundle's commits into repoDir: the push sends
+	// the head it checked
 	branch := Branch(p.job.JobID, e.Index)
-	if _, err := g.run(ctx, repoDir, false, "fetch", "--quiet", "--no-tags", bundle, "+HEAD:refs/heads/"+branch); err != nil {
-		return nil, nil, fmt.Errorf("%s: read the bundle: %w", what, err)
-	}
 	headRepo := e.Repo
 	if !p.o.Git.AllowPushToTarget {
 		if headRepo, err = p.fork(ctx, g, repoDir, e.Repo); err != nil {
@@ -166,7 +165,9 @@ func (p *publisher) inspect(ctx context.Context, e outputs.Entry, repoDir, bundl
 	if st.Size() > max {
 		return reject(RuleBundleTooLarge, "the bundle is %d bytes, over the %d-byte limit", st.Size(), max)
 	}
-	info, err := prbundle.Inspect(ctx, repoDir, bundle)
+	// repoDir is this job's scratch repository: the bundle is fetched
+	// into it once, checked there, and pushed from there
+	info, err := prbundle.InspectInto(ctx, repoDir, bundle)
 	if err != nil {
 		return reject(RuleBundleRejected, "the bundle does not apply on the base branch: %v", err)
 	}
