@@ -45,7 +45,10 @@ func TestPrefetchSameEvents(t *testing.T) {
 		require.NoError(t, err)
 		all.Write(b)
 	}
-	many := strings.Repeat(all.String(), 40) // a few thousand events
+	// ≈ 700 kB, five jobs of jobBytes and more: past the first batches the
+	// reader takes recycled jobs from the free pool (a job not reset when
+	// recycled fails "many batches"), and errors come after several jobs.
+	many := strings.Repeat(all.String(), 20)
 	long := `{"type":"user","message":{"content":"` + strings.Repeat("x", 300<<10) + `"}}` + "\n"
 	// a giant line is one past giantLine (its text alone is giantLine long)
 	giant := `{"type":"assistant","message":{"id":"g","content":[{"type":"text","text":"` + strings.Repeat("y", giantLine) + `"}]}}` + "\n"
