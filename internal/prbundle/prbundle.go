@@ -58,19 +58,26 @@ type Bundle struct {
 // touches .github/workflows/ unless allowed, and when the bundle is over the
 // cap; on refusal no file is left behind.
 func Capture(ctx context.Context, workdir, base string, opts Options) (Bundle, error) {
-	if opts.Out == "" {
-		return Bundle{}, errors.New("prbundle: no output path")
-	}
 	if base == "" || strings.HasPrefix(base, "-") {
 		return Bundle{}, fmt.Errorf("prbundle: invalid base %q", base)
-	}
-	max := opts.MaxBytes
-	if max <= 0 {
-		max = DefaultMaxBytes
 	}
 	baseSHA, err := resolve(ctx, workdir, base)
 	if err != nil {
 		return Bundle{}, fmt.Errorf("prbundle: base %s: %w", base, err)
+	}
+	return capture(ctx, workdir, base, baseSHA, opts)
+}
+
+// capture is Capture once base is resolved (baseSHA, a commit of workdir's
+// object store): a caller that has just resolved it does not run git again
+// for it, and the range is counted from the commit it decided on.
+func capture(ctx context.Context, workdir, base, baseSHA string, opts Options) (Bundle, error) {
+	if opts.Out == "" {
+		return Bundle{}, errors.New("prbundle: no output path")
+	}
+	max := opts.MaxBytes
+	if max <= 0 {
+		max = DefaultMaxBytes
 	}
 	headSHA, err := resolve(ctx, workdir, "HEAD")
 	if err != nil {

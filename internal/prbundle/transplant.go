@@ -37,7 +37,7 @@ func CaptureOnto(ctx context.Context, r Repo, base, start string, id Identity, m
 		return Bundle{}, fmt.Errorf("prbundle: base %s: %w", base, err)
 	}
 	if start == "" || start == baseSHA {
-		return Capture(ctx, r.Dir(), base, opts)
+		return capture(ctx, r.Dir(), base, baseSHA, opts)
 	}
 	head, err := Transplant(ctx, r, id, msg, start, "HEAD", baseSHA)
 	if err != nil {
@@ -114,13 +114,13 @@ func Transplant(ctx context.Context, r Repo, id Identity, msg, from, to, onto st
 // shallow list) has HEAD detached there, as the bundle's only ref must be
 // HEAD.
 func captureCommit(ctx context.Context, r Repo, base, head string, opts Options) (Bundle, error) {
-	objects, err := git(ctx, r.Dir(), "rev-parse", "--path-format=absolute", "--git-path", "objects")
+	paths, err := git(ctx, r.Dir(), "rev-parse", "--path-format=absolute", "--git-path", "objects", "--git-path", "shallow")
 	if err != nil {
 		return Bundle{}, fmt.Errorf("prbundle: %w", err)
 	}
-	shallow, err := git(ctx, r.Dir(), "rev-parse", "--path-format=absolute", "--git-path", "shallow")
-	if err != nil {
-		return Bundle{}, fmt.Errorf("prbundle: %w", err)
+	objects, shallow, ok := strings.Cut(strings.TrimSpace(string(paths)), "\n")
+	if !ok || objects == "" || shallow == "" || strings.Contains(shallow, "\n") {
+		return Bundle{}, fmt.Errorf("prbundle: git named the object store and shallow file as %q", paths)
 	}
 	tmp, err := os.MkdirTemp("", "prbundle-head-")
 	if err != nil {
@@ -130,11 +130,11 @@ func captureCommit(ctx context.Context, r Repo, base, head string, opts Options)
 	if _, err := git(ctx, tmp, "init", "--quiet", "--bare"); err != nil {
 		return Bundle{}, fmt.Errorf("prbundle: scratch repo: %w", err)
 	}
-	alt := strings.TrimSpace(string(objects)) + "\n"
+	alt := objects + "\n"
 	if err := os.WriteFile(filepath.Join(tmp, "objects", "info", "alternates"), []byte(alt), 0o644); err != nil {
 		return Bundle{}, fmt.Errorf("prbundle: %w", err)
 	}
-	if b, err := os.ReadFile(strings.TrimSpace(string(shallow))); err == nil {
+	if b, err := os.ReadFile(shallow); err == nil {
 		if err := os.WriteFile(filepath.Join(tmp, "shallow"), b, 0o644); err != nil {
 			return Bundle{}, fmt.Errorf("prbundle: %w", err)
 		}
@@ -142,7 +142,8 @@ func captureCommit(ctx context.Context, r Repo, base, head string, opts Options)
 	if _, err := git(ctx, tmp, "update-ref", "--no-deref", "HEAD", head); err != nil {
 		return Bundle{}, fmt.Errorf("prbundle: %w", err)
 	}
-	return Capture(ctx, tmp, base, opts)
+	// base was resolved in r, whose objects tmp borrows
+	return capture(ctx, tmp, base, base, opts)
 }
 
 func firstLine(s string) string {
