@@ -142,6 +142,21 @@ func permutations(xs []int) [][]int {
 
 // runConcurrently starts one run per event at once (bounded to par at a
 // time) in the given order.
+// assertOneProceeded checks that every run ended without error and exactly
+// one of them proceeded, with the whole context.
+func assertOneProceeded(t *testing.T, h *harness, out []outcome, jobID string, want []byte, msg string) {
+	t.Helper()
+	ready := 0
+	for _, o := range out {
+		require.NoError(t, o.err, o.log)
+		if o.res.Ready {
+			ready++
+			assertProceeded(t, h, o, jobID, want)
+		}
+	}
+	assert.Equal(t, 1, ready, msg)
+}
+
 func runConcurrently(t *testing.T, h *harness, ev [][]byte, order []int, par int) []outcome {
 	out := make([]outcome, len(ev))
 	sem := make(chan struct{}, par)
@@ -184,15 +199,7 @@ func TestSharded20RandomConcurrent(t *testing.T) {
 		assert.Contains(t, o.log, "waiting for")
 	}
 	out := runConcurrently(t, h, [][]byte{ev[last], ev[order[0]]}, []int{0, 1}, 2)
-	ready := 0
-	for _, o := range out {
-		require.NoError(t, o.err, o.log)
-		if o.res.Ready {
-			ready++
-			assertProceeded(t, h, o, jobID, c)
-		}
-	}
-	assert.Equal(t, 1, ready, "exactly one of the last shard and a redelivery proceeds")
+	assertOneProceeded(t, h, out, jobID, c, "exactly one of the last shard and a redelivery proceeds")
 	assert.Len(t, h.sim.Issues(control), 1)
 }
 
@@ -205,15 +212,7 @@ func TestShardedConcurrentEveryOrder3(t *testing.T) {
 		jobID := transport.JobID(node)
 		ev := events(t, jobID, c)
 		out := runConcurrently(t, h, ev, order, 3)
-		ready := 0
-		for _, o := range out {
-			require.NoError(t, o.err, o.log)
-			if o.res.Ready {
-				ready++
-				assertProceeded(t, h, o, jobID, c)
-			}
-		}
-		assert.Equal(t, 1, ready, "order %v", order)
+		assertOneProceeded(t, h, out, jobID, c, fmt.Sprintf("order %v", order))
 	}
 }
 
