@@ -99,9 +99,7 @@ func TestShardedAllOrders(t *testing.T) {
 	for n, order := range permutations([]int{0, 1, 2}) {
 		t.Run(fmt.Sprint(order), func(t *testing.T) {
 			node := fmt.Sprintf("IC_perm%d", n)
-			c := contextFor(node, 120_000)
-			jobID := transport.JobID(node)
-			ev := events(t, jobID, c)
+			c, jobID, ev := shardedJob(t, node)
 			require.Equal(t, 3, len(ev))
 			out := runInOrder(t, h, ev, order)
 			last := order[len(order)-1]
@@ -208,9 +206,7 @@ func TestShardedConcurrentEveryOrder3(t *testing.T) {
 	h := newHarness(t)
 	for n, order := range permutations([]int{0, 1, 2}) {
 		node := fmt.Sprintf("IC_conc%d", n)
-		c := contextFor(node, 120_000)
-		jobID := transport.JobID(node)
-		ev := events(t, jobID, c)
+		c, jobID, ev := shardedJob(t, node)
 		out := runConcurrently(t, h, ev, order, 3)
 		assertOneProceeded(t, h, out, jobID, c, fmt.Sprintf("order %v", order))
 	}
@@ -219,9 +215,7 @@ func TestShardedConcurrentEveryOrder3(t *testing.T) {
 func TestLostShard(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	c := contextFor("IC_lost", 120_000)
-	jobID := transport.JobID("IC_lost")
-	ev := events(t, jobID, c)
+	_, jobID, ev := shardedJob(t, "IC_lost")
 	// shard 1 never arrives; a slice, not a map, so the runs go in this order
 	for _, step := range []struct {
 		i       int
@@ -243,9 +237,7 @@ func TestLockRaceLastTwoShards(t *testing.T) {
 	h := newHarness(t)
 	for round := range 4 {
 		node := fmt.Sprintf("IC_race%d", round)
-		c := contextFor(node, 120_000)
-		jobID := transport.JobID(node)
-		ev := events(t, jobID, c)
+		c, jobID, ev := shardedJob(t, node)
 		first := h.run(t, ev[0])
 		require.NoError(t, first.err)
 		var a, b outcome
@@ -270,9 +262,7 @@ func TestLockRaceLastTwoShards(t *testing.T) {
 func TestRerunWinnerSameIssue(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	c := contextFor("IC_rerun", 120_000)
-	jobID := transport.JobID("IC_rerun")
-	ev := events(t, jobID, c)
+	c, jobID, ev := shardedJob(t, "IC_rerun")
 	out := runInOrder(t, h, ev, []int{0, 1, 2})
 	winner := out[2]
 	assertProceeded(t, h, winner, jobID, c)
@@ -293,9 +283,7 @@ func TestRerunWinnerSameIssue(t *testing.T) {
 func TestConflictingDuplicateShard(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	c := contextFor("IC_conflict", 120_000)
-	jobID := transport.JobID("IC_conflict")
-	ev := events(t, jobID, c)
+	_, jobID, ev := shardedJob(t, "IC_conflict")
 	out := runInOrder(t, h, ev, []int{0, 1, 2})
 	require.True(t, out[2].res.Ready)
 

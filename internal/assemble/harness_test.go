@@ -71,6 +71,15 @@ func seedHarness(t testing.TB, clk *fakeclock.Clock, sim *githubsim.Sim, base st
 	return h
 }
 
+// shardedJob is a context for node that needs three shards, its job id
+// and the events that dispatch it.
+func shardedJob(t testing.TB, node string) (c []byte, jobID string, ev [][]byte) {
+	t.Helper()
+	c = contextFor(node, 120_000)
+	jobID = transport.JobID(node)
+	return c, jobID, events(t, jobID, c)
+}
+
 // contextFor builds a context whose trigger comment mentions the bot;
 // pad adds a diff of that many bytes so it needs shards.
 func contextFor(nodeID string, pad int) []byte {

@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/contract"
-	"github.com/mention-runner/mention-runner/internal/transport"
 )
 
 // lockBarrier holds every request that creates ref until want of them
@@ -71,9 +70,7 @@ func TestLockRaceBothTry(t *testing.T) {
 	h := newHarness(t)
 	for round := range 2 {
 		node := fmt.Sprintf("IC_bothtry%d", round)
-		c := contextFor(node, 120_000)
-		jobID := transport.JobID(node)
-		ev := events(t, jobID, c)
+		c, jobID, ev := shardedJob(t, node)
 		last := len(ev) - 1
 		for i := range last {
 			o := h.run(t, ev[i])
