@@ -106,7 +106,6 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 				o.EngineEnv = append(o.EngineEnv, k+"="+v)
 			}
 		}
-		o.StageTimeout = 10 * time.Minute
 	case demo.EngineCodex, demo.EngineGemini:
 		bin, keyName, makeTarget := inRoot(root, *codexBin), "OPENAI_API_KEY", "codex"
 		if *engine == demo.EngineGemini {
@@ -130,7 +129,6 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 			fmt.Fprintf(env.Stderr, "%s is not set: %s talks to a fake model API on loopback that plays %s\n", keyName, *engine, *script)
 			o.EngineEnv = fake.EngineEnv
 		}
-		o.StageTimeout = 10 * time.Minute
 	default:
 		return cli.Usagef("--engine %q: want replay, claude, codex or gemini", *engine)
 	}

@@ -24,8 +24,11 @@ const (
 	EngineGemini = "gemini"
 )
 
-// DefaultStageTimeout bounds one job process.
-const DefaultStageTimeout = 2 * time.Minute
+// DefaultStageTimeout bounds one job process. It is there to stop a hung
+// process, not to time one: on a busy 2-core machine (load 30) a real
+// engine's agent job took over 2 minutes, and the engine's own timeout
+// (3 minutes in the e2e flows) must fire before this one does.
+const DefaultStageTimeout = 10 * time.Minute
 
 // firstRunID numbers the simulated workflow runs (GITHUB_RUN_ID).
 const firstRunID = 7001
