@@ -32,33 +32,13 @@ func echoResult(first fakemodel.Reply) fakemodel.Script {
 	})
 }
 
-// TestClaudeMaxTurns: the turn limit stops the run before the second
-// reply is asked for. The same run (one CLI start) shows --tools "" removes
-// every built-in tool from what the model is offered while the MCP tools
-// from --mcp-config stay.
-func TestClaudeMaxTurns(t *testing.T) {
-	t.Parallel()
-	script := fakemodel.Sequence(
-		fakemodel.ToolCall("toolu_noop_1", "mcp__gate__noop", map[string]any{}),
-		fakemodel.Text("never reached"),
-	)
-	r := runClaudeSpec(t, runSpec{name: "max_turns", script: script, maxTurns: 1, prompt: "Call noop forever.",
-		extraArgs: []string{"--tools", ""}})
-
-	final := r.result(t)
-	assert.Equal(t, "error_max_turns", final.Subtype)
-	assert.True(t, final.IsError)
-	assert.Equal(t, 1, r.fake.Remaining(), "the second reply must not be asked for")
-	assert.NotEqual(t, 0, r.res.ExitCode)
-
-	// --tools "": only the gate's tools are offered
-	agent := r.fake.AgentRequests()
-	require.Len(t, agent, 1)
-	assert.ElementsMatch(t, gateTools, agent[0].ToolNames())
-	inits := r.kinds(session.EventInit)
-	require.Len(t, inits, 1)
-	assert.ElementsMatch(t, gateTools, inits[0].Init.Tools)
-}
+// The turn limit is internal/agent's TestClaudeMaxTurns: Claude Code's
+// error_max_turns result before the second reply is asked for, seen
+// through the runner's --max-turns and its classification (one CLI start
+// instead of two). What the product's --tools list offers (the read-only
+// tools and the gate's, nothing else) is internal/agent's
+// TestClaudeHostileRepoDefaultTools; the product never passes an empty
+// --tools (claude.OfferedTools always holds the read-only tools).
 
 // An API error (500) is internal/agent's TestClaudeAPIFailure: Claude
 // Code's is_error result and non-zero exit, seen through the runner.
