@@ -217,6 +217,8 @@ func TestReplayEngine(t *testing.T) {
 		err     string
 	}{
 		{"comment", `{"text":"Looking."}` + "\n" + `{"tool":"add_comment","args":{"repo":"octo/hello","number":42,"body":"hi"}}` + "\n" + `{"text":"Done."}`, "", 1, ""},
+		// a noop is a deliverable (the run completes without a write)
+		{"noop", `{"tool":"noop","args":{"reason":"nothing to change"}}` + "\n" + `{"text":"Done."}`, "", 1, ""},
 		{"crash", `{"text":"Looking."}` + "\n" + `{"crash":"out of memory"}`, contract.CauseCrash, 0, "out of memory"},
 		{"no script", "", contract.CauseFailed, 0, "MR_REPLAY_SCRIPT"},
 	}
@@ -234,6 +236,7 @@ func TestReplayEngine(t *testing.T) {
 			assert.Equal(t, "replay", out.Engine)
 			assert.Equal(t, tc.failure, out.Failure)
 			assert.Equal(t, tc.outputs, out.Outputs)
+			assert.Equal(t, tc.outputs > 0, out.Deliverable)
 			if tc.err == "" {
 				require.NoError(t, err)
 				assert.Len(t, eventsOf(f.events(t), "policy.allowed"), tc.outputs)

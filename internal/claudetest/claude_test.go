@@ -36,9 +36,9 @@ func echoResult(first fakemodel.Reply) fakemodel.Script {
 // error_max_turns result before the second reply is asked for, seen
 // through the runner's --max-turns and its classification (one CLI start
 // instead of two). What the product's --tools list offers (the read-only
-// tools and the gate's, nothing else) is internal/agent's
-// TestClaudeHostileRepoDefaultTools; the product never passes an empty
-// --tools (claude.OfferedTools always holds the read-only tools).
+// tools and the gate's, nothing else) is internal/e2e's TestFlowClaude;
+// the product never passes an empty --tools (claude.OfferedTools always
+// holds the read-only tools).
 
 // An API error (500) is internal/agent's TestClaudeAPIFailure: Claude
 // Code's is_error result and non-zero exit, seen through the runner.
