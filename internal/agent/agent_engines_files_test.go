@@ -20,6 +20,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/hostile"
 	"github.com/mention-runner/mention-runner/internal/outputs"
 	"github.com/mention-runner/mention-runner/internal/policy"
+	"github.com/mention-runner/mention-runner/internal/testkit/hangguard"
 )
 
 // TestEngineReadsCheckout: by default the engine reads the checkout
@@ -69,7 +70,7 @@ func TestEngineReadsCheckout(t *testing.T) {
 		canaryDir, canaries := hostileTarget(t, f)
 		eng, fake := ce.start(t, f, script)
 		url = fake.URL()
-		f.env["MR_TIMEOUT"] = "3m"
+		f.env["MR_TIMEOUT"] = hangguard.EngineTimeout
 		f.env["MR_MAX_TURNS"] = "30"
 
 		out, err := f.run(t, eng)

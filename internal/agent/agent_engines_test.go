@@ -18,6 +18,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/fakemodel"
 	fakegemini "github.com/mention-runner/mention-runner/internal/fakemodel/gemini"
 	fakeopenai "github.com/mention-runner/mention-runner/internal/fakemodel/openai"
+	"github.com/mention-runner/mention-runner/internal/testkit/hangguard"
 )
 
 // cliEngine is one of the engines run as their real CLI against a fake
@@ -53,7 +54,7 @@ var cliEngines = []cliEngine{
 			f.env["OPENAI_API_KEY"] = claudetest.DummyAPIKey
 			f.env["MR_ENGINE"] = codex.Name // the engine env passes this engine's key only
 			f.env["MR_MODEL"] = "gpt-fake"  // not in Codex's catalog: plain function tools
-			f.env["MR_TIMEOUT"] = cliTimeout
+			f.env["MR_TIMEOUT"] = hangguard.EngineTimeout
 			retries := 0
 			return &codex.Engine{Bin: bin, Retries: &retries}, fake
 		},
@@ -70,16 +71,11 @@ var cliEngines = []cliEngine{
 			f.env["GEMINI_API_KEY"] = claudetest.DummyAPIKey
 			f.env["MR_ENGINE"] = gemini.Name // the engine env passes this engine's key only
 			f.env["MR_MODEL"] = "gemini-fake"
-			f.env["MR_TIMEOUT"] = cliTimeout
+			f.env["MR_TIMEOUT"] = hangguard.EngineTimeout
 			return gemini.New(bin), fake
 		},
 	},
 }
-
-// cliTimeout is MR_TIMEOUT for the CLI engines, a hang guard only: the
-// Gemini CLI alone takes seconds of CPU to start, and a minute or more on
-// a loaded 2-core machine running two of these tests at once.
-const cliTimeout = "300s"
 
 func forEachCLIEngine(t *testing.T, fn func(t *testing.T, ce cliEngine)) {
 	// Each scenario has its own fixture and fake API; the runs mostly

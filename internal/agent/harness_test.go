@@ -22,6 +22,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/localfs"
 	"github.com/mention-runner/mention-runner/internal/record"
 	"github.com/mention-runner/mention-runner/internal/session"
+	"github.com/mention-runner/mention-runner/internal/testkit/hangguard"
 	"github.com/mention-runner/mention-runner/internal/testkit/prebuilt"
 )
 
@@ -118,7 +119,7 @@ func newFixture(t *testing.T, triggerBody string) *fixture {
 	f.env = map[string]string{
 		"BOT_LOGIN": testBot, "GITHUB_REPOSITORY": "octo/control",
 		"MR_RUN_DIR": filepath.Join(dir, "runs"), "MR_CONTEXT_FILE": ctxPath, "MR_CONTEXT_SHA256": hex.EncodeToString(sum[:]),
-		"MR_WORKSPACE": work, "MR_TIMEOUT": "300s", "MR_MAX_TURNS": "8", // MR_TIMEOUT: a hang guard only (real Claude runs take 5-45 s on a loaded 2-core machine)
+		"MR_WORKSPACE": work, "MR_TIMEOUT": hangguard.EngineTimeout, "MR_MAX_TURNS": "8",
 		"GITHUB_RUN_ID": "777", "GITHUB_RUN_ATTEMPT": "1",
 		"PATH": os.Getenv("PATH"),
 		// what must never reach the engine

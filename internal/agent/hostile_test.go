@@ -12,6 +12,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/checkout"
 	"github.com/mention-runner/mention-runner/internal/gitexec"
 	"github.com/mention-runner/mention-runner/internal/hostile"
+	"github.com/mention-runner/mention-runner/internal/testkit/hangguard"
 )
 
 // hostileTarget commits a hostile repository (internal/hostile) as
@@ -45,7 +46,7 @@ func hostileTarget(t *testing.T, f *fixture) (string, []hostile.Canary) {
 	require.NoError(t, err)
 	f.env["MR_TARGET_DIR"] = art
 	// a loaded machine can be slow; the limit is not what these tests test
-	f.env["MR_TIMEOUT"] = "3m"
+	f.env["MR_TIMEOUT"] = hangguard.EngineTimeout
 	f.env["MR_WORKSPACE"] = filepath.Join(f.dir, "work")
 	require.NoError(t, os.RemoveAll(filepath.Join(f.dir, "target")))
 	return canaryDir, canaries

@@ -148,7 +148,7 @@ func TestFlowClaudePRFromPR(t *testing.T) {
 			t.Cleanup(fake.Close)
 			w, f := runFlow(t, flowCase{engine: demo.EngineClaude, claude: real, pr: true, fork: tc.fork, prHead: prHead,
 				comment:  "@" + demo.BotLogin + " please document the line-ending fix in a pull request",
-				settings: []string{"MR_ALLOWED_TOOLS=Edit,Write", "MR_MAX_TURNS=30", "MR_TIMEOUT=3m"},
+				settings: []string{"MR_ALLOWED_TOOLS=Edit,Write", "MR_MAX_TURNS=30"},
 				extraEnv: []string{"ANTHROPIC_BASE_URL=" + fake.URL(), "ANTHROPIC_API_KEY=" + claudetest.DummyAPIKey, "CLAUDE_CODE_MAX_RETRIES=0"}})
 			o, err := record.ReadOutcome(f.RecordDir)
 			require.NoError(t, err)

@@ -133,7 +133,7 @@ func TestFlowEnginePR(t *testing.T) {
 			t.Cleanup(fake.Close)
 			c := flowCase{engine: tc.engine, extraEnv: env,
 				comment:  "@" + demo.BotLogin + " !cfg repo=" + demo.TargetRepo + " no-issue\nLook outside, then fix the readme and open a pull request.",
-				settings: []string{"MR_TIMEOUT=3m", "MR_ALLOWED_TOOLS=Edit,Write"}}
+				settings: []string{"MR_ALLOWED_TOOLS=Edit,Write"}}
 			if tc.engine == demo.EngineCodex {
 				c.codex = bin
 			} else {

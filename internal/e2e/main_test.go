@@ -13,7 +13,10 @@ import (
 	"time"
 
 	"github.com/mention-runner/mention-runner/internal/demo"
+	"github.com/mention-runner/mention-runner/internal/testkit/hangguard"
 	"github.com/mention-runner/mention-runner/internal/testkit/parallel"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // bins are built once for every test in the package.
@@ -68,12 +71,22 @@ func needBins(t *testing.T) {
 // Pacing between writes is for GitHub's secondary limits (ghclient's
 // pacer tests and cmd/dispatcher's WRITE_GAP test cover it); in a
 // simulated world it would only make each flow wait a second per write.
+// MR_TIMEOUT: the real engines' hang guard, under the job process's limit.
 var (
-	runnerSettings     = []string{"MR_WRITE_GAP=0s"}
+	runnerSettings     = []string{"MR_WRITE_GAP=0s", "MR_TIMEOUT=" + hangguard.EngineTimeout}
 	dispatcherSettings = []string{"WRITE_GAP=0s"}
 )
 
-// settings returns the runner settings for a flow: no write gap, then extra.
+// settings returns the runner settings for a flow: no write gap, the hang
+// guard, then extra.
 func settings(extra ...string) []string {
 	return append(append([]string{}, runnerSettings...), extra...)
+}
+
+// The engine's own timeout must fire before the job process is killed, or
+// a slow engine shows as a killed job instead of the run's timeout outcome.
+func TestHangGuardUnderStageTimeout(t *testing.T) {
+	d, err := time.ParseDuration(hangguard.EngineTimeout)
+	require.NoError(t, err)
+	assert.Less(t, d, demo.DefaultStageTimeout)
 }
