@@ -224,55 +224,7 @@ func geminiOwnReadProbes(f func() *fixture) []probe {
 	}
 }
 
-// TestCodexOwnApplyPatchChangesNothing: Codex offers its own apply_patch
-// to models like gpt-5.5 whatever the configuration says; with it the
-// model can change nothing — not the checkout (its edits go through the
-// runner's file tools) and nothing elsewhere — even with the pull-request
-// tool set.
-func TestCodexOwnApplyPatchChangesNothing(t *testing.T) {
-	forEachCLIEngine(t, func(t *testing.T, ce cliEngine) {
-		if ce.name != codex.Name {
-			t.Skip("apply_patch is Codex's")
-		}
-		var f *fixture
-		outside := filepath.Join(os.TempDir(), "mr-apply-patch-"+strings.ReplaceAll(t.Name(), "/", "_"))
-		t.Cleanup(func() { os.Remove(outside) })
-		patch := func(body string) map[string]any {
-			return map[string]any{"input": "*** Begin Patch\n" + body + "*** End Patch\n"}
-		}
-		script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
-			work := f.env["MR_WORKSPACE"]
-			switch req.Turn() {
-			case 0:
-				return toolUse("apply_patch", patch("*** Update File: "+filepath.Join(work, "README.md")+"\n@@\n-# hello\n+# pwned\n"))
-			case 1:
-				return toolUse("apply_patch", patch("*** Add File: "+filepath.Join(work, "pwned.txt")+"\n+pwned\n"))
-			case 2:
-				return toolUse("apply_patch", patch("*** Add File: "+outside+"\n+pwned\n"))
-			case 3:
-				return toolUse(ce.gateTool("noop"), map[string]any{"reason": "done"})
-			}
-			return fakemodel.Text("done")
-		})
-		f = newFixture(t, "@helperbot patch things")
-		eng, fake := ce.start(t, f, script)
-		f.env["MR_MODEL"] = codex.DefaultModel // a model Codex offers apply_patch to
-		f.env["MR_ALLOWED_TOOLS"] = "Edit,Write"
-
-		out, err := f.run(t, eng)
-		require.NoError(t, err)
-		assert.Equal(t, contract.StatusCompleted, out.Status)
-		agent := fake.AgentRequests()
-		require.Len(t, agent, 5)
-		assert.Contains(t, agent[0].ToolNames(), "apply_patch", "the test exercises Codex's own patch tool")
-		for i := 1; i <= 3; i++ {
-			// Codex 0.169.0: "patch rejected: writing is blocked by read-only sandbox; …"
-			assert.Contains(t, lastToolResult(t, agent[i]).Content, "rejected", "apply_patch %d", i)
-		}
-		b, err := os.ReadFile(filepath.Join(f.env["MR_WORKSPACE"], "README.md"))
-		require.NoError(t, err)
-		assert.Equal(t, "# hello\n", string(b), "the checkout is unchanged")
-		assert.NoFileExists(t, filepath.Join(f.env["MR_WORKSPACE"], "pwned.txt"))
-		assert.NoFileExists(t, outside)
-	})
-}
+// Codex's own apply_patch (offered to models like gpt-5.5 whatever the
+// configuration says) changing nothing, even with the pull-request tool
+// set, is TestEngineLoopStopped/codex: its first turn, in that
+// configuration.

@@ -99,14 +99,43 @@ func lastToolResult(t *testing.T, req fakemodel.Request) fakemodel.Block {
 	return rs[len(rs)-1]
 }
 
+// TestEngineLoopStopped: the model repeats the same call; the runner
+// stops the engine at six. For Codex the same run (one CLI start: each
+// costs seconds of CPU) shows that Codex's own apply_patch, which it
+// offers to models like gpt-5.5 whatever the configuration says, changes
+// nothing even with the pull-request tool set: not the checkout (edits go
+// through the runner's file tools), nothing elsewhere. The patches come
+// with the first call, in the same model message, so the loop is the
+// same six calls; the loop does not depend on the model or the tool set.
 func TestEngineLoopStopped(t *testing.T) {
 	forEachCLIEngine(t, func(t *testing.T, ce cliEngine) {
-		script := fakemodel.Func(func(fakemodel.Request) fakemodel.Reply {
-			return toolUse(ce.gateTool("noop"), map[string]any{"reason": "thinking"})
+		var f *fixture
+		outside := filepath.Join(os.TempDir(), "mr-apply-patch-"+strings.ReplaceAll(t.Name(), "/", "_"))
+		t.Cleanup(func() { os.Remove(outside) })
+		var patches []fakemodel.Block
+		patch := func(id, body string) fakemodel.Block {
+			return fakemodel.ToolUseBlock(id, "apply_patch", map[string]any{"input": "*** Begin Patch\n" + body + "*** End Patch\n"})
+		}
+		script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
+			noop := toolUse(ce.gateTool("noop"), map[string]any{"reason": "thinking"})
+			if req.Turn() > 0 || ce.name != codex.Name {
+				return noop
+			}
+			work := f.env["MR_WORKSPACE"]
+			patches = []fakemodel.Block{
+				patch("call_patch_update", "*** Update File: "+filepath.Join(work, "README.md")+"\n@@\n-# hello\n+# pwned\n"),
+				patch("call_patch_add", "*** Add File: "+filepath.Join(work, "pwned.txt")+"\n+pwned\n"),
+				patch("call_patch_outside", "*** Add File: "+outside+"\n+pwned\n"),
+			}
+			return fakemodel.Reply{Content: append(append([]fakemodel.Block{}, patches...), noop.Content...)}
 		})
-		f := newFixture(t, "@helperbot think hard")
+		f = newFixture(t, "@helperbot think hard")
 		f.env["MR_MAX_TURNS"] = "30"
 		eng, fake := ce.start(t, f, script)
+		if ce.name == codex.Name {
+			f.env["MR_MODEL"] = codex.DefaultModel // a model Codex offers apply_patch to
+			f.env["MR_ALLOWED_TOOLS"] = "Edit,Write"
+		}
 
 		out, err := f.run(t, eng)
 		var re *RunError
@@ -115,12 +144,31 @@ func TestEngineLoopStopped(t *testing.T) {
 		require.NotNil(t, out.Loop)
 		assert.Equal(t, 6, out.Loop.Count)
 		assert.Equal(t, ce.gateTool("noop"), out.Loop.Tool)
-		assert.LessOrEqual(t, len(fake.AgentRequests()), 8, "the engine was stopped soon after the sixth call")
+		agent := fake.AgentRequests()
+		assert.LessOrEqual(t, len(agent), 8, "the engine was stopped soon after the sixth call")
 		assert.Eventually(t, func() bool { return len(liveProcessesMentioning(f.runDir())) == 0 }, 10*time.Second, 20*time.Millisecond,
 			"the CLI and the gate must be gone: %v", liveProcessesMentioning(f.runDir()))
 		o := f.requireRecord(t)
 		assert.Equal(t, contract.CauseLoop, o.Failure)
 		require.Len(t, eventsOf(f.events(t), "loop.detected"), 1)
+
+		if ce.name != codex.Name {
+			return
+		}
+		require.Len(t, patches, 3)
+		require.GreaterOrEqual(t, len(agent), 2)
+		assert.Contains(t, agent[0].ToolNames(), "apply_patch", "the test exercises Codex's own patch tool")
+		for _, p := range patches {
+			res, ok := agent[1].ToolResult(p.ID)
+			require.True(t, ok, "no result for apply_patch %s", p.ID)
+			// Codex 0.169.0: "patch rejected: writing is blocked by read-only sandbox; …"
+			assert.Contains(t, res.Content, "rejected", "apply_patch %s", p.ID)
+		}
+		b, err := os.ReadFile(filepath.Join(f.env["MR_WORKSPACE"], "README.md"))
+		require.NoError(t, err)
+		assert.Equal(t, "# hello\n", string(b), "the checkout is unchanged")
+		assert.NoFileExists(t, filepath.Join(f.env["MR_WORKSPACE"], "pwned.txt"))
+		assert.NoFileExists(t, outside)
 	})
 }
 
