@@ -217,6 +217,7 @@ func (g *Gate) capture(ctx context.Context, e *outputs.Entry) (outcome, bool) {
 	name := e.Bundle
 	// From a fork's pull request the base is the default branch, not where
 	// the agent started: CaptureOnto puts the agent's change alone on it.
+	// It counts from the commit ResolveBase found, not resolving it again.
 	b, err := prbundle.CaptureOnto(ctx, repo, base, g.cfg.StartCommit, id, e.Title, prbundle.Options{
 		Out: filepath.Join(g.cfg.RunDir, name), AllowWorkflowChanges: g.cfg.AllowWorkflowChanges, MaxBytes: g.cfg.MaxBundleBytes,
 	})

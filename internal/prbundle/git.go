@@ -15,9 +15,11 @@ const gitTimeout = 2 * time.Minute
 // pinned fixes what decides which paths a range touches, on top of the
 // isolation every runner git gets (gitexec.Hardening, gitexec.Env):
 // command-line -c beats every config file, so "log.showRoot=false" in a
-// checkout cannot hide a root commit's files.
+// checkout cannot hide a root commit's files, nor "log.diffMerges=
+// first-parent" a merge's changes from its other parents (-m).
 var pinned = []string{
 	"-c", "log.showRoot=true",
+	"-c", "log.diffMerges=separate",
 	"-c", "log.showSignature=false",
 	"-c", "diff.relative=false",
 	"-c", "core.quotePath=false",

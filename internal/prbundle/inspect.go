@@ -69,9 +69,10 @@ func InspectInto(ctx context.Context, scratchDir, bundlePath string) (Info, erro
 	if err != nil {
 		return Info{}, fmt.Errorf("prbundle: %w", err)
 	}
-	if _, err := git(ctx, scratchDir, "bundle", "verify", "--quiet", bundleAbs); err != nil {
-		return Info{}, fmt.Errorf("prbundle: verify %s: %w", bundlePath, err)
-	}
+	// The fetch verifies the bundle first, as `git bundle verify` would (the
+	// same check in git: unbundle runs verify_bundle before index-pack):
+	// every prerequisite must be a commit scratchDir has, with its history,
+	// or nothing is fetched and git says which commits it lacks.
 	if _, err := git(ctx, scratchDir, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", bundleAbs, "HEAD:refs/inspect/head"); err != nil {
 		return Info{}, fmt.Errorf("prbundle: fetch %s: %w", bundlePath, err)
 	}
@@ -95,7 +96,7 @@ func InspectInto(ctx context.Context, scratchDir, bundlePath string) (Info, erro
 	for i := 0; i+2 < len(f); i += 3 {
 		info.Commits = append(info.Commits, Commit{SHA: strings.TrimLeft(f[i], "\n"), Author: f[i+1], Subject: f[i+2]})
 	}
-	if info.Paths, err = touchedPaths(ctx, scratchDir, rng...); err != nil {
+	if _, info.Paths, err = touchedPaths(ctx, scratchDir, rng...); err != nil {
 		return Info{}, fmt.Errorf("prbundle: list changed paths: %w", err)
 	}
 	info.TouchesWorkflows = len(WorkflowPaths(info.Paths)) > 0

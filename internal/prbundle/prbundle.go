@@ -5,6 +5,7 @@
 package prbundle
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -84,16 +85,12 @@ func capture(ctx context.Context, workdir, base, baseSHA string, opts Options) (
 		return Bundle{}, fmt.Errorf("prbundle: HEAD: %w", err)
 	}
 	rng := baseSHA + ".." + headSHA
-	commits, err := revList(ctx, workdir, rng)
+	commits, paths, err := touchedPaths(ctx, workdir, rng)
 	if err != nil {
-		return Bundle{}, fmt.Errorf("prbundle: list commits: %w", err)
+		return Bundle{}, fmt.Errorf("prbundle: list commits and changed paths: %w", err)
 	}
 	if len(commits) == 0 {
 		return Bundle{}, ErrNoCommits
-	}
-	paths, err := touchedPaths(ctx, workdir, rng)
-	if err != nil {
-		return Bundle{}, fmt.Errorf("prbundle: list changed paths: %w", err)
 	}
 	if wf := WorkflowPaths(paths); len(wf) > 0 && !opts.AllowWorkflowChanges {
 		return Bundle{}, &WorkflowError{Paths: wf}
@@ -151,53 +148,70 @@ func resolve(ctx context.Context, dir, rev string) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-func revList(ctx context.Context, dir string, rng ...string) ([]string, error) {
-	out, err := git(ctx, dir, append([]string{"rev-list"}, rng...)...)
-	if err != nil {
-		return nil, err
-	}
-	return lines(out, '\n'), nil
-}
-
-// touchedPaths lists every path any commit in the range changed, merges
-// included (-m diffs them against each parent), renames as delete+add so
-// both names are seen.
-func touchedPaths(ctx context.Context, dir string, rng ...string) ([]string, error) {
-	args := append([]string{"log", "--no-renames", "-m", "--name-only", "--format=", "-z"}, rng...)
+// touchedPaths lists the commits of the range and every path any of them
+// changed, merges included (-m diffs them against each parent), renames as
+// delete+add so both names are seen, in one git log. --raw puts a status
+// record (":<modes> <ids> <status>") before each path, so every path is
+// read by its position after one, never by its look: no file name can pass
+// for a commit line or hide the path after it. Output of any other shape
+// is an error, not a guess.
+func touchedPaths(ctx context.Context, dir string, rng ...string) (commits, paths []string, err error) {
+	args := append([]string{"log", "--no-renames", "-m", "--raw", "--no-abbrev", "--format=%x01%H", "-z"}, rng...)
 	out, err := git(ctx, dir, args...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	seen := map[string]bool{}
-	var paths []string
-	for _, p := range lines(out, 0) {
-		p = strings.TrimLeft(p, "\n")
-		if p != "" && !seen[p] {
-			seen[p] = true
-			paths = append(paths, p)
+	seenCommit, seenPath := map[string]bool{}, map[string]bool{}
+	f := bytes.Split(out, []byte{0})
+	if len(f) > 0 && len(f[len(f)-1]) == 0 {
+		f = f[:len(f)-1] // the terminator of the last path or commit line
+	}
+	for i := 0; i < len(f); i++ {
+		tok := string(f[i])
+		switch {
+		case strings.HasPrefix(strings.TrimPrefix(tok, "\n"), ":"):
+			if i+1 >= len(f) || len(f[i+1]) == 0 {
+				return nil, nil, fmt.Errorf("git log: status record %q without its path", tok)
+			}
+			i++
+			if p := string(f[i]); !seenPath[p] {
+				seenPath[p] = true
+				paths = append(paths, p)
+			}
+		case strings.HasPrefix(tok, "\x01") && isHex(tok[1:]):
+			if !seenCommit[tok[1:]] { // a merge comes once per parent
+				seenCommit[tok[1:]] = true
+				commits = append(commits, tok[1:])
+			}
+		default:
+			return nil, nil, fmt.Errorf("git log: unexpected output %q", tok)
 		}
 	}
 	sort.Strings(paths)
-	return paths, nil
+	return commits, paths, nil
 }
 
 // ErrNoBase means neither origin/<branch> nor the fallback commit exists.
 var ErrNoBase = errors.New("base not found in the checkout")
 
+// Base is a base as named (a ref or a commit id) and the commit it
+// resolved to, once: what CaptureOnto counts the commits from.
+type Base struct{ Name, SHA string }
+
 // ResolveBase picks the base a pull request's commits are counted from:
 // the remote-tracking branch origin/<branch> when the checkout has it, else
 // fallback (the commit the agent started from) when that is a commit.
-func ResolveBase(ctx context.Context, workdir, branch, fallback string) (string, error) {
+func ResolveBase(ctx context.Context, workdir, branch, fallback string) (Base, error) {
 	if branch != "" && !strings.HasPrefix(branch, "-") {
 		ref := "refs/remotes/origin/" + branch
-		if _, err := resolve(ctx, workdir, ref); err == nil {
-			return ref, nil
+		if sha, err := resolve(ctx, workdir, ref); err == nil {
+			return Base{Name: ref, SHA: sha}, nil
 		}
 	}
 	if fallback != "" && !strings.HasPrefix(fallback, "-") {
-		if _, err := resolve(ctx, workdir, fallback); err == nil {
-			return fallback, nil
+		if sha, err := resolve(ctx, workdir, fallback); err == nil {
+			return Base{Name: fallback, SHA: sha}, nil
 		}
 	}
-	return "", fmt.Errorf("%w: no origin/%s and no usable starting commit", ErrNoBase, branch)
+	return Base{}, fmt.Errorf("%w: no origin/%s and no usable starting commit", ErrNoBase, branch)
 }

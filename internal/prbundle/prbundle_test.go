@@ -238,7 +238,8 @@ func TestInspectRefusals(t *testing.T) {
 		other.git("init", "--quiet")
 		other.commit("unrelated root", map[string]string{"x": "y\n"})
 		_, err := InspectInto(context.Background(), other.dir, out)
-		assert.ErrorContains(t, err, "verify")
+		assert.ErrorContains(t, err, "lacks these prerequisite commits")
+		assert.Empty(t, other.git("for-each-ref", "refs/inspect"), "nothing fetched")
 	})
 	t.Run("not a bundle", func(t *testing.T) {
 		junk := filepath.Join(t.TempDir(), "junk")

@@ -27,24 +27,21 @@ func (e *ConflictError) Error() string {
 // pull request goes into the target's default branch — the changes from
 // start to HEAD are put on top of base as one commit by id with msg, so
 // the pull request carries the agent's change and none of the fork's
-// commits. The working tree and its branch are left as they are.
-func CaptureOnto(ctx context.Context, r Repo, base, start string, id Identity, msg string, opts Options) (Bundle, error) {
-	if base == "" || strings.HasPrefix(base, "-") {
-		return Bundle{}, fmt.Errorf("prbundle: invalid base %q", base)
+// commits. The working tree and its branch are left as they are. base
+// comes from ResolveBase: the commit it names is not resolved again.
+func CaptureOnto(ctx context.Context, r Repo, base Base, start string, id Identity, msg string, opts Options) (Bundle, error) {
+	if base.Name == "" || strings.HasPrefix(base.Name, "-") || !isHex(base.SHA) {
+		return Bundle{}, fmt.Errorf("prbundle: invalid base %q (%q)", base.Name, base.SHA)
 	}
-	baseSHA, err := resolve(ctx, r.Dir(), base)
-	if err != nil {
-		return Bundle{}, fmt.Errorf("prbundle: base %s: %w", base, err)
+	if start == "" || start == base.SHA {
+		return capture(ctx, r.Dir(), base.Name, base.SHA, opts)
 	}
-	if start == "" || start == baseSHA {
-		return capture(ctx, r.Dir(), base, baseSHA, opts)
-	}
-	head, err := Transplant(ctx, r, id, msg, start, "HEAD", baseSHA)
+	head, err := Transplant(ctx, r, id, msg, start, "HEAD", base.SHA)
 	if err != nil {
 		return Bundle{}, err
 	}
-	b, err := captureCommit(ctx, r, baseSHA, head, opts)
-	b.Base = base
+	b, err := captureCommit(ctx, r, base.SHA, head, opts)
+	b.Base = base.Name
 	return b, err
 }
 

@@ -40,6 +40,15 @@ var forkTemplate = gittemplate.New(func(t testing.TB, dir string) {
 	agent.git("fetch", "--quiet", "--depth=1", "origin", "+main:refs/remotes/origin/main")
 })
 
+// originMain is the agent checkout's origin/main as the gate resolves it.
+func originMain(t *testing.T, agent *repo) Base {
+	t.Helper()
+	b, err := ResolveBase(context.Background(), agent.dir, "main", "")
+	require.NoError(t, err)
+	require.Equal(t, "refs/remotes/origin/main", b.Name)
+	return b
+}
+
 func TestCaptureOntoForkPRCarriesOnlyTheAgentsChange(t *testing.T) {
 	ctx := context.Background()
 	origin, agent, forkHead, mainTip := forkSetup(t)
@@ -51,7 +60,7 @@ func TestCaptureOntoForkPRCarriesOnlyTheAgentsChange(t *testing.T) {
 	require.NoError(t, err)
 
 	out := filepath.Join(t.TempDir(), "pr-0.bundle")
-	b, err := CaptureOnto(ctx, r, "refs/remotes/origin/main", forkHead, id, "fix readme", Options{Out: out})
+	b, err := CaptureOnto(ctx, r, originMain(t, agent), forkHead, id, "fix readme", Options{Out: out})
 	require.NoError(t, err)
 	assert.Equal(t, mainTip, b.BaseSHA)
 	assert.Equal(t, 1, b.Commits)
@@ -79,7 +88,9 @@ func TestCaptureOntoSameBaseBundlesAsIs(t *testing.T) {
 	r := newRepo(t)
 	start := r.git("rev-parse", "HEAD")
 	head := r.commit("one", map[string]string{"a.txt": "a\n"})
-	b, err := CaptureOnto(ctx, Repo{WorkTree: r.dir}, start, start, BotIdentity("bot"), "x", Options{Out: filepath.Join(t.TempDir(), "b")})
+	base, err := ResolveBase(ctx, r.dir, "", start)
+	require.NoError(t, err)
+	b, err := CaptureOnto(ctx, Repo{WorkTree: r.dir}, base, start, BotIdentity("bot"), "x", Options{Out: filepath.Join(t.TempDir(), "b")})
 	require.NoError(t, err)
 	assert.Equal(t, head, b.HeadSHA, "the agent's own commits, unchanged")
 }
@@ -92,14 +103,14 @@ func TestCaptureOntoRefusals(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "b")
 
 	// nothing changed since the start
-	_, err := CaptureOnto(ctx, r, "refs/remotes/origin/main", forkHead, id, "x", Options{Out: out})
+	_, err := CaptureOnto(ctx, r, originMain(t, agent), forkHead, id, "x", Options{Out: out})
 	assert.ErrorIs(t, err, ErrNoCommits)
 
 	// a change to a file only the fork has cannot go into main
 	agent.write("fork-only.txt", "from the fork, edited\n")
 	_, err = CommitWorkTree(ctx, r, id, "edit")
 	require.NoError(t, err)
-	_, err = CaptureOnto(ctx, r, "refs/remotes/origin/main", forkHead, id, "x", Options{Out: out})
+	_, err = CaptureOnto(ctx, r, originMain(t, agent), forkHead, id, "x", Options{Out: out})
 	var conflict *ConflictError
 	require.True(t, errors.As(err, &conflict), "%v", err)
 	assert.Contains(t, err.Error(), "do not apply")
@@ -111,7 +122,7 @@ func TestCaptureOntoRefusals(t *testing.T) {
 	agent.write(".github/workflows/x.yml", "on: push\n")
 	_, err = CommitWorkTree(ctx, r, id, "wf")
 	require.NoError(t, err)
-	_, err = CaptureOnto(ctx, r, "refs/remotes/origin/main", forkHead, id, "x", Options{Out: out})
+	_, err = CaptureOnto(ctx, r, originMain(t, agent), forkHead, id, "x", Options{Out: out})
 	var wf *WorkflowError
 	require.True(t, errors.As(err, &wf), "%v", err)
 	assert.True(t, strings.Contains(err.Error(), ".github/workflows/x.yml"))
