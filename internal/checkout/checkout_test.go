@@ -327,3 +327,48 @@ func FuzzParseManifest(f *testing.F) {
 		}
 	})
 }
+
+// TestWorkTreeConfigAsGitWritesIt: Unpack writes the config of its fresh
+// git directory itself; the bytes must be what git init --bare and the two
+// git config commands it stands for write, with the git on PATH (so a git
+// that writes init's config differently fails here, not in a checkout).
+// Other shapes are left to git config.
+func TestWorkTreeConfigAsGitWritesIt(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	gitDir := filepath.Join(dir, "g.git")
+	c := gitexec.Isolated(dir, "", gitTimeout, "GIT_DIR="+gitDir)
+	_, err := c.Run(ctx, "init", "--quiet", "--bare", "--initial-branch=main", gitDir)
+	require.NoError(t, err)
+	fresh, err := os.ReadFile(filepath.Join(gitDir, "config"))
+	require.NoError(t, err)
+	for _, kv := range [][]string{{"core.bare", "false"}, {"core.symlinks", "false"}} {
+		_, err := c.Run(ctx, "config", kv[0], kv[1])
+		require.NoError(t, err)
+	}
+	want, err := os.ReadFile(filepath.Join(gitDir, "config"))
+	require.NoError(t, err)
+	got, ok := workTreeConfigOf(string(fresh))
+	require.True(t, ok, "init's config %q", fresh)
+	assert.Equal(t, string(want), got)
+
+	for _, cfg := range []string{
+		"",
+		"[core]\n\tbare = false\n",
+		"[core]\n\tbare = true\n\tsymlinks = true\n",
+		"[core]\n\tbare = true\n[extensions]\n\tobjectformat = sha256\n",
+		"[core]\n\tbare = true\n\tbare = true\n",
+		"[core]\n\tbare = true\n\tBare = false\n",
+		"[core]\n\trepositoryformatversion = 0\n\tbare = true",
+		"[core]\n bare = true\n",
+	} {
+		_, ok := workTreeConfigOf(cfg)
+		assert.False(t, ok, "%q", cfg)
+	}
+	// the fallback runs git config: the same result
+	require.NoError(t, os.WriteFile(filepath.Join(gitDir, "config"), []byte("[core]\n\tbare = true\n\tsymlinks = true\n"), 0o644))
+	require.NoError(t, setWorkTreeConfig(ctx, c, gitDir))
+	out, err := c.Run(ctx, "config", "--get-regexp", "^core[.](bare|symlinks)$")
+	require.NoError(t, err)
+	assert.Equal(t, "core.bare false\ncore.symlinks false\n", string(out))
+}

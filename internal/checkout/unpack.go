@@ -89,22 +89,83 @@ func Unpack(ctx context.Context, artifactDir, workTree, gitDir string, want Targ
 	}
 	refs := "update refs/heads/" + branch + "\x00" + m.Commit + "\x00\x00" +
 		"update " + remote + "\x00" + remoteCommit + "\x00\x00"
-	steps := [][]string{
-		{"config", "core.bare", "false"},
-		{"config", "core.symlinks", "false"},
-		{"update-ref", "--stdin", "-z"},
-		{"read-tree", "--reset", "-u", "HEAD"},
+	if err := setWorkTreeConfig(ctx, g, gitDir); err != nil {
+		return Manifest{}, fmt.Errorf("checkout: %w", err)
 	}
-	for _, s := range steps {
-		var in []byte
-		if s[0] == "update-ref" {
-			in = []byte(refs)
-		}
-		if _, err := g.RunInput(ctx, in, s...); err != nil {
-			return Manifest{}, fmt.Errorf("checkout: %w", err)
-		}
+	if _, err := g.RunInput(ctx, []byte(refs), "update-ref", "--stdin", "-z"); err != nil {
+		return Manifest{}, fmt.Errorf("checkout: %w", err)
+	}
+	if _, err := g.Run(ctx, "read-tree", "--reset", "-u", "HEAD"); err != nil {
+		return Manifest{}, fmt.Errorf("checkout: %w", err)
 	}
 	return m, nil
+}
+
+// The config lines `git config core.bare false` and `git config
+// core.symlinks false` change in the config `git init --bare` writes: not
+// bare (the tree is GIT_WORK_TREE), and symlinks checked out as plain
+// files holding the link text.
+const (
+	bareLine       = "\tbare = true\n"
+	notBareLine    = "\tbare = false\n"
+	noSymlinksLine = "\tsymlinks = false\n" // git config appends it to [core]
+)
+
+// setWorkTreeConfig sets core.bare=false and core.symlinks=false in the
+// fresh repository at gitDir. When its config is the single [core] section
+// git init writes (bare = true, no symlinks key), the file is rewritten
+// directly into the bytes the two git config commands would write (two
+// processes fewer per checkout; TestWorkTreeConfigAsGitWritesIt compares
+// them); any other shape is left to git config.
+func setWorkTreeConfig(ctx context.Context, g gitexec.Command, gitDir string) error {
+	p := filepath.Join(gitDir, "config")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	if out, ok := workTreeConfigOf(string(b)); ok {
+		tmp := p + ".lock" // git's own lock name: a concurrent git config waits or fails
+		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return err
+		}
+		_, err = f.WriteString(out)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(tmp, p)
+		}
+		if err != nil {
+			_ = os.Remove(tmp)
+		}
+		return err
+	}
+	for _, kv := range [][]string{{"core.bare", "false"}, {"core.symlinks", "false"}} {
+		if _, err := g.Run(ctx, "config", kv[0], kv[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// workTreeConfigOf is cfg with core.bare=false and core.symlinks=false, as
+// git config writes them, when cfg is one [core] section of tab-indented
+// "key = value" lines with "bare = true" and no symlinks key; ok is false
+// for anything else.
+func workTreeConfigOf(cfg string) (string, bool) {
+	body, ok := strings.CutPrefix(cfg, "[core]\n")
+	if !ok || !strings.HasSuffix(body, "\n") || strings.Count(body, bareLine) != 1 {
+		return "", false
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(body, "\n"), "\n") {
+		k, _, ok := strings.Cut(strings.TrimPrefix(line, "\t"), " = ")
+		if !strings.HasPrefix(line, "\t") || !ok || k == "" || strings.ContainsAny(k, " \t[]#;\"") ||
+			strings.EqualFold(k, "symlinks") || strings.EqualFold(k, "bare") && line+"\n" != bareLine {
+			return "", false
+		}
+	}
+	return "[core]\n" + strings.Replace(body, bareLine, notBareLine, 1) + noSymlinksLine, true
 }
 
 // emptyDir creates dir, or accepts it when it exists and is empty.
