@@ -53,7 +53,9 @@ func TestMain(m *testing.M) {
 func (o *origin) git(dir string, args ...string) string {
 	o.t.Helper()
 	c := gitexec.Isolated(dir, "", gitTimeout)
-	out, err := c.Run(context.Background(), append([]string{"-c", "user.name=T", "-c", "user.email=t@example.com"}, args...)...)
+	// receive.autogc=false: a push to the local origin would start a
+	// git gc --auto after it (one more process, on a throwaway repository)
+	out, err := c.Run(context.Background(), append([]string{"-c", "user.name=T", "-c", "user.email=t@example.com", "-c", "receive.autogc=false"}, args...)...)
 	require.NoError(o.t, err)
 	return strings.TrimSpace(string(out))
 }
@@ -64,7 +66,7 @@ func (o *origin) commit(files map[string]string) string {
 	}
 	o.git(o.dir, "add", "-A")
 	o.git(o.dir, "commit", "--quiet", "-m", "c")
-	return o.git(o.dir, "rev-parse", "HEAD")
+	return gittemplate.Head(o.t, o.dir)
 }
 
 // pushPR pushes a branch with one more commit as refs/heads/<ref> and

@@ -17,6 +17,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/outputs"
 	"github.com/mention-runner/mention-runner/internal/policy"
+	"github.com/mention-runner/mention-runner/internal/testkit/gittemplate"
 )
 
 type step struct {
@@ -337,7 +338,7 @@ func TestPullRequests(t *testing.T) {
 			require.Len(t, es, 1)
 			e := es[0]
 			assert.Equal(t, "pr-0.bundle", e.Bundle)
-			assert.Equal(t, run(t, cfg.WorkDir, "rev-parse", "HEAD"), e.HeadSHA)
+			assert.Equal(t, gittemplate.Head(t, cfg.WorkDir), e.HeadSHA)
 			assert.Equal(t, 1, e.Commits)
 			assert.NotEmpty(t, e.Base)
 			assert.FileExists(t, filepath.Join(cfg.RunDir, e.Bundle))
@@ -370,7 +371,7 @@ func TestPullRequestSeparateGitDir(t *testing.T) {
 	require.False(t, isErr, text)
 	es := readOutputs(t, cfg)
 	require.Len(t, es, 1)
-	assert.Equal(t, run(t, gitDir, "rev-parse", "HEAD"), es[0].HeadSHA)
+	assert.Equal(t, gittemplate.Head(t, gitDir), es[0].HeadSHA)
 	assert.Equal(t, "README.md", run(t, gitDir, "show", "--name-only", "--format=", "HEAD"))
 	assert.NoFileExists(t, filepath.Join(clone, "PWNED"))
 }
@@ -383,7 +384,7 @@ func TestPullRequestFromForkGoesOnDefaultBranch(t *testing.T) {
 	cfg := baseConfig(t)
 	work := gitRepo(t)
 	commitFile(t, work, "fork-only.txt", "the fork's change\n") // HEAD: the fork's head; origin/main stays behind
-	cfg.WorkDir, cfg.DefaultBase, cfg.StartCommit, cfg.CheckoutRepo = work, "main", run(t, work, "rev-parse", "HEAD"), hereRepo
+	cfg.WorkDir, cfg.DefaultBase, cfg.StartCommit, cfg.CheckoutRepo = work, "main", gittemplate.Head(t, work), hereRepo
 	require.NoError(t, os.WriteFile(filepath.Join(work, "README.md"), []byte("fixed\n"), 0o644))
 	cs := connect(t, cfg)
 	text, isErr := call(t, cs, contract.ToolCreatePullRequest, map[string]any{"repo": hereRepo, "title": "Fix readme", "body": "b"})
@@ -394,7 +395,7 @@ func TestPullRequestFromForkGoesOnDefaultBranch(t *testing.T) {
 	e := es[0]
 	assert.Equal(t, "main", e.Base)
 	assert.Equal(t, 1, e.Commits)
-	assert.NotEqual(t, run(t, work, "rev-parse", "HEAD"), e.HeadSHA, "not the fork's branch")
+	assert.NotEqual(t, gittemplate.Head(t, work), e.HeadSHA, "not the fork's branch")
 
 	origin := run(t, work, "remote", "get-url", "origin")
 	run(t, origin, "fetch", "--quiet", filepath.Join(cfg.RunDir, e.Bundle), "HEAD:refs/heads/agent")

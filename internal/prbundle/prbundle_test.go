@@ -71,7 +71,7 @@ func (r *repo) commit(msg string, files map[string]string) string {
 	}
 	r.git("add", "-A")
 	r.git("commit", "--quiet", "-m", msg)
-	return r.git("rev-parse", "HEAD")
+	return gittemplate.Head(r.t, r.dir)
 }
 
 func TestCaptureRefusals(t *testing.T) {
@@ -95,7 +95,7 @@ func TestCaptureRefusals(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := newRepo(t)
-			base := r.git("rev-parse", "HEAD")
+			base := gittemplate.Head(r.t, r.dir)
 			if c.files != nil {
 				r.commit("change", c.files)
 			}
@@ -112,7 +112,7 @@ func TestCaptureRefusals(t *testing.T) {
 
 func TestCaptureWorkflowAllowed(t *testing.T) {
 	r := newRepo(t)
-	base := r.git("rev-parse", "HEAD")
+	base := gittemplate.Head(r.t, r.dir)
 	r.commit("ci", map[string]string{".github/workflows/ci.yml": "on: push\n"})
 	b, err := Capture(context.Background(), r.dir, base, Options{Out: filepath.Join(t.TempDir(), "b"), AllowWorkflowChanges: true})
 	require.NoError(t, err)
@@ -122,7 +122,7 @@ func TestCaptureWorkflowAllowed(t *testing.T) {
 func TestCaptureWorkflowRenamedAway(t *testing.T) {
 	r := newRepo(t)
 	r.commit("ci", map[string]string{".github/workflows/ci.yml": "on: push\n"})
-	base := r.git("rev-parse", "HEAD")
+	base := gittemplate.Head(r.t, r.dir)
 	r.git("mv", ".github/workflows/ci.yml", "ci.yml")
 	r.git("commit", "--quiet", "-m", "move")
 	_, err := Capture(context.Background(), r.dir, base, Options{Out: filepath.Join(t.TempDir(), "b")})
@@ -145,7 +145,7 @@ func TestCaptureAndInspectRoundTrip(t *testing.T) {
 	// The publish side clones before the agent commits: it has the base only.
 	clone := t.TempDir()
 	r.git("clone", "--quiet", r.dir, clone)
-	base := r.git("rev-parse", "HEAD")
+	base := gittemplate.Head(r.t, r.dir)
 	r.commit("add greeting", map[string]string{"greet.go": "package greet\n"})
 	head := r.commit("fix readme", map[string]string{"README.md": "hello, world\n", "docs/a.md": "a\n"})
 
@@ -210,7 +210,7 @@ func TestInspectTamperedBundles(t *testing.T) {
 			w := newRepo(t)
 			cl := t.TempDir()
 			w.git("clone", "--quiet", w.dir, cl)
-			base := w.git("rev-parse", "HEAD")
+			base := gittemplate.Head(w.t, w.dir)
 			change(w)
 			out := filepath.Join(t.TempDir(), "b")
 			_, err := Capture(context.Background(), w.dir, base, Options{Out: out})
@@ -227,7 +227,7 @@ func TestInspectTamperedBundles(t *testing.T) {
 
 func TestInspectRefusals(t *testing.T) {
 	r := newRepo(t)
-	base := r.git("rev-parse", "HEAD")
+	base := gittemplate.Head(r.t, r.dir)
 	r.commit("c", map[string]string{"a": "1\n"})
 	out := filepath.Join(t.TempDir(), "b")
 	_, err := Capture(context.Background(), r.dir, base, Options{Out: out})

@@ -66,7 +66,7 @@ func TestCaptureOntoForkPRCarriesOnlyTheAgentsChange(t *testing.T) {
 	assert.Equal(t, 1, b.Commits)
 	assert.Equal(t, []string{"README.md", "new.txt"}, b.Paths)
 	assert.Equal(t, "fork", agent.git("symbolic-ref", "--short", "HEAD"), "the agent's branch is left alone")
-	assert.NotEqual(t, b.HeadSHA, agent.git("rev-parse", "HEAD"))
+	assert.NotEqual(t, b.HeadSHA, gittemplate.Head(agent.t, agent.dir))
 
 	// the publish side: a clone of the target's default branch
 	pub := &repo{t: t, dir: filepath.Join(t.TempDir(), "pub")}
@@ -86,7 +86,7 @@ func TestCaptureOntoForkPRCarriesOnlyTheAgentsChange(t *testing.T) {
 func TestCaptureOntoSameBaseBundlesAsIs(t *testing.T) {
 	ctx := context.Background()
 	r := newRepo(t)
-	start := r.git("rev-parse", "HEAD")
+	start := gittemplate.Head(r.t, r.dir)
 	head := r.commit("one", map[string]string{"a.txt": "a\n"})
 	base, err := ResolveBase(ctx, r.dir, "", start)
 	require.NoError(t, err)

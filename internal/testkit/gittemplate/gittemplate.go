@@ -102,3 +102,44 @@ func Run(m *testing.M, templates ...*Template) int {
 	}
 	return code
 }
+
+// Head is the commit HEAD names in the repository at dir (a work tree with
+// a .git directory, or a git directory itself), read from the files git
+// keeps it in: HEAD, then the branch's loose ref or its packed-refs line.
+// It is what `git rev-parse HEAD` prints, without a git process (one per
+// commit a fixture makes, under -race tens of milliseconds of CPU each).
+func Head(t testing.TB, dir string) string {
+	t.Helper()
+	gitDir := filepath.Join(dir, ".git")
+	if st, err := os.Stat(gitDir); err != nil || !st.IsDir() {
+		gitDir = dir
+	}
+	b, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+	if err != nil {
+		t.Fatalf("gittemplate: %v", err)
+	}
+	head := strings.TrimSpace(string(b))
+	ref, symbolic := strings.CutPrefix(head, "ref: ")
+	if !symbolic {
+		return checkSHA(t, head, "HEAD")
+	}
+	if b, err := os.ReadFile(filepath.Join(gitDir, filepath.FromSlash(ref))); err == nil {
+		return checkSHA(t, strings.TrimSpace(string(b)), ref)
+	}
+	packed, _ := os.ReadFile(filepath.Join(gitDir, "packed-refs"))
+	for _, line := range strings.Split(string(packed), "\n") {
+		if sha, name, ok := strings.Cut(line, " "); ok && name == ref {
+			return checkSHA(t, sha, ref)
+		}
+	}
+	t.Fatalf("gittemplate: %s names %s, which %s does not hold", filepath.Join(gitDir, "HEAD"), ref, gitDir)
+	return ""
+}
+
+func checkSHA(t testing.TB, sha, what string) string {
+	t.Helper()
+	if len(sha) != 40 && len(sha) != 64 || strings.Trim(sha, "0123456789abcdef") != "" {
+		t.Fatalf("gittemplate: %s is %q, not a commit id", what, sha)
+	}
+	return sha
+}

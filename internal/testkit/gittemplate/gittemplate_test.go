@@ -2,7 +2,9 @@ package gittemplate
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -69,4 +71,33 @@ func TestCopyRepointsOrigin(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "[remote \"origin\"]\n\turl = "+filepath.Join(dst, "origin")+"\n", string(b))
 	assert.NotContains(t, string(b), tp.dir)
+}
+
+// TestHeadAsGitSays: Head reads what git rev-parse HEAD prints, from a
+// loose ref, packed-refs, a detached HEAD and a bare repository.
+func TestHeadAsGitSays(t *testing.T) {
+	dir := t.TempDir()
+	git := func(dir string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=T", "-c", "user.email=t@example.com",
+			"-c", "maintenance.auto=false", "-c", "gc.auto=0"}, args...)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		return strings.TrimSpace(string(out))
+	}
+	git(dir, "init", "--quiet", "-b", "main")
+	git(dir, "commit", "--quiet", "--allow-empty", "-m", "one")
+	assert.Equal(t, git(dir, "rev-parse", "HEAD"), Head(t, dir), "loose ref")
+	git(dir, "pack-refs", "--all")
+	assert.NoFileExists(t, filepath.Join(dir, ".git", "refs", "heads", "main"))
+	assert.Equal(t, git(dir, "rev-parse", "HEAD"), Head(t, dir), "packed ref")
+	git(dir, "commit", "--quiet", "--allow-empty", "-m", "two")
+	assert.Equal(t, git(dir, "rev-parse", "HEAD"), Head(t, dir), "loose again, packed one stale")
+	git(dir, "checkout", "--quiet", "--detach", "HEAD~1")
+	assert.Equal(t, git(dir, "rev-parse", "HEAD"), Head(t, dir), "detached")
+	bare := filepath.Join(t.TempDir(), "b.git")
+	git(dir, "clone", "--quiet", "--bare", dir, bare)
+	assert.Equal(t, git(bare, "rev-parse", "HEAD"), Head(t, bare), "bare")
 }
