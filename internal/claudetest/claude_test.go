@@ -1,6 +1,7 @@
 package claudetest
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,26 +12,6 @@ import (
 	"github.com/mention-runner/mention-runner/internal/fakemodel"
 	"github.com/mention-runner/mention-runner/internal/session"
 )
-
-// echoResult is a script that calls one tool and then reports, as its final
-// text, what the tool result it saw looked like.
-func echoResult(first fakemodel.Reply) fakemodel.Script {
-	return fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
-		if req.Turn() == 0 {
-			return first
-		}
-		results := req.ToolResults()
-		if len(results) == 0 {
-			return fakemodel.Text("saw no tool result")
-		}
-		last := results[len(results)-1]
-		state := "ok"
-		if last.IsError {
-			state = "error"
-		}
-		return fakemodel.Text("tool " + state + ": " + last.Content)
-	})
-}
 
 // The turn limit is internal/agent's TestClaudeMaxTurns: Claude Code's
 // error_max_turns result before the second reply is asked for, seen
@@ -43,41 +24,6 @@ func echoResult(first fakemodel.Reply) fakemodel.Script {
 // An API error (500) is internal/agent's TestClaudeAPIFailure: Claude
 // Code's is_error result and non-zero exit, seen through the runner.
 
-// TestClaudeReportsFailedMCPServer: a gate that cannot start is reported
-// as failed and Claude Code carries on without its tools. The same run
-// (one CLI start) shows a built-in tool outside --allowedTools (Bash) is
-// refused in dontAsk mode and reported as a permission denial.
-func TestClaudeReportsFailedMCPServer(t *testing.T) {
-	t.Parallel()
-	broken := func(dir string) string {
-		p := filepath.Join(dir, "broken-mcp.json")
-		require.NoError(t, os.WriteFile(p, []byte(
-			`{"mcpServers":{"gate":{"type":"stdio","command":"/nonexistent/gate-server"}}}`), 0o644))
-		return p
-	}
-	r := runClaudeSpec(t, runSpec{name: "mcp_failed", script: echoResult(fakemodel.ToolCall("toolu_bash_1", "Bash",
-		map[string]string{"command": "echo pwned > /tmp/claudetest-should-not-exist", "description": "write a file"})),
-		maxTurns: 4, prompt: "Run a shell command.", mcpConfig: broken})
-
-	inits := r.kinds(session.EventInit)
-	require.Len(t, inits, 1)
-	assert.Contains(t, inits[0].Init.MCPServers, session.MCPServer{Name: "gate", Status: "failed"})
-	assert.NotContains(t, inits[0].Init.Tools, "mcp__gate__add_comment")
-	agent := r.fake.AgentRequests()
-	require.Len(t, agent, 2)
-	assert.False(t, agent[0].HasTool("mcp__gate__add_comment"))
-	final := r.result(t)
-	assert.Equal(t, "success", final.Subtype, "Claude Code carries on without a failed MCP server")
-
-	// Bash is not allowed: refused, reported, nothing ran
-	assert.Empty(t, r.calls)
-	res, ok := agent[1].ToolResult("toolu_bash_1")
-	require.True(t, ok)
-	assert.True(t, res.IsError)
-	assert.Contains(t, final.PermissionDenials, "Bash")
-	assert.NoFileExists(t, "/tmp/claudetest-should-not-exist")
-}
-
 // TestClaudeMixedSession: a gate call that succeeds (with a thinking
 // block), a failing command, a gate denial, a tool the engine refuses and
 // a final answer in one session (one CLI start: each costs seconds of
@@ -87,13 +33,21 @@ func TestClaudeReportsFailedMCPServer(t *testing.T) {
 // decodes into the expected events; the rest is the capture
 // streamjson/testdata/mixed.jsonl, which `runner render` is tested on
 // (gate_success.jsonl, its first turn, was captured by a run of its own).
+// The same run shows two things Claude Code does that the record relies
+// on: a second MCP server that cannot start is reported as failed while
+// Claude Code carries on without its tools, and a built-in tool outside
+// --allowedTools (Write) is refused in dontAsk mode, reported as a
+// permission denial, and does nothing (these were
+// TestClaudeReportsFailedMCPServer's, a CLI start of its own).
 func TestClaudeMixedSession(t *testing.T) {
 	t.Parallel()
 	const prompt = "Please comment hello, then try a few things."
+	notWritten := filepath.Join(t.TempDir(), "claudetest-should-not-exist")
 	steps := []fakemodel.Reply{ // turns 1-3
 		fakemodel.ToolCall("toolu_ls_1", "Bash", map[string]string{"command": "ls /nonexistent-mention-runner-dir", "description": "list a missing dir"}),
 		fakemodel.ToolCall("toolu_gate_3", "mcp__gate__add_comment", map[string]string{"body": "elsewhere " + GateDenyWord}),
 		fakemodel.ToolCall("toolu_rm_1", "Bash", map[string]string{"command": "rm -rf /tmp/mention-runner-mixed", "description": "remove"}),
+		fakemodel.ToolCall("toolu_write_1", "Write", map[string]string{"file_path": notWritten, "content": "pwned"}),
 	}
 	var seen string // what the model saw of the gate's first result
 	script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
@@ -118,12 +72,26 @@ func TestClaudeMixedSession(t *testing.T) {
 		}
 		return fakemodel.Text(seen + "; ls failed, the comment was denied and rm was refused.")
 	})
-	r := runClaudeSpec(t, runSpec{name: "mixed", script: script, maxTurns: 8, prompt: prompt,
+	// the gate, and a second server whose command does not exist
+	withBroken := func(dir string) string {
+		p := filepath.Join(dir, "mcp.json") // written by runClaudeSpec
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		var cfg map[string]map[string]any
+		require.NoError(t, json.Unmarshal(b, &cfg))
+		cfg["mcpServers"]["broken"] = map[string]any{"type": "stdio", "command": "/nonexistent/gate-server"}
+		b, err = json.Marshal(cfg)
+		require.NoError(t, err)
+		p = filepath.Join(dir, "mcp-with-broken.json")
+		require.NoError(t, os.WriteFile(p, b, 0o644))
+		return p
+	}
+	r := runClaudeSpec(t, runSpec{name: "mixed", script: script, maxTurns: 8, prompt: prompt, mcpConfig: withBroken,
 		allowed: []string{"Bash"}, extraArgs: []string{"--disallowedTools", "Bash(rm:*)"}})
 
 	// The model was offered the gate tools under their MCP names.
 	agent := r.fake.AgentRequests()
-	require.Len(t, agent, 5)
+	require.Len(t, agent, 6)
 	assert.True(t, agent[0].HasTool("mcp__gate__add_comment"), "tools: %v", agent[0].ToolNames())
 	assert.Contains(t, agent[0].UserText(), prompt)
 	assert.Empty(t, r.fake.Problems())
@@ -146,12 +114,12 @@ func TestClaudeMixedSession(t *testing.T) {
 	assert.Contains(t, inits[0].Init.Tools, "mcp__gate__add_comment")
 	assert.Contains(t, inits[0].Init.MCPServers, session.MCPServer{Name: "gate", Status: "connected"})
 	uses := r.kinds(session.EventToolUse)
-	require.Len(t, uses, 4)
+	require.Len(t, uses, 5)
 	assert.Equal(t, "mcp__gate__add_comment", uses[0].ToolName)
 	assert.Equal(t, "toolu_gate_1", uses[0].ToolCallID)
 	assert.Len(t, r.kinds(session.EventThinking), 1)
 	results := r.kinds(session.EventToolResult)
-	require.Len(t, results, 4)
+	require.Len(t, results, 5)
 	assert.Equal(t, "toolu_gate_1", results[0].ToolCallID)
 	assert.Equal(t, "comment queued as output #1", results[0].Output)
 	assert.False(t, results[0].IsError)
@@ -161,10 +129,10 @@ func TestClaudeMixedSession(t *testing.T) {
 	final := r.result(t)
 	assert.False(t, final.IsError)
 	assert.Equal(t, "success", final.Subtype, "tool errors are not a run error")
-	assert.Equal(t, 5, final.NumTurns)
+	assert.Equal(t, 6, final.NumTurns)
 	assert.Equal(t, "tool ok: comment queued as output #1; ls failed, the comment was denied and rm was refused.", final.Text)
-	assert.Equal(t, []string{"Bash"}, final.PermissionDenials,
-		"only rm is refused: neither the gate's success nor its denial is an engine permission denial")
+	assert.Equal(t, []string{"Bash", "Write"}, final.PermissionDenials,
+		"only rm and Write are refused: neither the gate's success nor its denial is an engine permission denial")
 	assert.Equal(t, 0, r.res.ExitCode)
 	assert.Contains(t, results[1].Output, "No such file or directory", "ls ran and failed")
 
@@ -174,4 +142,16 @@ func TestClaudeMixedSession(t *testing.T) {
 	assert.True(t, res.IsError, "the MCP IsError result must reach the model as is_error")
 	assert.Contains(t, res.Content, "here-only")
 	assert.Contains(t, results[2].Output, "here-only")
+
+	// the server that cannot start: reported as failed, no tool of it
+	// offered; Claude Code carried on (success, above)
+	assert.Contains(t, inits[0].Init.MCPServers, session.MCPServer{Name: "broken", Status: "failed"})
+	assert.NotContains(t, inits[0].Init.Tools, "mcp__broken__add_comment")
+	assert.False(t, agent[0].HasTool("mcp__broken__add_comment"))
+
+	// Write is not allowed: refused, reported (above), nothing written
+	res, ok = agent[5].ToolResult("toolu_write_1")
+	require.True(t, ok)
+	assert.True(t, res.IsError, res.Content)
+	assert.NoFileExists(t, notWritten)
 }
