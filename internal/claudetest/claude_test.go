@@ -42,12 +42,11 @@ import (
 func TestClaudeMixedSession(t *testing.T) {
 	t.Parallel()
 	const prompt = "Please comment hello, then try a few things."
-	notWritten := filepath.Join(t.TempDir(), "claudetest-should-not-exist")
-	steps := []fakemodel.Reply{ // turns 1-3
+	var notWritten string       // in Claude Code's working directory, set below
+	steps := []fakemodel.Reply{ // turns 1-3 (4 is the Write)
 		fakemodel.ToolCall("toolu_ls_1", "Bash", map[string]string{"command": "ls /nonexistent-mention-runner-dir", "description": "list a missing dir"}),
 		fakemodel.ToolCall("toolu_gate_3", "mcp__gate__add_comment", map[string]string{"body": "elsewhere " + GateDenyWord}),
 		fakemodel.ToolCall("toolu_rm_1", "Bash", map[string]string{"command": "rm -rf /tmp/mention-runner-mixed", "description": "remove"}),
-		fakemodel.ToolCall("toolu_write_1", "Write", map[string]string{"file_path": notWritten, "content": "pwned"}),
 	}
 	var seen string // what the model saw of the gate's first result
 	script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
@@ -69,11 +68,14 @@ func TestClaudeMixedSession(t *testing.T) {
 			return steps[0]
 		case n <= len(steps):
 			return steps[n-1]
+		case n == len(steps)+1:
+			return fakemodel.ToolCall("toolu_write_1", "Write", map[string]string{"file_path": notWritten, "content": "pwned"})
 		}
 		return fakemodel.Text(seen + "; ls failed, the comment was denied and rm was refused.")
 	})
 	// the gate, and a second server whose command does not exist
 	withBroken := func(dir string) string {
+		notWritten = filepath.Join(dir, "work", "claudetest-should-not-exist")
 		p := filepath.Join(dir, "mcp.json") // written by runClaudeSpec
 		b, err := os.ReadFile(p)
 		require.NoError(t, err)
