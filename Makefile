@@ -75,14 +75,19 @@ NORACE_TMP := $(shell d=/dev/shm; [ -d $$d ] && [ -w $$d ] && \
 # of them). -o takes one directory per run and binaries are named after
 # the package's last path element: the three packages whose name repeats
 # one before them (internal/demo after cmd/demo, ...) get a second run and
-# directory, after the first (at the same time, on a cold cache both runs
-# would compile the same packages).
+# directory, before the first (at the same time, on a cold cache both runs
+# would compile the same packages; after it, its start and three short
+# binaries ran with one core idle).
+# go test starts a run's binaries in the order given, two at a time (-p):
+# RACE_LONG, the binaries of ≈ 2.5 s of CPU or more, go first, longest
+# first, so the run ends on short ones instead of a long one running alone.
+RACE_LONG := agent e2e loadtest dispatch assemble publish claudetest prbundle githubsim streamjson gate transport checkout release hostile writebudget policy
 # MENTION_RUNNER_TEST_BINS: the tests that run dispatcher or runner take
 # them from there instead of each building its own (testkit/prebuilt).
 TESTBIN := $(CURDIR)/bin/test
 unit:
 	$(GO) build -o $(TESTBIN)/cmd/ ./cmd/dispatcher ./cmd/runner
-	pkgs=$$($(GO) list ./...) || exit 1; \
+	pkgs=$$($(GO) list $(RACE_LONG:%=./internal/%) ./...) || exit 1; \
 	race() { $(GO) test -race -vet=off -count=1 -timeout=45m -skip '$(RACE_SKIP)' -o $(TESTBIN)/race-$$1/ \
 	  $$(echo "$$pkgs" | awk -F/ -v part=$$1 '(seen[$$NF]++ == 0) == (part == "first")'); }; \
 	export GORACE="atexit_sleep_ms=50 $(GORACE)" MENTION_RUNNER_TEST_BINS=$(TESTBIN)/cmd \
@@ -91,7 +96,7 @@ unit:
 	( tmp=; [ -z "$(NORACE_TMP)" ] || { tmp=$$(mktemp -d "$(NORACE_TMP)/mention-runner-test.XXXXXX") && export TMPDIR=$$tmp; }; \
 	  $(GO) test -vet=off -count=1 -timeout=45m -o $(TESTBIN)/norace/ -run '$(NORACE_RUN)' $(NORACE_PKGS); \
 	  rc=$$?; [ -z "$$tmp" ] || rm -rf "$$tmp"; exit $$rc ) & norace=$$!; \
-	race first; rc=$$?; race repeat || rc=1; wait $$norace || rc=1; exit $$rc
+	race repeat; rc=$$?; race first || rc=1; wait $$norace || rc=1; exit $$rc
 
 # actionlint checks the workflows (ours and the example for control repos);
 # it reads action.yml where a workflow uses it locally. action.yml's inputs
