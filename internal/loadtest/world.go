@@ -3,7 +3,6 @@ package loadtest
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"sync"
@@ -50,7 +49,6 @@ type World struct {
 	Repos []string
 
 	srv     *httptest.Server
-	tr      *http.Transport // every in-process client's connections (Transport)
 	spans   spanLog
 	kills   killer
 	seeded  int    // mentions seeded so far, for unique names
@@ -85,7 +83,7 @@ func NewWorld(o WorldOptions) (*World, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loadtest world: %w", err)
 	}
-	w := &World{Sim: sim, Clock: clk, tr: newTransport()}
+	w := &World{Sim: sim, Clock: clk}
 	w.srv = httptest.NewServer(w.spans.wrap(w.kills.wrap(sim.Handler())))
 	w.Base = w.srv.URL + "/"
 	sim.SetRequestLogLimit(0)
@@ -124,7 +122,6 @@ func (w *World) fail(err error) error {
 func (w *World) Close() error {
 	err := w.Sim.Close() // first: it releases hanging requests
 	w.srv.Close()
-	w.tr.CloseIdleConnections()
 	if w.tmp != "" {
 		_ = os.RemoveAll(w.tmp)
 	}
@@ -150,19 +147,7 @@ func (w *World) InjectFaults(rate float64, hang time.Duration) []int {
 // the fake clock for every wait and pacer for content-creating requests.
 func (w *World) Client(token string, retryUnsafe bool, pacer *ghclient.Pacer) (*github.Client, error) {
 	return ghclient.New(ghclient.Options{BaseURL: w.Base, Token: token, RetryUnsafe: retryUnsafe, Pacer: pacer,
-		Sleep: w.Clock.Sleep, Now: w.Clock.Now, RequestTimeout: 20 * time.Second, Base: w.tr})
-}
-
-// newTransport is http.DefaultTransport keeping as many idle connections
-// to the simulator as the world's in-process stages use at once (the
-// default keeps 2 per host: with assemble's and the dispatcher's
-// concurrent reads and the pacing test's workers, every further
-// connection was closed after its request and dialled again for the next).
-// Each world has its own, closed with it. Real processes have their own.
-func newTransport() *http.Transport {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConnsPerHost = 64
-	return tr
+		Sleep: w.Clock.Sleep, Now: w.Clock.Now, RequestTimeout: 20 * time.Second})
 }
 
 // Pacer is a default pacer (GitHub's content-creation limits) on the fake clock.
