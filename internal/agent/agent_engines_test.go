@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,6 +147,10 @@ func TestEngineLoopStopped(t *testing.T) {
 		assert.Equal(t, ce.gateTool("noop"), out.Loop.Tool)
 		agent := fake.AgentRequests()
 		assert.LessOrEqual(t, len(agent), 8, "the engine was stopped soon after the sixth call")
+		// the CLI's own turn boundaries (TestEngineMaxTurns counts on them):
+		// six messages with a noop each, and no more than the model gave
+		assert.GreaterOrEqual(t, out.Turns, 6, "turns counted from the session")
+		assert.LessOrEqual(t, out.Turns, len(agent))
 		assert.Eventually(t, func() bool { return len(liveProcessesMentioning(f.runDir())) == 0 }, 10*time.Second, 20*time.Millisecond,
 			"the CLI and the gate must be gone: %v", liveProcessesMentioning(f.runDir()))
 		o := f.requireRecord(t)
@@ -172,24 +177,83 @@ func TestEngineLoopStopped(t *testing.T) {
 	})
 }
 
+// TestEngineMaxTurns: the runner stops a CLI without a turn limit of its
+// own (Codex, the Gemini CLI) when the model would start a turn past
+// MR_MAX_TURNS, and the run fails as max_turns. The CLI here is a script
+// that prints three turns of the CLI's own event stream (each a message
+// and a gate call with its result; the shapes of the captures in
+// engine/codex/testdata and engine/gemini/testdata) and then waits as a
+// CLI waits for the model: no real CLI start is needed for the runner's
+// side, and the real CLIs' turn boundaries are TestEngineLoopStopped's
+// (its turn count).
 func TestEngineMaxTurns(t *testing.T) {
-	forEachCLIEngine(t, func(t *testing.T, ce cliEngine) {
-		script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
-			return toolUse(ce.gateTool("noop"), map[string]any{"reason": "step " + string(rune('a'+req.Turn()))})
-		})
-		f := newFixture(t, "@helperbot go on forever")
-		f.env["MR_MAX_TURNS"] = "2"
-		eng, _ := ce.start(t, f, script)
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		turn   func(i int) []string // the event lines of turn i (from 1)
+		head   []string
+		engine func(bin string) engine.Engine
+	}{
+		{codex.Name,
+			func(i int) []string {
+				call := fmt.Sprintf(`"id":"item_%d_call","type":"mcp_tool_call","server":"gate","tool":"noop","arguments":{"reason":"step %d"}`, i, i)
+				return []string{
+					fmt.Sprintf(`{"type":"item.completed","item":{"id":"item_%d_msg","type":"agent_message","text":"step %d"}}`, i, i),
+					`{"type":"item.started","item":{` + call + `,"result":null,"error":null,"status":"in_progress"}}`,
+					`{"type":"item.completed","item":{` + call + `,"result":{"content":[{"type":"text","text":"ok"}],"structured_content":null},"error":null,"status":"completed"}}`,
+				}
+			},
+			[]string{`{"type":"thread.started","thread_id":"01a204f5-1728-76e3-8d51-fec2f91db16a"}`, `{"type":"turn.started"}`},
+			func(bin string) engine.Engine { return codex.New(bin) }},
+		{gemini.Name,
+			func(i int) []string {
+				id := fmt.Sprintf("mcp_gate_noop__call_fake_%03d_1", i)
+				return []string{
+					fmt.Sprintf(`{"type":"message","timestamp":"2026-11-22T20:26:1%d.766Z","role":"assistant","content":"step %d","delta":true}`, i, i),
+					fmt.Sprintf(`{"type":"tool_use","timestamp":"2026-11-22T20:26:1%d.814Z","tool_name":"mcp_gate_noop","tool_id":"%s","parameters":{"reason":"step %d"}}`, i, id, i),
+					fmt.Sprintf(`{"type":"tool_result","timestamp":"2026-11-22T20:26:1%d.901Z","tool_id":"%s","status":"success","output":"ok"}`, i, id),
+				}
+			},
+			[]string{`{"type":"init","timestamp":"2026-11-22T20:26:12.420Z","session_id":"f64e0dff-0a65-4cb4-b9cd-d743d2790374","model":"gemini-fake"}`,
+				`{"type":"message","timestamp":"2026-11-22T20:26:12.422Z","role":"user","content":"go on forever"}`},
+			func(bin string) engine.Engine { return gemini.New(bin) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			lines := append([]string{}, tc.head...)
+			for i := 1; i <= 3; i++ {
+				lines = append(lines, tc.turn(i)...)
+			}
+			stream := filepath.Join(dir, "stream.jsonl")
+			require.NoError(t, os.WriteFile(stream, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+			// not exec: the shell (its command line names the script) waits
+			// with the sleep, so both must be stopped
+			bin := filepath.Join(dir, "fake-"+tc.name)
+			require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\ncat '"+stream+"'\nsleep 300\n"), 0o755))
 
-		out, err := f.run(t, eng)
-		var re *RunError
-		require.ErrorAs(t, err, &re)
-		assert.Equal(t, contract.CauseMaxTurns, out.Failure)
-		assert.Contains(t, out.Error, "MR_MAX_TURNS=2")
-		o := f.requireRecord(t)
-		assert.Equal(t, contract.CauseMaxTurns, o.Failure)
-		assert.Len(t, eventsOf(f.events(t), contract.EventAgentFailed), 1)
-	})
+			f := newFixture(t, "@helperbot go on forever")
+			f.env["MR_ENGINE"] = tc.name
+			f.env["MR_MAX_TURNS"] = "2"
+			// a hang guard only: the script's run takes a second; a runner
+			// that missed the limit would wait out the sleep
+			f.env["MR_TIMEOUT"] = "60s"
+			f.env["OPENAI_API_KEY"] = claudetest.DummyAPIKey
+			f.env["GEMINI_API_KEY"] = claudetest.DummyAPIKey
+			out, err := f.run(t, tc.engine(bin))
+			var re *RunError
+			require.ErrorAs(t, err, &re)
+			assert.Equal(t, contract.CauseMaxTurns, out.Failure, out.Error)
+			assert.Contains(t, out.Error, "MR_MAX_TURNS=2")
+			assert.Contains(t, out.Error, "after 2 turns")
+			assert.Equal(t, 2, out.Turns)
+			assert.Eventually(t, func() bool { return len(liveProcessesMentioning(bin)) == 0 }, 10*time.Second, 20*time.Millisecond,
+				"the CLI must be gone: %v", liveProcessesMentioning(bin))
+			o := f.requireRecord(t)
+			assert.Equal(t, contract.CauseMaxTurns, o.Failure)
+			assert.Len(t, eventsOf(f.events(t), contract.EventAgentFailed), 1)
+		})
+	}
 }
 
 // TestEngineAPIFailure: the provider refuses the call; the run fails and
