@@ -7,7 +7,10 @@
 // /v1/models → an empty list; anything else → 404. Every request is
 // recorded, its body parsed into a fakemodel.Request (input items become
 // user/assistant messages with text, tool_use and tool_result blocks) so
-// scripts are written once for every provider.
+// scripts are written once for every provider. A script reaches tools
+// Codex defers (its MCP tools, for catalog models like gpt-5.5) the way a
+// model does: by calling "tool_search", played as the hosted tool's
+// tool_search_call; the tools Codex returns are offered from then on.
 package openai
 
 import (
@@ -65,13 +68,7 @@ func (s *Server) responses(w http.ResponseWriter, req *fakemodel.Request) {
 		writeError(w, reply.Error)
 		return
 	}
-	freeform := map[string]bool{}
-	for _, t := range req.Tools {
-		if t.Freeform {
-			freeform[t.Name] = true
-		}
-	}
-	resp := response(s.NextID(), reply.ModelOr(req.Model), reply, freeform)
+	resp := response(s.NextID(), reply.ModelOr(req.Model), reply, toolKinds(req.Body))
 	if !req.Stream {
 		fakemodel.WriteJSON(w, resp)
 		return

@@ -109,6 +109,7 @@ func TestServeError(t *testing.T) {
 
 func FuzzParseRequest(f *testing.F) {
 	f.Add([]byte(turn2))
+	f.Add([]byte(turnSearch))
 	f.Add([]byte(`{"input":"x"}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req := fakemodel.Request{Body: body}
@@ -117,4 +118,77 @@ func FuzzParseRequest(f *testing.F) {
 			_ = req.ToolResults()
 		}
 	})
+}
+
+// turnSearch is a third request as Codex 0.169.0 sends it to gpt-5.5
+// (trimmed): its MCP tools are deferred behind the hosted tool_search,
+// the model searched, Codex answered with the tools found (offered from
+// then on), and the model called one of them.
+const turnSearch = `{"model":"gpt-5.5","stream":true,
+"tools":[{"type":"function","name":"list_mcp_resources","parameters":{}},{"type":"custom","name":"apply_patch"},
+{"type":"tool_search","execution":"client","description":"# Tool discovery","parameters":{"type":"object","properties":{"query":{"type":"string"},"limit":{"type":"number"}},"required":["query"]}}],
+"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"say hi"}]},
+{"type":"tool_search_call","id":"tsc_1","call_id":"c1","status":"completed","execution":"client","arguments":{"limit":20,"query":"gate"}},
+{"type":"tool_search_output","id":"tso_1","call_id":"c1","status":"completed","execution":"client","tools":[{"type":"namespace","name":"mcp__gate","description":"writes","tools":[{"type":"function","name":"add_comment","defer_loading":true,"parameters":{}},{"type":"function","name":"noop","defer_loading":true,"parameters":{}}]}]},
+{"type":"function_call","id":"fc_2","name":"noop","namespace":"mcp__gate","arguments":"{\"reason\":\"r\"}","call_id":"c2"},
+{"type":"function_call_output","call_id":"c2","output":[{"type":"input_text","text":"recorded"}]},
+{"type":"tool_search_call","id":"tsc_3","call_id":"c3","status":"completed","execution":"client","arguments":{"query":"noop"}},
+{"type":"tool_search_output","id":"tso_3","call_id":"c3","status":"completed","execution":"client","tools":[{"type":"namespace","name":"mcp__gate","tools":[{"type":"function","name":"noop","parameters":{}}]}]}]}`
+
+// TestParseToolSearch: a tool search is a call of "tool_search" with its
+// arguments, and its output a result naming the tools found, which are
+// offered from then on (once, however often they are found).
+func TestParseToolSearch(t *testing.T) {
+	req := fakemodel.Request{Body: []byte(turnSearch)}
+	require.NoError(t, parseRequest(&req))
+	assert.Equal(t, []string{"list_mcp_resources", "apply_patch", "tool_search", "mcp__gate__add_comment", "mcp__gate__noop"}, req.ToolNames())
+	assert.Equal(t, 3, req.Turn())
+	call := req.Messages[1].Blocks[0]
+	assert.Equal(t, "tool_search", call.Name)
+	assert.Equal(t, "c1", call.ID)
+	assert.JSONEq(t, `{"limit":20,"query":"gate"}`, string(call.Input))
+	for _, tc := range []struct{ id, want string }{
+		{"c1", "mcp__gate__add_comment\nmcp__gate__noop"},
+		{"c2", "recorded"},
+		{"c3", "mcp__gate__noop"},
+	} {
+		res, ok := req.ToolResult(tc.id)
+		require.True(t, ok, tc.id)
+		assert.Equal(t, tc.want, res.Content, tc.id)
+	}
+}
+
+// TestServeToolSearchCall: a script's call of "tool_search" goes out as
+// the hosted tool's tool_search_call (arguments an object, executed by
+// the client) when the request offered that tool, and as a plain
+// function call of that name when it did not.
+func TestServeToolSearchCall(t *testing.T) {
+	for _, tc := range []struct {
+		name, tools string
+		want        map[string]any
+	}{
+		{"offered", `[{"type":"tool_search","execution":"client"},{"type":"function","name":"f"}]`, map[string]any{
+			"type": "tool_search_call", "call_id": "call_s", "execution": "client", "status": "completed",
+			"arguments": map[string]any{"query": "gate tools", "limit": float64(20)}}},
+		{"not offered", `[{"type":"function","name":"tool_search"}]`, map[string]any{
+			"type": "function_call", "call_id": "call_s", "name": "tool_search", "status": "completed",
+			"arguments": `{"limit":20,"query":"gate tools"}`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := New(fakemodel.Sequence(fakemodel.ToolCall("call_s", "tool_search", map[string]any{"query": "gate tools", "limit": 20}))).Start()
+			defer s.Close()
+			body := `{"model":"gpt-5.5","stream":false,"input":"hi","tools":` + tc.tools + `}`
+			resp, err := http.Post(s.URL()+"/v1/responses", "application/json", strings.NewReader(body))
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			var out struct{ Output []map[string]any }
+			require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+			require.Len(t, out.Output, 1)
+			item := out.Output[0]
+			assert.NotEmpty(t, item["id"])
+			delete(item, "id")
+			assert.Equal(t, tc.want, item)
+			assert.Empty(t, s.Problems())
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,11 +11,14 @@ import (
 )
 
 // response is a Reply as a Responses API response object: one output item
-// per block (message with output_text, function_call, reasoning).
-func response(n int, model string, r fakemodel.Reply, freeform map[string]bool) map[string]any {
+// per block (message with output_text, function_call, reasoning). kinds
+// names the wire type of the tools the request offered that are not
+// functions: a call of a custom tool is a custom_tool_call, of the hosted
+// tool_search a tool_search_call.
+func response(n int, model string, r fakemodel.Reply, kinds map[string]string) map[string]any {
 	var items []any
 	for i, b := range r.Content {
-		items = append(items, outputItem(n, i, b, freeform[b.Name]))
+		items = append(items, outputItem(n, i, b, kinds[b.Name]))
 	}
 	if items == nil {
 		items = []any{}
@@ -35,14 +39,24 @@ func response(n int, model string, r fakemodel.Reply, freeform map[string]bool) 
 	}
 }
 
-func outputItem(n, i int, b fakemodel.Block, freeform bool) map[string]any {
+func outputItem(n, i int, b fakemodel.Block, kind string) map[string]any {
 	switch b.Type {
 	case "tool_use":
 		id := b.ID
 		if id == "" {
 			id = toolCallID(n, i)
 		}
-		if freeform {
+		switch kind {
+		case toolSearch:
+			// executed by the client (Codex searches its deferred tools);
+			// the arguments are an object, not a JSON string
+			args := b.Input
+			if len(args) == 0 {
+				args = json.RawMessage(`{}`)
+			}
+			return map[string]any{"type": "tool_search_call", "id": fmt.Sprintf("tsc_fake_%03d_%d", n, i),
+				"call_id": id, "execution": "client", "status": "completed", "arguments": args}
+		case "custom":
 			// a custom tool takes its input as raw text
 			var in struct {
 				Input string `json:"input"`
@@ -162,10 +176,32 @@ type wireItem struct {
 	CallID    string          `json:"call_id"`
 	Name      string          `json:"name"`
 	Namespace string          `json:"namespace"`
-	Arguments string          `json:"arguments"`
-	Input     string          `json:"input"` // custom_tool_call
+	Arguments json.RawMessage `json:"arguments"` // a JSON string; an object in tool_search_call
+	Input     string          `json:"input"`     // custom_tool_call
 	Output    json.RawMessage `json:"output"`
-	Tools     []wireTool      `json:"tools"` // additional_tools
+	Tools     []wireTool      `json:"tools"` // additional_tools, tool_search_output
+}
+
+// toolSearch is the Responses API's hosted tool-search tool (its wire type
+// and the name a script calls it by): Codex offers its deferred tools,
+// MCP tools among them, only through it to catalog models like gpt-5.5,
+// and executes the search itself ("execution":"client").
+const toolSearch = "tool_search"
+
+// toolKinds maps the tools body offers at the top level that are not
+// plain functions (custom, tool_search, web_search…) to their wire type.
+func toolKinds(body []byte) map[string]string {
+	var w struct {
+		Tools []wireTool `json:"tools"`
+	}
+	_ = json.Unmarshal(body, &w) // a bad body is parseRequest's to report
+	kinds := map[string]string{}
+	for _, t := range w.Tools {
+		if t.Type != "function" && t.Type != "namespace" {
+			kinds[cmp.Or(t.Name, t.Type)] = t.Type
+		}
+	}
+	return kinds
 }
 
 // parseRequest fills req's provider-neutral fields from its body: the
@@ -217,6 +253,20 @@ func parseRequest(req *fakemodel.Request) error {
 		case "function_call":
 			add("assistant", fakemodel.Block{Type: "tool_use", ID: it.CallID, Name: joinNamespace(it.Namespace, it.Name),
 				Input: rawArgs(it.Arguments)})
+		case "tool_search_call":
+			add("assistant", fakemodel.Block{Type: "tool_use", ID: it.CallID, Name: toolSearch, Input: rawArgs(it.Arguments)})
+		case "tool_search_output":
+			// the tools found are offered from here on; the result reads
+			// as their names
+			found := flattenTools("", it.Tools)
+			names := make([]string, 0, len(found))
+			for _, t := range found {
+				names = append(names, t.Name)
+				if !req.HasTool(t.Name) {
+					req.Tools = append(req.Tools, t)
+				}
+			}
+			add("user", fakemodel.Block{Type: "tool_result", ToolUseID: it.CallID, Content: strings.Join(names, "\n")})
 		case "custom_tool_call":
 			in, _ := json.Marshal(map[string]string{"input": it.Input})
 			add("assistant", fakemodel.Block{Type: "tool_use", ID: it.CallID, Name: joinNamespace(it.Namespace, it.Name), Input: in})
@@ -250,7 +300,16 @@ func flattenTools(ns string, tools []wireTool) []fakemodel.Tool {
 	return out
 }
 
-func rawArgs(s string) json.RawMessage {
+// rawArgs is a call's arguments as JSON: a JSON string holding JSON is
+// unwrapped, any other string kept as a JSON string, an object as is.
+func rawArgs(raw json.RawMessage) json.RawMessage {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		if len(raw) == 0 || !json.Valid(raw) {
+			return json.RawMessage(`{}`)
+		}
+		return raw
+	}
 	if json.Valid([]byte(s)) {
 		return json.RawMessage(s)
 	}
