@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/claudetest"
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/demo"
+	"github.com/mention-runner/mention-runner/internal/engine/codex"
 	"github.com/mention-runner/mention-runner/internal/engine/gemini"
 	"github.com/mention-runner/mention-runner/internal/fakemodel"
 	fakegemini "github.com/mention-runner/mention-runner/internal/fakemodel/gemini"
@@ -48,7 +50,10 @@ type fakeAPI interface {
 // the repository runs, instructs the model or changes the API key. (One
 // CLI start per engine carries the whole flow and the probes: each costs
 // seconds of CPU; the probes were internal/agent's
-// TestEngineHostileRepoPRTools, the same engine configuration.)
+// TestEngineHostileRepoPRTools, the same engine configuration.) Codex runs
+// the product's default model, the path users get: Codex offers it the
+// runner's tools only behind its tool_search, so the model searches
+// first, and finds exactly the tools this run configured.
 func TestFlowEnginePR(t *testing.T) {
 	t.Parallel()
 	needBins(t)
@@ -57,21 +62,26 @@ func TestFlowEnginePR(t *testing.T) {
 		bin       func(testing.TB) string
 		gate, fil func(string) string
 		start     func(fakemodel.Script) (env []string, api fakeAPI)
+		// search: the model must find the runner's tools with Codex's
+		// tool_search first (they are deferred behind it)
+		search bool
 	}{
 		{demo.EngineCodex, claudetest.Codex.Binary,
 			func(s string) string { return contract.EngineToolName(s) },
 			func(s string) string { return "mcp__" + contract.FilesServer + "__" + s },
 			func(sc fakemodel.Script) ([]string, fakeAPI) {
+				// no MR_MODEL: the product's default model, which Codex
+				// offers its MCP tools to only through tool_search
 				s := fakeopenai.New(sc).Start()
-				return []string{"OPENAI_BASE_URL=" + s.URL() + "/v1", "OPENAI_API_KEY=" + claudetest.DummyAPIKey, "MR_MODEL=gpt-fake"}, s
-			}},
+				return []string{"OPENAI_BASE_URL=" + s.URL() + "/v1", "OPENAI_API_KEY=" + claudetest.DummyAPIKey}, s
+			}, true},
 		{demo.EngineGemini, claudetest.GeminiCLI.Binary,
 			func(s string) string { return gemini.ToolName(contract.GateServer, s) },
 			func(s string) string { return gemini.ToolName(contract.FilesServer, s) },
 			func(sc fakemodel.Script) ([]string, fakeAPI) {
 				s := fakegemini.New(sc).Start()
 				return []string{"GOOGLE_GEMINI_BASE_URL=" + s.URL(), "GEMINI_API_KEY=" + claudetest.DummyAPIKey, "MR_MODEL=gemini-fake"}, s
-			}},
+			}, false},
 	} {
 		t.Run(tc.engine, func(t *testing.T) {
 			t.Parallel()
@@ -110,8 +120,18 @@ func TestFlowEnginePR(t *testing.T) {
 			probeID := func(i int) string { return fmt.Sprintf("call_probe_%02d", i) }
 			const readID = "call_read_readme"
 			const title = "Fix the readme"
+			first := 0 // the model's first turn with the runner's tools
+			if tc.search {
+				first = 1
+			}
 			script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
-				switch req.Turn() {
+				switch req.Turn() - first {
+				case -1:
+					// what a model does when the tools it was told of are
+					// not offered; the limit covers all nine (four gate, five
+					// file tools), above Codex's default of 8
+					return fakemodel.ToolCall("call_tool_search", "tool_search", map[string]any{
+						"query": "read list search write edit files create pull request comment issue noop", "limit": 20})
 				case 0:
 					var calls []fakemodel.Block
 					for i, tr := range tries {
@@ -168,9 +188,56 @@ func TestFlowEnginePR(t *testing.T) {
 			}
 
 			agentReqs := fake.AgentRequests()
-			require.Len(t, agentReqs, 5)
+			require.Len(t, agentReqs, first+5)
+			var ours []string // the runner's tools this run configured
+			for _, tool := range contract.GateTools {
+				ours = append(ours, tc.gate(tool))
+			}
 			for _, tool := range append(append([]string{}, contract.ReadFileTools...), contract.WriteFileTools...) {
-				assert.Contains(t, agentReqs[0].ToolNames(), fil(tool))
+				ours = append(ours, fil(tool))
+			}
+			if tc.search {
+				// the production path: the product's default model, our
+				// tools deferred; the search finds all of them and nothing
+				// else (it reveals only what the run configured)
+				assert.Equal(t, codex.DefaultModel, agentReqs[0].Model)
+				assert.Contains(t, agentReqs[0].ToolNames(), "tool_search")
+				for _, tool := range ours {
+					assert.NotContains(t, agentReqs[0].ToolNames(), tool, "deferred behind tool_search")
+				}
+				found, ok := agentReqs[1].ToolResult("call_tool_search")
+				require.True(t, ok, "no result for the tool search")
+				assert.ElementsMatch(t, ours, strings.Split(found.Content, "\n"))
+				var added []string
+				for _, tool := range agentReqs[1].ToolNames() {
+					if !agentReqs[0].HasTool(tool) {
+						added = append(added, tool)
+					}
+				}
+				assert.ElementsMatch(t, ours, added)
+				agentReqs = agentReqs[first:]
+
+				// Codex reports no item for a tool search (0.169.0's exec
+				// --json): the record has the run's own tool calls only,
+				// the probes' refusals its only warnings, nothing denied
+				evs, err := record.ReadEvents(filepath.Join(f.RecordDir, contract.EventsFile))
+				require.NoError(t, err)
+				var failed int
+				for _, e := range evs {
+					if e.Type == contract.EventToolStarted {
+						var d struct{ Name string }
+						require.NoError(t, json.Unmarshal(e.Data, &d))
+						assert.Contains(t, ours, d.Name)
+					}
+					if e.Severity != record.SeverityInfo {
+						assert.Equal(t, contract.EventToolFailed, e.Type, "%s: %s", e.Type, e.Summary)
+						failed++
+					}
+				}
+				assert.Equal(t, len(tries), failed, "only the probes failed")
+			}
+			for _, tool := range ours {
+				assert.Contains(t, agentReqs[0].ToolNames(), tool)
 			}
 			// outside the checkout: every probe refused, nothing written
 			for i, tr := range tries {
