@@ -42,7 +42,9 @@ const Program = "codex"
 
 // DefaultModel is used when the spec names none. Codex's own default model
 // offers tools only through its JavaScript "code mode", which is switched
-// off here; this one takes the gate's tools as plain function tools.
+// off here; this one gets the MCP tools (the gate's, the file tools)
+// deferred behind Codex's tool_search, which finds only the tools of the
+// servers configured here and is reported by no event (Codex 0.169.0).
 const DefaultModel = "gpt-5.5"
 
 // BaseURLEnv in the engine's environment points Codex at another Responses

@@ -27,7 +27,9 @@ import (
 //	anything else                           → EventUnknown
 //
 // Codex reports no message ids: a new assistant message starts after
-// every tool result, so each model response is one turn.
+// every tool result, so each model response is one turn. It reports
+// nothing for a tool_search call (how gpt-5.5 finds the MCP tools), so a
+// response that only searches is no turn here.
 
 // ShellTool is the name Codex's shell command items get in the record.
 const ShellTool = "shell"
