@@ -266,6 +266,7 @@ func TestToolsListed(t *testing.T) {
 }
 
 func TestPullRequests(t *testing.T) {
+	t.Parallel()
 	pr := map[string]any{"repo": hereRepo, "title": "Fix typo", "body": "Fixes the typo.", "base": "main"}
 	cases := []struct {
 		name     string
@@ -313,6 +314,7 @@ func TestPullRequests(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // its own run dir and clone (gitRepo); git work dominates
 			cfg := baseConfig(t)
 			cfg.WorkDir, cfg.DefaultBase = gitRepo(t), "main"
 			if c.setup != nil {
