@@ -9,7 +9,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -42,6 +44,12 @@ type gitStore struct {
 	diffs    map[string]string // "base...head" → git diff output
 
 	diskMu sync.Mutex // serialises syncs and pushes
+
+	// pushed are tips a push brought that memory lacked: the first read
+	// that misses memory loads what they reach in one git process
+	// (loadPushed) instead of one per object. Guarded by mu.
+	pushed   []string
+	pushedMu sync.Mutex // serialises loadPushed
 }
 
 // emptyTree is git's empty tree, which every repository has without
@@ -95,6 +103,14 @@ func (g *gitStore) get(ctx context.Context, sha string) (gitObject, bool) {
 	}
 	if !onDisk {
 		return gitObject{}, false
+	}
+	if g.loadPushed(ctx) {
+		g.mu.Lock()
+		o, ok = g.objs[sha]
+		g.mu.Unlock()
+		if ok {
+			return o, true
+		}
 	}
 	out, err := g.s.runGit(ctx, g.path, []byte(sha+"\n"), nil, "cat-file", "--batch")
 	if err != nil {
@@ -718,6 +734,9 @@ func (g *gitStore) readBack(ctx context.Context) error {
 	for name, sha := range now {
 		if g.diskRefs[name] != sha {
 			g.refs[name] = sha
+			if _, ok := g.objs[sha]; !ok {
+				g.pushed = append(g.pushed, sha)
+			}
 		}
 	}
 	for name := range g.diskRefs {
@@ -727,6 +746,109 @@ func (g *gitStore) readBack(ctx context.Context) error {
 	}
 	g.diskRefs = now
 	return nil
+}
+
+// inMemory says whether sha is in memory here or in the fork network.
+func (g *gitStore) inMemory(sha string) bool {
+	for ; g != nil; g = g.parent {
+		g.mu.Lock()
+		_, ok := g.objs[sha]
+		g.mu.Unlock()
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// loadPushed takes the objects the pushed tips reach, down to what memory
+// holds, into memory through one git cat-file --batch, and reports whether
+// there were tips to load. Reads after a push then cost no git process
+// each; what it does not reach (or a failed load) is still read one object
+// at a time by get.
+func (g *gitStore) loadPushed(ctx context.Context) bool {
+	g.pushedMu.Lock()
+	defer g.pushedMu.Unlock()
+	g.mu.Lock()
+	todo := g.pushed
+	g.pushed = nil
+	g.mu.Unlock()
+	if len(todo) == 0 {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, g.s.gitBin, "cat-file", "--batch")
+	cmd.Dir = g.path
+	cmd.Env = append(append([]string{}, g.s.gitEnv...), "GIT_DIR="+g.path)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return true
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return true
+	}
+	if cmd.Start() != nil {
+		return true
+	}
+	clean := false
+	defer func() {
+		_ = in.Close() // cat-file ends at the end of its input
+		if !clean {
+			cancel() // or it could be stuck writing an answer no one reads
+		}
+		_ = cmd.Wait()
+	}()
+	br := bufio.NewReader(out)
+	seen := map[string]bool{}
+	for len(todo) > 0 {
+		sha := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if seen[sha] || !isSHA(sha) || g.inMemory(sha) {
+			continue
+		}
+		seen[sha] = true
+		if _, err := io.WriteString(in, sha+"\n"); err != nil {
+			return true
+		}
+		head, err := br.ReadString('\n')
+		if err != nil {
+			return true
+		}
+		f := strings.Fields(head)
+		if len(f) != 3 || f[0] != sha {
+			continue // "<sha> missing": beyond a shallow push, say
+		}
+		n, err := strconv.Atoi(f[2])
+		if err != nil || n < 0 {
+			return true
+		}
+		data := make([]byte, n+1)
+		if _, err := io.ReadFull(br, data); err != nil {
+			return true
+		}
+		o := gitObject{typ: f[1], data: data[:n:n]}
+		g.mu.Lock()
+		g.objs[sha] = o // already on disk: not unsynced
+		g.mu.Unlock()
+		switch o.typ {
+		case "commit":
+			ci := parseCommit(o.data)
+			todo = append(append(todo, ci.parents...), ci.tree)
+		case "tree":
+			for _, e := range parseTree(o.data) {
+				if e.mode != "160000" { // a submodule's commit is not in this repository
+					todo = append(todo, e.sha)
+				}
+			}
+		case "tag":
+			target, _, _ := strings.Cut(strings.TrimPrefix(string(o.data), "object "), "\n")
+			todo = append(todo, target)
+		}
+	}
+	clean = true
+	return true
 }
 
 // diff is `git diff base...head` (three dots), computed by git on disk once

@@ -162,3 +162,49 @@ func TestSmartHTTPV2AdvertCached(t *testing.T) {
 	assert.Contains(t, v0, "refs/heads/main")
 	assert.NotEqual(t, first, v0)
 }
+
+// TestPushedObjectsLoadOnFirstRead: the first read that misses memory
+// after a push takes everything the push brought (the commit, its trees
+// down to the blobs) into memory at once, as git has them; what the
+// repository had before is not read again.
+func TestPushedObjectsLoadOnFirstRead(t *testing.T) {
+	w := newWorld(t)
+	ctx := ctxT(t)
+	tmp := t.TempDir()
+	out, err := gitCmd(t, tmp, "clone", "--quiet", authURL(w.base, "tok-bot", "alice/app"), "work")
+	require.NoError(t, err, out)
+	work := filepath.Join(tmp, "work")
+	require.NoError(t, os.MkdirAll(filepath.Join(work, "a", "b"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(work, "a", "b", "deep.txt"), []byte("deep\n"), 0o644))
+	for _, args := range [][]string{{"add", "-A"}, {"commit", "-q", "-m", "deep"}, {"push", "-q", "origin", "HEAD:refs/heads/deep"}} {
+		out, err := gitCmd(t, work, args...)
+		require.NoError(t, err, out)
+	}
+	names, err := gitCmd(t, work, "rev-parse", "HEAD", "HEAD:a", "HEAD:a/b", "HEAD:a/b/deep.txt", "HEAD~1")
+	require.NoError(t, err, names)
+	shas := strings.Fields(names)
+	require.Len(t, shas, 5)
+
+	g := w.sim.repos["alice/app"].git
+	for _, sha := range shas[:4] {
+		assert.False(t, g.inMemory(sha), "not read yet: %s", sha)
+	}
+	o, ok := g.get(ctx, shas[0])
+	require.True(t, ok)
+	assert.Equal(t, "commit", o.typ)
+	for i, typ := range []string{"commit", "tree", "tree", "blob"} {
+		g.mu.Lock()
+		o, ok := g.objs[shas[i]]
+		g.mu.Unlock()
+		require.True(t, ok, "%s %s in memory after the first read", typ, shas[i])
+		assert.Equal(t, typ, o.typ)
+		raw, err := gitCmd(t, work, "cat-file", typ, shas[i])
+		require.NoError(t, err)
+		assert.Equal(t, raw, string(o.data), "as git has it")
+	}
+	assert.True(t, g.inMemory(shas[4]), "the parent was there before the push")
+	g.mu.Lock()
+	assert.Empty(t, g.pushed)
+	g.mu.Unlock()
+	assert.False(t, g.loadPushed(ctx), "nothing left to load")
+}
