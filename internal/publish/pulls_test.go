@@ -148,6 +148,7 @@ func prEntry(repo, bundle, head string) outputs.Entry {
 // TestPullRequestThroughFork: the bot cannot push to the target, so the
 // bundle goes to its fork and the PR's head is bot:branch.
 func TestPullRequestThroughFork(t *testing.T) {
+	t.Parallel() // its own simulator and run dir (newFixture); git work dominates
 	f := newFixture(t, "")
 	// the mention is on upstream/lib, where the bot may not push
 	n, err := f.sim.CreateIssue("upstream/lib", "alice", "Lib breaks", "It breaks.")
@@ -183,6 +184,7 @@ func TestPullRequestThroughFork(t *testing.T) {
 
 // TestPullRequestToTarget pushes to the target itself when allowed.
 func TestPullRequestToTarget(t *testing.T) {
+	t.Parallel() // its own simulator and run dir (newFixture); git work dominates
 	f := newFixture(t, "")
 	b := f.agentBundle(testTarget, "pr-0.bundle", map[string]string{"a.go": "package a\n"})
 	f.add(prEntry(testTarget, "pr-0.bundle", b.HeadSHA))
@@ -201,6 +203,7 @@ func TestPullRequestToTarget(t *testing.T) {
 // another repository (the control repo, with push to target allowed) is
 // refused by publish itself, not only by the gate.
 func TestPullRequestOnlyOnTarget(t *testing.T) {
+	t.Parallel() // its own simulator and run dir (newFixture); git work dominates
 	f := newFixture(t, "")
 	b := f.agentBundle(testControl, "pr-0.bundle", map[string]string{"fix.txt": "x\n"})
 	f.add(prEntry(testControl, "pr-0.bundle", b.HeadSHA))
@@ -216,6 +219,7 @@ func TestPullRequestOnlyOnTarget(t *testing.T) {
 }
 
 func TestPullRequestRefused(t *testing.T) {
+	t.Parallel() // its own simulator and run dir (newFixture); git work dominates
 	tests := []struct {
 		name  string
 		files map[string]string
@@ -256,6 +260,7 @@ func TestPullRequestRefused(t *testing.T) {
 // request or an issue goes into the default branch, and a queue naming
 // any other base is refused with nothing pushed.
 func TestPullRequestBaseFromTrustedThread(t *testing.T) {
+	t.Parallel() // its own simulator and run dir (newFixture); git work dominates
 	tests := []struct {
 		name      string
 		pr        bool   // the thread is a pull request from head branch "feature"
