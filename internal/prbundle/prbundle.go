@@ -80,18 +80,16 @@ func capture(ctx context.Context, workdir, base, baseSHA string, opts Options) (
 	if max <= 0 {
 		max = DefaultMaxBytes
 	}
-	headSHA, err := resolve(ctx, workdir, "HEAD")
-	if err != nil {
-		return Bundle{}, fmt.Errorf("prbundle: HEAD: %w", err)
-	}
-	rng := baseSHA + ".." + headSHA
-	commits, paths, err := touchedPaths(ctx, workdir, rng)
+	commits, paths, err := touchedPaths(ctx, workdir, baseSHA+"..HEAD")
 	if err != nil {
 		return Bundle{}, fmt.Errorf("prbundle: list commits and changed paths: %w", err)
 	}
 	if len(commits) == 0 {
 		return Bundle{}, ErrNoCommits
 	}
+	// HEAD is the walk's only starting point, so git log lists it first:
+	// no rev-parse of its own.
+	headSHA := commits[0]
 	if wf := WorkflowPaths(paths); len(wf) > 0 && !opts.AllowWorkflowChanges {
 		return Bundle{}, &WorkflowError{Paths: wf}
 	}
