@@ -42,6 +42,9 @@ var originTemplate = gittemplate.New(func(t testing.TB, dir string) {
 	o.commit(map[string]string{".gitattributes": "* filter=evil\n", ".githooks/post-checkout": "#!/bin/sh\ntouch /tmp/never\n"})
 	bare := filepath.Join(o.root, "octo", "hello.git")
 	o.git(o.dir, "init", "--quiet", "--bare", "--initial-branch=main", bare)
+	// no git gc --auto after each push into it (one more process each): in
+	// its own config, as a pusher's -c does not reach a local receive-pack
+	o.git(bare, "config", "receive.autogc", "false")
 	o.git(o.dir, "remote", "add", "origin", bare)
 	o.git(o.dir, "push", "--quiet", "origin", "main")
 })
@@ -53,9 +56,7 @@ func TestMain(m *testing.M) {
 func (o *origin) git(dir string, args ...string) string {
 	o.t.Helper()
 	c := gitexec.Isolated(dir, "", gitTimeout)
-	// receive.autogc=false: a push to the local origin would start a
-	// git gc --auto after it (one more process, on a throwaway repository)
-	out, err := c.Run(context.Background(), append([]string{"-c", "user.name=T", "-c", "user.email=t@example.com", "-c", "receive.autogc=false"}, args...)...)
+	out, err := c.Run(context.Background(), append([]string{"-c", "user.name=T", "-c", "user.email=t@example.com"}, args...)...)
 	require.NoError(o.t, err)
 	return strings.TrimSpace(string(out))
 }
