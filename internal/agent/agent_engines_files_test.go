@@ -114,7 +114,7 @@ func TestEngineReadsCheckout(t *testing.T) {
 			assert.Equal(t, claudetest.DummyAPIKey, apiKey(r), "the key is the runner's, not the repository's .env")
 		}
 		assert.NotContains(t, string(agent[0].Body), hostile.CLAUDEMDMarker, "nothing of the repository is loaded before the model reads it")
-		noCanaries(t, canaryDir, canaries)
+		assert.Empty(t, hostile.Traces(canaryDir, canaries), "the hostile repository ran or wrote something")
 		assert.Eventually(t, func() bool { return len(liveProcessesMentioning(f.runDir())) == 0 }, 10*time.Second, 20*time.Millisecond)
 
 		// the denial reached the model, which adapted

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/checkout"
@@ -50,20 +49,6 @@ func hostileTarget(t *testing.T, f *fixture) (string, []hostile.Canary) {
 	f.env["MR_WORKSPACE"] = filepath.Join(f.dir, "work")
 	require.NoError(t, os.RemoveAll(filepath.Join(f.dir, "target")))
 	return canaryDir, canaries
-}
-
-func noCanaries(t *testing.T, canaryDir string, canaries []hostile.Canary) {
-	t.Helper()
-	assert.Empty(t, hostile.Sprung(canaryDir, canaries), "something from the target ran")
-	ents, err := os.ReadDir(canaryDir)
-	require.NoError(t, err)
-	var names []string
-	for _, e := range ents {
-		if e.Name() != "node-options.js" {
-			names = append(names, e.Name())
-		}
-	}
-	assert.Empty(t, names, "files appeared in the canary directory")
 }
 
 // The real Claude Code with the default tools on the hostile repository

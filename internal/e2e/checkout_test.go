@@ -156,7 +156,7 @@ func TestFlowClaudePRFromPR(t *testing.T) {
 
 			// nothing of the hostile head ran (not the git hooks either: the
 			// gate committed in that checkout) or reached the model as guidance
-			assertNoCanaries(t, canaryDir, canaries)
+			assert.Empty(t, hostile.Traces(canaryDir, canaries), "the hostile repository ran or wrote something")
 			agentReqs := fake.AgentRequests()
 			for _, req := range agentReqs {
 				assert.NotContains(t, req.System, hostile.CLAUDEMDMarker, "CLAUDE.md reached the system prompt")

@@ -177,7 +177,7 @@ func TestFlowEnginePR(t *testing.T) {
 			assertAgentHasNoToken(t, f)
 
 			// nothing of the hostile repository ran, instructed or configured
-			assertNoCanaries(t, canaryDir, canaries)
+			assert.Empty(t, hostile.Traces(canaryDir, canaries), "the hostile repository ran or wrote something")
 			for _, r := range fake.Requests() {
 				assert.NotContains(t, string(r.Body), hostile.CLAUDEMDMarker, "request %d carries the repository's instructions", r.Seq)
 				key := r.Header.Get("x-goog-api-key")
@@ -347,18 +347,6 @@ func pushHostile(t *testing.T, ctx context.Context, gh *github.Client, owner, na
 		Object: &github.GitObject{SHA: commit.SHA}}, false)
 	require.NoError(t, err)
 	return canaryDir, canaries
-}
-
-// assertNoCanaries: nothing of the hostile repository ran; the canary
-// directory holds only what hostile.WriteRepo put there.
-func assertNoCanaries(t *testing.T, canaryDir string, canaries []hostile.Canary) {
-	t.Helper()
-	assert.Empty(t, hostile.Sprung(canaryDir, canaries), "something from the target ran")
-	ents, err := os.ReadDir(canaryDir)
-	require.NoError(t, err)
-	for _, e := range ents {
-		assert.Equal(t, "node-options.js", e.Name(), "files appeared in the canary directory")
-	}
 }
 
 // authorClient is a client of the mention's author, who can write to the
