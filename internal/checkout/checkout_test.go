@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -374,4 +375,53 @@ func TestWorkTreeConfigAsGitWritesIt(t *testing.T) {
 	out, err := c.Run(ctx, "config", "--get-regexp", "^core[.](bare|symlinks)$")
 	require.NoError(t, err)
 	assert.Equal(t, "core.bare false\ncore.symlinks false\n", string(out))
+}
+
+// FuzzWorkTreeConfigOf: whatever the input, workTreeConfigOf either falls
+// back (ok false, no output) or was given a config git reads one way — a
+// [core] header, then tab-indented "key = value" lines with git's key
+// syntax, plain values (no quote or backslash: a trailing backslash
+// continues the value onto the next line), exactly one "bare = true" and no
+// symlinks key — and returns what the two git config commands write to
+// such a file: the same lines, the bare one now false, then symlinks=false
+// appended to the section.
+func FuzzWorkTreeConfigOf(f *testing.F) {
+	f.Add("[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n") // git init --bare on Linux
+	f.Add("[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n\tlogallrefupdates = true\n")
+	for _, s := range []string{
+		"", "[core]\n\tbare = false\n", "[core]\n\tbare = true\n\tsymlinks = true\n",
+		"[core]\n\tbare = true\n[extensions]\n\tobjectformat = sha256\n", "[core]\n\tbare = true\n\tbare = true\n",
+		"[core]\n\tbare = true\n\tBare = false\n", "[core]\n\trepositoryformatversion = 0\n\tbare = true", "[core]\n bare = true\n",
+		"[core]\n\tx = a\\\n\tbare = true\n", "[core]\n\tx = a\tbare = true\n", "[core]\n\ta.b = 1\n\tbare = true\n",
+	} {
+		f.Add(s)
+	}
+	line := regexp.MustCompile("^\t([A-Za-z][A-Za-z0-9-]*) = ([^\\\\\"\r\x00]*)$")
+	f.Fuzz(func(t *testing.T, cfg string) {
+		out, ok := workTreeConfigOf(cfg)
+		if !ok {
+			assert.Empty(t, out)
+			return
+		}
+		in := strings.Split(cfg, "\n")
+		require.Equal(t, "[core]", in[0], "one [core] section")
+		require.Equal(t, "", in[len(in)-1], "ends with a newline")
+		in = in[1 : len(in)-1]
+		bare := -1
+		for i, l := range in {
+			m := line.FindStringSubmatch(l)
+			require.NotNil(t, m, "line %q is not a plain tab-indented key = value", l)
+			require.False(t, strings.EqualFold(m[1], "symlinks"), "a symlinks key is git config's to change")
+			if strings.EqualFold(m[1], "bare") {
+				require.Equal(t, -1, bare, "one bare key")
+				require.Equal(t, "\tbare = true", l)
+				bare = i
+			}
+		}
+		require.GreaterOrEqual(t, bare, 0, "a bare key")
+		want := append([]string{"[core]"}, in...)
+		want[1+bare] = "\tbare = false"
+		want = append(want, "\tsymlinks = false", "")
+		assert.Equal(t, strings.Join(want, "\n"), out)
+	})
 }

@@ -151,21 +151,46 @@ func setWorkTreeConfig(ctx context.Context, g gitexec.Command, gitDir string) er
 
 // workTreeConfigOf is cfg with core.bare=false and core.symlinks=false, as
 // git config writes them, when cfg is one [core] section of tab-indented
-// "key = value" lines with "bare = true" and no symlinks key; ok is false
-// for anything else.
+// "key = value" lines that git reads one way (a key as git spells keys, a
+// value with no quote or backslash: a trailing backslash would continue
+// the value onto the next line), with exactly one "bare = true" and no
+// symlinks key; ok is false for anything else (FuzzWorkTreeConfigOf).
 func workTreeConfigOf(cfg string) (string, bool) {
 	body, ok := strings.CutPrefix(cfg, "[core]\n")
-	if !ok || !strings.HasSuffix(body, "\n") || strings.Count(body, bareLine) != 1 {
+	if !ok || !strings.HasSuffix(body, "\n") {
 		return "", false
 	}
-	for _, line := range strings.Split(strings.TrimSuffix(body, "\n"), "\n") {
-		k, _, ok := strings.Cut(strings.TrimPrefix(line, "\t"), " = ")
-		if !strings.HasPrefix(line, "\t") || !ok || k == "" || strings.ContainsAny(k, " \t[]#;\"") ||
-			strings.EqualFold(k, "symlinks") || strings.EqualFold(k, "bare") && line+"\n" != bareLine {
+	lines := strings.Split(strings.TrimSuffix(body, "\n"), "\n")
+	bare := -1
+	for i, line := range lines {
+		k, v, ok := strings.Cut(line, " = ")
+		k, tab := strings.CutPrefix(k, "\t")
+		if !tab || !ok || !configKey(k) || strings.ContainsAny(v, "\\\"\r\x00") || strings.EqualFold(k, "symlinks") {
 			return "", false
 		}
+		if strings.EqualFold(k, "bare") {
+			if bare >= 0 || line+"\n" != bareLine {
+				return "", false
+			}
+			bare = i
+		}
 	}
-	return "[core]\n" + strings.Replace(body, bareLine, notBareLine, 1) + noSymlinksLine, true
+	if bare < 0 {
+		return "", false
+	}
+	lines[bare] = strings.TrimSuffix(notBareLine, "\n")
+	return "[core]\n" + strings.Join(lines, "\n") + "\n" + noSymlinksLine, true
+}
+
+// configKey reports a variable name as git spells one: a letter, then
+// letters, digits and '-'; git config refuses a file with any other.
+func configKey(k string) bool {
+	for i, r := range k {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && (r >= '0' && r <= '9' || r == '-')) {
+			return false
+		}
+	}
+	return k != ""
 }
 
 // emptyDir creates dir, or accepts it when it exists and is empty.
