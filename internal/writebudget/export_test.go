@@ -63,3 +63,12 @@ func Wanted(l *Ledger) int {
 	defer l.mu.Unlock()
 	return l.want
 }
+
+// PauseUntil is a ledger commit's pause (unix ms; tests).
+func PauseUntil(msg string) int64 {
+	s, err := parse(msg)
+	if err != nil {
+		return -1
+	}
+	return s.Pause
+}

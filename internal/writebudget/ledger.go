@@ -341,7 +341,7 @@ func (l *Ledger) reserve(ctx context.Context, size func() int) (at time.Time, af
 		if pause := time.UnixMilli(cur.Pause); pause.After(now) {
 			// GitHub told the account to wait: not even the ledger is
 			// written before then (its writes may be the account's too)
-			if err := l.o.Sleep(ctx, pause.Sub(now)); err != nil {
+			if err := l.sleepUnlocked(ctx, pause.Sub(now)); err != nil {
 				return time.Time{}, nil, fmt.Errorf("writebudget: waiting out the account's slow-down: %w", err)
 			}
 			continue
@@ -379,7 +379,7 @@ func (l *Ledger) reserve(ctx context.Context, size func() int) (at time.Time, af
 			// no room yet: wait for it, then read again. The ledger is
 			// written only when the grant starts now, so its own writes
 			// (SelfCost) land in the window they are counted in.
-			if err := l.o.Sleep(ctx, at.Sub(now)); err != nil {
+			if err := l.sleepUnlocked(ctx, at.Sub(now)); err != nil {
 				return time.Time{}, nil, fmt.Errorf("writebudget: waiting for room in the account's limits: %w", err)
 			}
 			continue
@@ -446,6 +446,20 @@ func (l *Ledger) reserve(ctx context.Context, size func() int) (at time.Time, af
 			l.trust = -distrust
 		}
 	}
+}
+
+// sleepUnlocked is reserve's wait (for room in the limits, or out of a
+// pause) with l.io let go meanwhile, so this handle's other ledger writes
+// are not held up behind it: above all a SlowDown, which would otherwise
+// be recorded for the account's other processes only when this grant's
+// wait ended, up to a minute into the pause (issue 16's flaky
+// TestProveAccountPacing). reserve reads the ledger again after every
+// wait, so nothing it read before is used after. The caller holds l.io;
+// it holds it again on return.
+func (l *Ledger) sleepUnlocked(ctx context.Context, d time.Duration) error {
+	l.io.Unlock()
+	defer l.io.Lock()
+	return l.o.Sleep(ctx, d)
 }
 
 // window is a limit's window widened by Hold (see the package comment),

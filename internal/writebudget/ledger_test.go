@@ -65,7 +65,10 @@ func (w *world) ledger(t *testing.T, holder string, o writebudget.Options) *writ
 	if o.Client == nil {
 		o.Client = w.gh
 	}
-	o.Repo, o.Account, o.Holder, o.Now, o.Sleep = "ops/control", "bot", holder, w.clk.Now, w.clk.Sleep
+	o.Repo, o.Account, o.Holder, o.Now = "ops/control", "bot", holder, w.clk.Now
+	if o.Sleep == nil {
+		o.Sleep = w.clk.Sleep
+	}
 	o.Sequential = !w.named
 	l, err := writebudget.New(o)
 	require.NoError(t, err)
@@ -154,6 +157,56 @@ func TestSlowDownReachesEveryProcess(t *testing.T) {
 	assert.Equal(t, 1, pauses)
 	// a later, shorter slow-down does not shorten the pause
 	require.NoError(t, a.SlowDown(ctx, until.Add(-time.Second)))
+}
+
+// TestSlowDownWhileAGrantWaits: a process whose next grant is waiting for
+// room in the account's minute records a slow-down at once, not when that
+// wait ends (it used to hold the ledger's lock through the wait: the other
+// processes learnt of the pause up to a minute late); the waiting grant
+// then starts after the pause, and Idle waits for it.
+func TestSlowDownWhileAGrantWaits(t *testing.T) {
+	w := newWorld(t)
+	ctx := ctxT(t)
+	waiting, release := make(chan time.Duration, 1), make(chan struct{})
+	var gated sync.Once
+	b := w.ledger(t, "b", writebudget.Options{PerMinute: 10, PerHour: 100, Block: 10, Hold: 5 * time.Second, Spare: -1})
+	require.NoError(t, b.Take(ctx)) // b's grant fills the minute
+	a := w.ledger(t, "a", writebudget.Options{PerMinute: 10, PerHour: 100, Block: 4, Hold: 5 * time.Second, Spare: -1,
+		Sleep: func(ctx context.Context, d time.Duration) error {
+			gated.Do(func() { // a's first wait (for room) lasts until the test says
+				waiting <- d
+				<-release
+			})
+			return w.clk.Sleep(ctx, d)
+		}})
+	took := make(chan error, 1)
+	go func() { took <- a.Take(ctx) }()
+	d := <-waiting
+	assert.Greater(t, d, 50*time.Second, "a's grant waits for room")
+
+	until := w.clk.Now().Add(5 * time.Minute)
+	recorded := make(chan error, 1)
+	go func() { recorded <- a.SlowDown(ctx, until) }()
+	select {
+	case err := <-recorded:
+		require.NoError(t, err)
+	case <-time.After(time.Minute): // a hang guard, not a timing: the wait never ends by itself
+		close(release)
+		t.Fatal("SlowDown waited for the grant's wait to end")
+	}
+	_, msg := w.ledgerNow(t, ctx)
+	assert.Equal(t, until.UnixMilli(), writebudget.PauseUntil(msg), "the pause is on the ledger while a's grant still waits")
+
+	idle := make(chan int, 1)
+	go func() {
+		a.Idle()
+		grants, _, _ := a.Stats()
+		idle <- grants
+	}()
+	close(release)
+	require.NoError(t, <-took)
+	assert.False(t, w.clk.Now().Before(until), "the waiting grant read the ledger again and waited out the pause")
+	assert.Equal(t, 1, <-idle, "Idle returned once the grant being taken was held")
 }
 
 // TestBrokenLedgerPacesAlone: a ledger that is not one (or cannot be

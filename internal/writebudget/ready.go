@@ -208,9 +208,20 @@ const afterTimeout = time.Minute
 
 // Idle waits until no grant is being taken or finished by this handle (a
 // rotation's opening, deletions: see reserve): a process about to exit
-// calls it so the next one does not pay for them. It waits for l.io,
-// which every ledger read and write holds.
+// calls it so the next one does not pay for them. l.io is held by every
+// ledger read and write and by a rotation finished in the background, but
+// let go while a grant waits for room (sleepUnlocked): that grant is
+// waited for by its l.inflight.
 func (l *Ledger) Idle() {
-	l.io.Lock()
-	defer l.io.Unlock()
+	for {
+		l.io.Lock()
+		l.mu.Lock()
+		ch := l.inflight
+		l.mu.Unlock()
+		l.io.Unlock()
+		if ch == nil {
+			return
+		}
+		<-ch
+	}
 }
