@@ -1,6 +1,7 @@
 package loadtest
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -29,12 +31,22 @@ type pacingResult struct {
 }
 
 // runAccountPacing: n mentions posted within a minute; one dispatcher and
-// `workers` concurrent workflow runs (assemble, then publish) on a virtual
-// clock, each publish its own process with its own pacer. With shared, all
-// of them reserve their writes from the account's ledger in CONTROL. One
-// comment write gets GitHub's secondary limit (Retry-After 60 s) halfway.
-func runAccountPacing(t *testing.T, n, workers int, shared bool) pacingResult {
-	w, err := NewWorld(WorldOptions{Repos: 10, Seed: 18, Virtual: true})
+// `workers` concurrent workflow runs (assemble, then publish), each
+// publish its own process with its own pacer, in a testing/synctest
+// bubble: time moves only when every goroutine of every process waits, as
+// on a machine where requests take no time. (On fakeclock's virtual clock
+// a process's own background goroutine asleep let time move while the
+// process was mid-request: a write taken before the slow-down went out a
+// minute later, inside it, about one run in 50.) With shared, all of them
+// reserve their writes from the account's ledger in CONTROL. One comment
+// write gets GitHub's secondary limit (Retry-After 60 s) halfway.
+func runAccountPacing(t *testing.T, n, workers int, shared bool) (res pacingResult) {
+	synctest.Test(t, func(t *testing.T) { res = accountPacing(t, n, workers, shared) })
+	return res
+}
+
+func accountPacing(t *testing.T, n, workers int, shared bool) pacingResult {
+	w, err := NewWorld(WorldOptions{Repos: 10, Seed: 18, Bubble: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = w.Close() })
 	w.SharedBudget = shared
@@ -46,7 +58,11 @@ func runAccountPacing(t *testing.T, n, workers int, shared bool) pacingResult {
 	}
 	w.Sim.SetContentLimits(80, 500)
 	w.Sim.AddFault(githubsim.Fault{Method: "POST", Path: "/repos/*/*/issues/*/comments", Kind: githubsim.FaultSecondaryLimit, OnCall: n})
-	ctx := proveCtx(t)
+	// on the bubble's clock: a bound on the scenario's own time (it needs
+	// a little over an hour of the account's: more than 500 writes). A
+	// real hang is go test's timeout's; the bubble reports a deadlock.
+	ctx, cancel := context.WithTimeout(t.Context(), 6*time.Hour)
+	defer cancel()
 	p := newProveRun(w, ms)
 	var wg sync.WaitGroup
 	release := w.Clock.Hold() // every process exists before time moves

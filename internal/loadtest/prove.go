@@ -77,7 +77,7 @@ func (w *World) Assemble(ctx context.Context, d githubsim.Dispatch, runID string
 		res, err := assemble.Run(ctx, assemble.Options{
 			Getenv: func(k string) string { return env[k] }, Stdout: io.Discard, Now: w.Clock.Now,
 			Client: func(o *ghclient.Options) {
-				o.Sleep, o.Now, o.RequestTimeout = w.Clock.Sleep, w.Clock.Now, 20*time.Second
+				o.Sleep, o.Now, o.RequestTimeout, o.Base = w.Clock.Sleep, w.Clock.Now, 20*time.Second, w.rt
 			},
 		})
 		last = AssembleRun{RunID: runID, Attempt: a, Res: res, Err: err}

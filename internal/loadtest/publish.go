@@ -75,7 +75,7 @@ func (w *World) PublishJobTo(ctx context.Context, contextJSON []byte, runDir str
 			return nil, err
 		}
 		bot, err := ghclient.New(ghclient.Options{BaseURL: w.Base, Token: BotToken, Pacer: pacer, MaxWait: ghclient.AccountLimitWait,
-			Sleep: w.Clock.Sleep, Now: w.Clock.Now, RequestTimeout: 20 * time.Second})
+			Sleep: w.Clock.Sleep, Now: w.Clock.Now, RequestTimeout: 20 * time.Second, Base: w.rt})
 		if err != nil {
 			return nil, err
 		}

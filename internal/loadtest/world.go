@@ -3,6 +3,7 @@ package loadtest
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"sync"
@@ -35,9 +36,14 @@ type WorldOptions struct {
 	// Worlds that real processes (on the real clock) write to start now,
 	// so state they date (claims, job state) is not taken for stale.
 	Start time.Time
-	// Virtual runs the world on a virtual clock: concurrent participants
-	// (Clock.Go) wait as separate processes would.
-	Virtual bool
+	// Bubble runs the world in the caller's testing/synctest bubble (call
+	// NewWorld inside synctest.Test): the simulator is served in memory
+	// (githubsim.InMemory, no socket) and the clock is the bubble's
+	// (fakeclock.Bubble), so concurrent processes (Clock.Go) wait as
+	// separate processes would, and time never moves while one of them is
+	// between taking a write slot and sending the write. Start is then the
+	// bubble's (2000-01-01).
+	Bubble bool
 }
 
 // World is a started simulator with target repos, the control repo and
@@ -48,7 +54,8 @@ type World struct {
 	Clock *fakeclock.Clock
 	Repos []string
 
-	srv     *httptest.Server
+	srv     *httptest.Server  // nil in a bubble
+	rt      http.RoundTripper // requests to the simulator; nil = over srv's socket
 	spans   spanLog
 	kills   killer
 	seeded  int    // mentions seeded so far, for unique names
@@ -76,16 +83,20 @@ func NewWorld(o WorldOptions) (*World, error) {
 		start = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	}
 	clk := fakeclock.New(start)
-	if o.Virtual {
-		clk = fakeclock.NewVirtual(start)
+	if o.Bubble {
+		clk = fakeclock.Bubble()
 	}
 	sim, err := githubsim.New(githubsim.Options{Seed: o.Seed, Now: clk.Now})
 	if err != nil {
 		return nil, fmt.Errorf("loadtest world: %w", err)
 	}
 	w := &World{Sim: sim, Clock: clk}
-	w.srv = httptest.NewServer(w.spans.wrap(w.kills.wrap(sim.Handler())))
-	w.Base = w.srv.URL + "/"
+	if h := w.spans.wrap(w.kills.wrap(sim.Handler())); o.Bubble {
+		w.rt, w.Base = githubsim.InMemory(h), sim.URL()
+	} else {
+		w.srv = httptest.NewServer(h)
+		w.Base = w.srv.URL + "/"
+	}
 	sim.SetRequestLogLimit(0)
 	sim.AddUser(Bot)
 	sim.AddUser("ops")
@@ -121,7 +132,9 @@ func (w *World) fail(err error) error {
 // Close stops the simulator.
 func (w *World) Close() error {
 	err := w.Sim.Close() // first: it releases hanging requests
-	w.srv.Close()
+	if w.srv != nil {
+		w.srv.Close()
+	}
 	if w.tmp != "" {
 		_ = os.RemoveAll(w.tmp)
 	}
@@ -147,7 +160,7 @@ func (w *World) InjectFaults(rate float64, hang time.Duration) []int {
 // the fake clock for every wait and pacer for content-creating requests.
 func (w *World) Client(token string, retryUnsafe bool, pacer *ghclient.Pacer) (*github.Client, error) {
 	return ghclient.New(ghclient.Options{BaseURL: w.Base, Token: token, RetryUnsafe: retryUnsafe, Pacer: pacer,
-		Sleep: w.Clock.Sleep, Now: w.Clock.Now, RequestTimeout: 20 * time.Second})
+		Sleep: w.Clock.Sleep, Now: w.Clock.Now, RequestTimeout: 20 * time.Second, Base: w.rt})
 }
 
 // Pacer is a default pacer (GitHub's content-creation limits) on the fake clock.

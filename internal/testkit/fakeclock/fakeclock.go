@@ -6,7 +6,12 @@
 // A virtual clock (NewVirtual) lets concurrent participants (Go) wait as
 // separate processes would: time advances only when every participant is
 // asleep, to the earliest wake-up, so two writers sleeping a minute each at
-// once take one minute, not two.
+// once take one minute, not two. It knows only its participants: the
+// goroutines a participant starts for itself (a grant taken in the
+// background, reads made together) are not counted, so one of them asleep
+// can let time move while the participant is mid-request. Where that
+// matters, run the participants in a testing/synctest bubble on its clock
+// (Bubble).
 package fakeclock
 
 import (
@@ -14,6 +19,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/mention-runner/mention-runner/internal/clock"
 )
 
 // Clock is a fake clock.
@@ -22,6 +29,7 @@ type Clock struct {
 	t  time.Time
 
 	virtual  bool
+	bubble   bool
 	active   int        // participants not asleep
 	sleepers []*sleeper // by wake time
 }
@@ -37,8 +45,20 @@ func New(t time.Time) *Clock { return &Clock{t: t} }
 // NewVirtual starts a virtual clock at t: only participants (Go) may Sleep.
 func NewVirtual(t time.Time) *Clock { return &Clock{t: t, virtual: true} }
 
+// Bubble is the clock of the testing/synctest bubble it is used in: Now
+// and Sleep are the time package's, which the bubble fakes. Time moves
+// only when every goroutine in the bubble is durably blocked, those the
+// participants start for themselves included, so a write goes out at the
+// instant its slot was taken, as on a real machine. Go starts a goroutine,
+// Hold does nothing, Advance and Set sleep (a bubble's time never goes
+// back). The bubble's time starts at 2000-01-01 00:00 UTC.
+func Bubble() *Clock { return &Clock{bubble: true} }
+
 // Now is the current fake time.
 func (c *Clock) Now() time.Time {
+	if c.bubble {
+		return time.Now().UTC()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.t
@@ -48,6 +68,9 @@ func (c *Clock) Now() time.Time {
 // ctx.Err() so a cancelled caller still stops. On a virtual clock it waits
 // until every participant sleeps and this one is the next to wake.
 func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
+	if c.bubble {
+		return clock.Sleep(ctx, d)
+	}
 	if d <= 0 {
 		return ctx.Err()
 	}
@@ -84,6 +107,9 @@ func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
 // start every participant between the two, or the first to sleep moves
 // time on before the others exist.
 func (c *Clock) Hold() (release func()) {
+	if c.bubble {
+		return func() {}
+	}
 	c.mu.Lock()
 	c.active++
 	c.mu.Unlock()
@@ -101,6 +127,10 @@ func (c *Clock) Hold() (release func()) {
 // Go runs f as a participant of a virtual clock (on any clock: a goroutine
 // counted by wg).
 func (c *Clock) Go(wg *sync.WaitGroup, f func()) {
+	if c.bubble {
+		wg.Go(f)
+		return
+	}
 	c.mu.Lock()
 	c.active++
 	c.mu.Unlock()
@@ -135,6 +165,10 @@ func (c *Clock) advanceLocked() {
 
 // Advance moves the clock by d (a test may move it back).
 func (c *Clock) Advance(d time.Duration) {
+	if c.bubble {
+		time.Sleep(d)
+		return
+	}
 	c.mu.Lock()
 	c.t = c.t.Add(d)
 	c.mu.Unlock()
@@ -142,6 +176,10 @@ func (c *Clock) Advance(d time.Duration) {
 
 // Set moves the clock to t.
 func (c *Clock) Set(t time.Time) {
+	if c.bubble {
+		time.Sleep(time.Until(t))
+		return
+	}
 	c.mu.Lock()
 	c.t = t
 	c.mu.Unlock()

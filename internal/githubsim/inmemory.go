@@ -1,0 +1,38 @@
+package githubsim
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+)
+
+// InMemory is a RoundTripper that serves each request by calling h (the
+// simulator's Handler, maybe wrapped) in the caller's goroutine, without a
+// listener. Inside a testing/synctest bubble nothing then blocks on a
+// socket: a slow fault's delay passes on the bubble's clock, and time
+// moves only once every client is blocked, never while a request is on
+// its way.
+func InMemory(h http.Handler) http.RoundTripper { return handlerTransport{h} }
+
+type handlerTransport struct{ h http.Handler }
+
+func (ht handlerTransport) RoundTrip(r *http.Request) (res *http.Response, err error) {
+	defer func() {
+		// A fault that hijacks the connection (reset, hang) aborts the
+		// handler: the client sees what a dropped connection gives it.
+		if p := recover(); p != nil {
+			res, err = nil, fmt.Errorf("githubsim in memory: connection dropped (%v)", p)
+		}
+	}()
+	// What a server's request has that a client's may not.
+	sr := r.Clone(r.Context())
+	if sr.Body == nil {
+		sr.Body = http.NoBody
+	}
+	sr.RequestURI, sr.RemoteAddr, sr.Host = r.URL.RequestURI(), "127.0.0.1:1", r.URL.Host
+	rec := httptest.NewRecorder()
+	ht.h.ServeHTTP(rec, sr)
+	res = rec.Result()
+	res.Request = r
+	return res, nil
+}
