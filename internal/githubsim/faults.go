@@ -1,6 +1,7 @@
 package githubsim
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"net/http"
 	"path"
@@ -35,6 +36,10 @@ const (
 // or timeout (FaultHang) after the fact, which a blind retry turns into a
 // duplicate. WritesOnly restricts the fault to POST, PATCH, PUT and DELETE.
 //
+// Mentions, when set, restricts the fault to requests whose path or body
+// contains it: one write among several to the same endpoint (the commit
+// of one state, the update of one ref), whatever order they come in.
+//
 // PerRequest, when > 0, fails one request (the same method, path and body:
 // a client's retries of it) at most that many times; later attempts pass.
 // A Rate drawn afresh for each attempt otherwise fails every retry of one
@@ -51,6 +56,7 @@ type Fault struct {
 	WritesOnly bool
 	Status     int // for html: the status code (0 = 502)
 	PerRequest int
+	Mentions   string
 }
 
 // ApplyThenFail returns the faults that fail rate of the writes under path
@@ -128,6 +134,9 @@ func (s *Sim) pickFault(method, p string, body []byte) *Fault {
 			continue
 		}
 		if !pathMatches(fs.f.Path, p) {
+			continue
+		}
+		if fs.f.Mentions != "" && !strings.Contains(p, fs.f.Mentions) && !bytes.Contains(body, []byte(fs.f.Mentions)) {
 			continue
 		}
 		fs.calls++

@@ -197,3 +197,23 @@ func TestFaultPerRequest(t *testing.T) {
 		})
 	}
 }
+
+// A fault with Mentions fails only requests whose path or body holds it,
+// and OnCall counts only those.
+func TestFaultMentions(t *testing.T) {
+	w := newWorld(t)
+	ctx := ctxT(t)
+	n, err := w.sim.CreateIssue("alice/app", "alice", "t", "")
+	require.NoError(t, err)
+	w.sim.AddFault(Fault{Path: "/repos/*", Kind: FaultStatus502, OnCall: 2, Mentions: "target"})
+	w.sim.AddFault(Fault{Path: "/repos/*", Kind: FaultStatus503, Rate: 1, Mentions: "/issues/99"})
+	post := func(body string) int {
+		_, resp, _ := w.gh["bot"].Issues.CreateComment(ctx, "alice", "app", n, &github.IssueComment{Body: github.String(body)})
+		require.NotNil(t, resp)
+		return resp.StatusCode
+	}
+	assert.Equal(t, []int{201, 201, 201, 502, 201}, []int{post("other"), post("target 1"), post("other"), post("target 2"), post("target 3")})
+	_, resp, _ := w.gh["bot"].Issues.Get(ctx, "alice", "app", 99)
+	require.NotNil(t, resp)
+	assert.Equal(t, 503, resp.StatusCode, "matched by its path")
+}
