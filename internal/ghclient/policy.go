@@ -61,7 +61,7 @@ func write(method string) bool {
 // decide classifies one attempt. attempt counts from 0; secondaryHits is
 // how many secondary limits this request met before.
 func (t *transport) decide(req *http.Request, resp *http.Response, err error, timedOut bool, attempt, secondaryHits int) decision {
-	safe := idempotent(req.Method) || graphQLQuery(req) || t.o.RetryUnsafe
+	safe := idempotent(req.Method) || graphQLQuery(req) || t.o.RetryUnsafe || repeatable(req.Context())
 	if err != nil {
 		if req.Context().Err() != nil {
 			return decision{action: giveBack}

@@ -197,6 +197,22 @@ func sentOnce(ctx context.Context) bool {
 	return v
 }
 
+type repeatableKey struct{}
+
+// Repeatable marks the writes sent with ctx safe to repeat, so they are
+// retried after an ambiguous answer like a GET, whatever RetryUnsafe says:
+// for a write whose repeat creates nothing new (a git object, addressed
+// by its content; a reaction GitHub answers with the one it has). The
+// retry sends the same bytes. SendOnce wins over it.
+func Repeatable(ctx context.Context) context.Context {
+	return context.WithValue(ctx, repeatableKey{}, true)
+}
+
+func repeatable(ctx context.Context) bool {
+	v, _ := ctx.Value(repeatableKey{}).(bool)
+	return v
+}
+
 // refused: GitHub answered with a rate limit and did not process the request.
 func refused(status int) bool {
 	return status == http.StatusForbidden || status == http.StatusTooManyRequests

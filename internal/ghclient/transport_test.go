@@ -277,3 +277,34 @@ func TestRetryLogged(t *testing.T) {
 		assert.Contains(t, line, want)
 	}
 }
+
+// A write sent with Repeatable is retried after an ambiguous answer like
+// a GET, without RetryUnsafe; SendOnce wins over it.
+func TestRepeatable(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		ctx      func(context.Context) context.Context
+		steps    []http.HandlerFunc
+		wantReqs int
+		wantErr  bool
+	}{
+		{"500 retried", Repeatable, []http.HandlerFunc{status(500), ok}, 2, false},
+		{"connection dropped retried", Repeatable, []http.HandlerFunc{hangUp, ok}, 2, false},
+		{"HTML page retried", Repeatable, []http.HandlerFunc{body(502, "<html>unicorn</html>", "Content-Type", "text/html"), ok}, 2, false},
+		{"422 not retried", Repeatable, []http.HandlerFunc{status(422)}, 1, true},
+		{"gives up after MaxRetries", Repeatable, []http.HandlerFunc{status(502)}, DefaultMaxRetries + 1, true},
+		{"SendOnce wins", func(ctx context.Context) context.Context { return SendOnce(Repeatable(ctx)) }, []http.HandlerFunc{status(500), ok}, 1, true},
+		{"unmarked not retried", func(ctx context.Context) context.Context { return ctx }, []http.HandlerFunc{status(500), ok}, 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, Options{}, tc.steps...)
+			err := f.post(tc.ctx(context.Background()), "hi")
+			if tc.wantErr {
+				assert.Error(t, err)
+			} else {
+				assert.NoError(t, err)
+			}
+			assert.Equal(t, tc.wantReqs, f.script.count())
+		})
+	}
+}
