@@ -46,8 +46,9 @@ func TestClaimLostAnswers(t *testing.T) {
 			n := e.issue("x")
 			c := e.comment(n, "alice", "@mrbot do it")
 			e.sim.AddFault(githubsim.Fault{Method: tc.method, Path: tc.path, Kind: tc.kind, OnCall: 1, AfterApply: true, Delay: 50 * time.Millisecond})
-			// The control client does not retry POSTs here: the next
-			// cycle (a fresh dispatcher, as a `once` run) does.
+			// The control client does not retry POSTs here (state
+			// commits it does: refstate marks them ghclient.Repeatable):
+			// the next cycle (a fresh dispatcher, as a `once` run) does.
 			trig := func() *Trigger { return e.trigger("issue_comment", n, c.GetID()) }
 			jobID := e.handleCycles(e.dispatcher(), trig, 3, nil, nil)
 			e.dispatchedOnce(jobID, e.trigger("issue_comment", n, c.GetID()), tc.maxDispatches, e.dispatcher())

@@ -141,6 +141,12 @@ func (e *env) pacedClient(unsafe bool, p *ghclient.Pacer) *github.Client {
 // the account's ledger in CONTROL (writebudget, LedgerOptions). Pacing
 // and grants run on clk (writes a second apart move it on).
 func (e *env) wiredDispatcher(clk *fakeclock.Clock, mut ...func(*Config)) *Dispatcher {
+	return e.wiredDispatcherRetry(clk, true, mut...)
+}
+
+// wiredDispatcherRetry is wiredDispatcher whose control client retries
+// POST/PATCH (RetryUnsafe) only with retry, as cmd/dispatcher's does.
+func (e *env) wiredDispatcherRetry(clk *fakeclock.Clock, retry bool, mut ...func(*Config)) *Dispatcher {
 	o := LedgerOptions(e.client(true), control, bot)
 	o.Now, o.Sleep = clk.Now, clk.Sleep
 	l, err := writebudget.New(o)
@@ -150,7 +156,7 @@ func (e *env) wiredDispatcher(clk *fakeclock.Clock, mut ...func(*Config)) *Dispa
 	for _, m := range mut {
 		m(&cfg)
 	}
-	d, err := New(cfg, Clients{GitHub: e.pacedClient(false, p), Control: e.pacedClient(true, p), Dispatch: e.pacedClient(true, p), Budget: l})
+	d, err := New(cfg, Clients{GitHub: e.pacedClient(false, p), Control: e.pacedClient(retry, p), Dispatch: e.pacedClient(true, p), Budget: l})
 	require.NoError(e.t, err)
 	return d
 }
@@ -169,6 +175,7 @@ func (e *env) ledgerAtWindow(clk *fakeclock.Clock) {
 	}
 	rotations, _ := l.Rotations()
 	require.Equal(e.t, 1, rotations, "generation 1 named")
+	l.Idle() // what the grant left goes on in the background: not into the caller's requests
 }
 
 func (e *env) dispatcher(mut ...func(*Config)) *Dispatcher {

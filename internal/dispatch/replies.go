@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/ghclient"
 	"github.com/mention-runner/mention-runner/internal/sanitize"
 	"github.com/mention-runner/mention-runner/internal/threadctx"
 )
@@ -66,7 +67,9 @@ func (d *Dispatcher) react(ctx context.Context, t *Trigger) error {
 		return fmt.Errorf("build reaction request: %w", err)
 	}
 	setBody(req, []byte(`{"content":"eyes"}`))
-	if _, err := d.gh.Do(ctx, req, nil); err != nil {
+	// GitHub answers a reaction the bot already gave with that one (200),
+	// so a retry after a lost answer adds none.
+	if _, err := d.gh.Do(ghclient.Repeatable(ctx), req, nil); err != nil {
 		return fmt.Errorf("react on %s: %w", t.URL, err)
 	}
 	return nil

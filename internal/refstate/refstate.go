@@ -26,6 +26,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mention-runner/mention-runner/internal/contract"
+	"github.com/mention-runner/mention-runner/internal/ghclient"
 )
 
 // EmptyTree is git's empty tree. Every repository has it, so a state
@@ -46,7 +47,9 @@ type Mark struct {
 
 // Store reads and writes state refs in one repository. Its client should
 // retry POST/PATCH (ghclient RetryUnsafe): every write here is recognised
-// when repeated.
+// when repeated. Commits and ref updates are retried after a lost answer
+// even by a client that does not (ghclient.Repeatable), and an update
+// whose answer stayed lost is read back.
 type Store struct {
 	Client      *github.Client
 	Owner, Name string
@@ -105,7 +108,9 @@ func (s *Store) NewMark(ctx context.Context, status, holder, parent string) (Mar
 	if parent != "" {
 		c.Parents = []*github.Commit{{SHA: github.String(parent)}}
 	}
-	got, _, err := s.Client.Git.CreateCommit(ctx, s.Owner, s.Name, c, nil)
+	// The same bytes sent again make the same commit (git objects are
+	// addressed by their content): its retry creates nothing new.
+	got, _, err := s.Client.Git.CreateCommit(ghclient.Repeatable(ctx), s.Owner, s.Name, c, nil)
 	if err != nil {
 		return Mark{}, fmt.Errorf("refstate: commit state %s: %w", status, err)
 	}
@@ -240,11 +245,17 @@ var ErrLost = errors.New("refstate: the state changed under us")
 // the state the ref holds, when another writer moved it first. Repeating a
 // successful Advance succeeds.
 func (s *Store) Advance(ctx context.Context, ref string, m Mark) (Mark, error) {
-	_, _, err := s.Client.Git.UpdateRef(ctx, s.Owner, s.Name, &github.Reference{Ref: github.String(ref), Object: &github.GitObject{SHA: github.String(m.Commit)}}, false)
+	// Repeating the update is safe: it is not forced, so a repeat only
+	// moves the ref on to m (or finds it there); a 422 is read back below.
+	_, _, err := s.Client.Git.UpdateRef(ghclient.Repeatable(ctx), s.Owner, s.Name, &github.Reference{Ref: github.String(ref), Object: &github.GitObject{SHA: github.String(m.Commit)}}, false)
 	if err == nil {
 		return m, nil
 	}
 	if !isStatus(err, http.StatusUnprocessableEntity, "") {
+		// The answer may be lost while the ref moved: look once.
+		if got, rerr := s.Read(ctx, ref); rerr == nil && got != nil && got.Commit == m.Commit {
+			return m, nil
+		}
 		return Mark{}, fmt.Errorf("refstate: update %s: %w", ref, err)
 	}
 	got, rerr := s.Read(ctx, ref)

@@ -1,0 +1,142 @@
+package dispatch
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/githubsim"
+	"github.com/mention-runner/mention-runner/internal/testkit/fakeclock"
+)
+
+// plainDispatcher is a dispatcher without a write ledger (its claim
+// commits are its own) whose control client retries POST/PATCH
+// (RetryUnsafe) only with retry, as cmd/dispatcher's does.
+func (e *env) plainDispatcher(retry bool, mut ...func(*Config)) *Dispatcher {
+	cfg := e.cfg
+	for _, m := range mut {
+		m(&cfg)
+	}
+	d, err := New(cfg, Clients{GitHub: e.gh, Control: e.client(retry), Dispatch: e.dsp})
+	require.NoError(e.t, err)
+	return d
+}
+
+// TestLostAnswerEachWrite: each write one mention makes, stored and its
+// answer lost (502, reset or a timeout, in turn), one write at a time, in
+// an event-mode process (FlushEach: the rate state is written with the
+// mention), with the control client as cmd/dispatcher makes it (it
+// retries POST/PATCH) and one that sends writes once (as loadtest's
+// dispatcher): the one Handle call that meets it still dispatches the
+// mention (no lease to wait out, no next cycle), the claim ends
+// dispatched, the job is sent once (twice only when the lost answer is
+// the dispatch's own: the runner's dedupe makes a second delivery
+// harmless), 👀 is on the trigger once and the run is counted once in
+// the rate state.
+func TestLostAnswerEachWrite(t *testing.T) {
+	const (
+		commits   = "/repos/ops/control/git/commits"
+		refs      = "/repos/ops/control/git/refs"
+		reactions = "/repos/alice/proj/issues/comments/*/reactions"
+	)
+	kinds := []githubsim.FaultKind{githubsim.FaultStatus502, githubsim.FaultReset, githubsim.FaultHang}
+	for i, tc := range []struct {
+		name   string
+		ledger bool // wired with the account's write ledger (its grant commit is the claim commit)
+		method string
+		path   string
+		which  string // the write's path or body holds this (githubsim.Fault.Mentions)
+		sends  int    // the most dispatches
+		// every: each attempt's answer is lost (the harness's clients
+		// send a write at most 3 times), not the first one's only.
+		every bool
+		// refused: the fault comes before the write is stored (not a
+		// lost answer: a write that is safe to repeat is sent again).
+		refused bool
+	}{
+		{name: "plain/claim commit", method: "POST", path: commits, which: "state: claimed", sends: 1},
+		{name: "plain/dispatched commit", method: "POST", path: commits, which: "state: dispatched", sends: 1},
+		{name: "plain/claim ref", method: "POST", path: refs, sends: 1},
+		{name: "plain/dispatch", method: "POST", path: "/repos/ops/control/dispatches", sends: 2},
+		{name: "plain/mark dispatched", method: "PATCH", path: refs + "/*", sends: 1},
+		{name: "plain/mark dispatched, every attempt", method: "PATCH", path: refs + "/*", sends: 1, every: true},
+		{name: "plain/mark dispatched refused", method: "PATCH", path: refs + "/*", sends: 1, refused: true},
+		{name: "plain/reaction", method: "POST", path: reactions, sends: 1},
+		{name: "plain/reaction refused", method: "POST", path: reactions, sends: 1, refused: true},
+		{name: "plain/rate state", method: "PUT", path: "/repos/ops/control/contents/*", sends: 1},
+		{name: "ledger/grant commit", ledger: true, method: "POST", path: commits, which: "write budget", sends: 1},
+		{name: "ledger/grant ref", ledger: true, path: refs + "*", which: "/mention-runner/pace/", sends: 1},
+		{name: "ledger/claim ref", ledger: true, method: "POST", path: refs, which: "/mention-runner/dispatched/", sends: 1},
+		{name: "ledger/dispatched commit", ledger: true, method: "POST", path: commits, which: "state: dispatched", sends: 1},
+		{name: "ledger/dispatch", ledger: true, method: "POST", path: "/repos/ops/control/dispatches", sends: 2},
+		{name: "ledger/mark dispatched", ledger: true, method: "PATCH", path: refs + "/*", which: "/mention-runner/dispatched/", sends: 1},
+		{name: "ledger/reaction", ledger: true, method: "POST", path: reactions, sends: 1},
+		{name: "ledger/rate state", ledger: true, method: "PUT", path: "/repos/ops/control/contents/*", sends: 1},
+	} {
+		for j, retry := range []bool{true, false} {
+			kind := kinds[(i+j)%len(kinds)]
+			name := tc.name + "/control retries/" + string(kind)
+			if !retry {
+				name = tc.name + "/control sends once/" + string(kind)
+			}
+			t.Run(name, func(t *testing.T) {
+				e := newEnv(t)
+				clk := fakeclock.New(time.Now().UTC())
+				n := e.issue("x")
+				c := e.comment(n, "alice", "@mrbot do it")
+				event := func(c *Config) { c.FlushEach = true; c.Now = clk.Now }
+				d := e.plainDispatcher(retry, event)
+				if tc.ledger {
+					e.ledgerAtWindow(clk)
+					d = e.wiredDispatcherRetry(clk, retry, event)
+				}
+				e.sim.ResetRequests()
+				f := githubsim.Fault{Method: tc.method, Path: tc.path, Kind: kind, OnCall: 1, Mentions: tc.which,
+					AfterApply: !tc.refused, WritesOnly: true, Delay: 20 * time.Millisecond}
+				if tc.every {
+					f.OnCall, f.Rate, f.PerRequest = 0, 1, 3
+				}
+				e.sim.AddFault(f)
+				dec, err := d.Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
+				e.faultHit(!tc.refused)
+				require.NoError(t, err, "the same process finds out in-run")
+				assert.Equal(t, Dispatch, dec.Decision, dec.Reason)
+				assert.Equal(t, StatusDispatched, e.claimState(dec.JobID))
+				got := len(e.sim.Dispatches(control))
+				assert.GreaterOrEqual(t, got, 1)
+				assert.LessOrEqual(t, got, tc.sends)
+				assert.Equal(t, []string{"eyes"}, e.sim.Reactions(proj, c.GetID()))
+				st, _, err := d.loadRate(e.ctx())
+				require.NoError(t, err)
+				var runs int
+				for _, r := range st.Runs {
+					if r.JobID == dec.JobID {
+						runs++
+					}
+				}
+				assert.Equal(t, 1, runs, "the run is counted once")
+			})
+		}
+	}
+}
+
+// faultHit checks that the fault met one write (each of its attempts),
+// stored first when stored.
+func (e *env) faultHit(stored bool) {
+	e.t.Helper()
+	var hit []githubsim.LoggedRequest
+	for _, r := range e.sim.Requests() {
+		if r.Fault != "" {
+			hit = append(hit, r)
+		}
+	}
+	require.NotEmpty(e.t, hit, "the fault met a request")
+	for _, r := range hit {
+		assert.Equal(e.t, hit[0].Method+" "+hit[0].Path+" "+string(hit[0].ReqBody), r.Method+" "+r.Path+" "+string(r.ReqBody), "one write")
+		if stored {
+			assert.True(e.t, r.AppliedStatus >= 200 && r.AppliedStatus < 300, "stored before its answer was lost: %s %s got %d", r.Method, r.Path, r.AppliedStatus)
+		}
+	}
+}
