@@ -3,6 +3,7 @@ package prbundle
 import (
 	"bytes"
 	"context"
+	"os"
 	"time"
 
 	"github.com/mention-runner/mention-runner/internal/gitexec"
@@ -16,14 +17,23 @@ const gitTimeout = 2 * time.Minute
 // isolation every runner git gets (gitexec.Hardening, gitexec.Env):
 // command-line -c beats every config file, so "log.showRoot=false" in a
 // checkout cannot hide a root commit's files, nor "log.diffMerges=
-// first-parent" a merge's changes from its other parents (-m).
+// first-parent" a merge's changes from its other parents (-m), nor a
+// replace ref (refs/replace/<commit>) show another commit in a commit's
+// place. TestHostileConfigSeesTruePaths has a row for each.
 var pinned = []string{
 	"-c", "log.showRoot=true",
 	"-c", "log.diffMerges=separate",
-	"-c", "log.showSignature=false",
+	"-c", "log.showSignature=false", // verifying runs the checkout's gpg.program
 	"-c", "diff.relative=false",
 	"-c", "core.quotePath=false",
+	"-c", "core.useReplaceRefs=false",
 }
+
+// pinnedEnv is pinned's part that only the environment sets: no graft
+// file (<git dir>/info/grafts would give a commit other parents, so its
+// diff against them). A shallow checkout's boundary is kept apart, in
+// <git dir>/shallow, and still read.
+var pinnedEnv = []string{"GIT_GRAFT_FILE=" + os.DevNull}
 
 // git runs one isolated git command in dir and returns its stdout.
 func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
@@ -32,7 +42,7 @@ func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
 
 // gitIn is git with extra environment variables (an index, an identity).
 func gitIn(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
-	c := gitexec.Isolated(dir, "", gitTimeout, append([]string{"GIT_OPTIONAL_LOCKS=0"}, env...)...)
+	c := gitexec.Isolated(dir, "", gitTimeout, append(append([]string{"GIT_OPTIONAL_LOCKS=0"}, pinnedEnv...), env...)...)
 	c.Config = append(append([]string{}, c.Config...), pinned...)
 	return c.Run(ctx, args...)
 }

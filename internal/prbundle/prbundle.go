@@ -152,9 +152,11 @@ func resolve(ctx context.Context, dir, rev string) (string, error) {
 // record (":<modes> <ids> <status>") before each path, so every path is
 // read by its position after one, never by its look: no file name can pass
 // for a commit line or hide the path after it. Output of any other shape
-// is an error, not a guess.
+// is an error, not a guess. --ignore-submodules=none: a submodule's
+// change is a path too, whatever diff.ignoreSubmodules or the checkout's
+// .gitmodules ("ignore = all", which no -c overrides) say.
 func touchedPaths(ctx context.Context, dir string, rng ...string) (commits, paths []string, err error) {
-	args := append([]string{"log", "--no-renames", "-m", "--raw", "--no-abbrev", "--format=%x01%H", "-z"}, rng...)
+	args := append([]string{"log", "--no-renames", "--ignore-submodules=none", "-m", "--raw", "--no-abbrev", "--format=%x01%H", "-z"}, rng...)
 	out, err := git(ctx, dir, args...)
 	if err != nil {
 		return nil, nil, err
