@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/blockfile"
 	"github.com/mention-runner/mention-runner/internal/githubsim"
 	"github.com/mention-runner/mention-runner/internal/testkit/fakeclock"
 )
@@ -137,6 +138,55 @@ func (e *env) faultHit(stored bool) {
 		assert.Equal(e.t, hit[0].Method+" "+hit[0].Path+" "+string(hit[0].ReqBody), r.Method+" "+r.Path+" "+string(r.ReqBody), "one write")
 		if stored {
 			assert.True(e.t, r.AppliedStatus >= 200 && r.AppliedStatus < 300, "stored before its answer was lost: %s %s got %d", r.Method, r.Path, r.AppliedStatus)
+		}
+	}
+}
+
+// TestLostAnswerEachReplyWrite: the writes of a mention answered with a
+// reply, not a run (a bad !cfg; "go away"), each stored and its answer
+// lost, one at a time: the one Handle call that meets it still ends with
+// one reply (found by its marker, not posted again), the opt-out written,
+// and the claim dispatched.
+func TestLostAnswerEachReplyWrite(t *testing.T) {
+	const comments = "/repos/alice/proj/issues/*/comments"
+	kinds := []githubsim.FaultKind{githubsim.FaultStatus502, githubsim.FaultReset, githubsim.FaultHang}
+	for i, tc := range []struct {
+		name, body string
+		method     string
+		path       string
+		want       string // the decision
+	}{
+		{"bad cfg/reply", "@mrbot !cfg comment-onyl please", "POST", comments, Reply},
+		{"go away/blocklist", "@mrbot go away", "PUT", "/repos/ops/control/contents/*", Block},
+		{"go away/reply", "@mrbot go away", "POST", comments, Block},
+	} {
+		for j, retry := range []bool{true, false} {
+			kind := kinds[(i+j)%len(kinds)]
+			name := tc.name + "/control retries/" + string(kind)
+			if !retry {
+				name = tc.name + "/control sends once/" + string(kind)
+			}
+			t.Run(name, func(t *testing.T) {
+				e := newEnv(t)
+				n := e.issue("x")
+				c := e.comment(n, "alice", tc.body)
+				d := e.plainDispatcher(retry, func(c *Config) { c.FlushEach = true })
+				e.sim.ResetRequests()
+				e.sim.AddFault(githubsim.Fault{Method: tc.method, Path: tc.path, Kind: kind, OnCall: 1, AfterApply: true, Delay: 20 * time.Millisecond})
+				trig := e.trigger("issue_comment", n, c.GetID())
+				dec, err := d.Handle(e.ctx(), trig)
+				e.faultHit(true)
+				require.NoError(t, err, "the same process finds out in-run")
+				assert.Equal(t, tc.want, dec.Decision, dec.Reason)
+				assert.Equal(t, StatusDispatched, e.claimState(dec.JobID))
+				assert.Len(t, e.sim.Comments(proj, n), 2, "the mention and one reply")
+				assert.Empty(t, e.sim.Dispatches(control))
+				if tc.want == Block {
+					l, err := (&blockfile.Store{Client: e.gh, Repo: control}).Load(e.ctx())
+					require.NoError(t, err)
+					assert.Len(t, l.Entries, 1, "alice/*")
+				}
+			})
 		}
 	}
 }

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -26,11 +27,35 @@ func (d *Dispatcher) replyOnce(ctx context.Context, t *Trigger, kind, body strin
 	comments := t.pre.comments
 	if comments == nil {
 		var err error
-		comments, err = threadctx.GetAll(ctx, d.gh, fmt.Sprintf("repos/%s/issues/%d/comments", t.Repo, t.Number))
-		if err != nil {
+		if comments, err = d.threadComments(ctx, t); err != nil {
 			return fmt.Errorf("look for an earlier reply: %w", err)
 		}
 	}
+	if d.replied(comments, mark) {
+		return nil
+	}
+	owner, name := split(t.Repo)
+	_, _, err := d.gh.Issues.CreateComment(ctx, owner, name, t.Number, &github.IssueComment{Body: github.String(body + "\n\n" + mark)})
+	if err == nil {
+		return nil
+	}
+	var ge *github.ErrorResponse
+	if !errors.As(err, &ge) || ge.Response == nil || ge.Response.StatusCode >= http.StatusInternalServerError {
+		// The answer may be lost while the reply was posted: look once,
+		// so this run ends with it rather than a later one finding it.
+		if comments, lerr := d.threadComments(ctx, t); lerr == nil && d.replied(comments, mark) {
+			return nil
+		}
+	}
+	return fmt.Errorf("reply on %s#%d: %w", t.Repo, t.Number, err)
+}
+
+func (d *Dispatcher) threadComments(ctx context.Context, t *Trigger) ([]json.RawMessage, error) {
+	return threadctx.GetAll(ctx, d.gh, fmt.Sprintf("repos/%s/issues/%d/comments", t.Repo, t.Number))
+}
+
+// replied says whether comments hold a comment by the bot with mark.
+func (d *Dispatcher) replied(comments []json.RawMessage, mark string) bool {
 	for _, raw := range comments {
 		var c struct {
 			Body string `json:"body"`
@@ -39,15 +64,10 @@ func (d *Dispatcher) replyOnce(ctx context.Context, t *Trigger, kind, body strin
 			} `json:"user"`
 		}
 		if json.Unmarshal(raw, &c) == nil && strings.EqualFold(c.User.Login, d.cfg.Bot) && strings.Contains(c.Body, mark) {
-			return nil
+			return true
 		}
 	}
-	owner, name := split(t.Repo)
-	_, _, err := d.gh.Issues.CreateComment(ctx, owner, name, t.Number, &github.IssueComment{Body: github.String(body + "\n\n" + mark)})
-	if err != nil {
-		return fmt.Errorf("reply on %s#%d: %w", t.Repo, t.Number, err)
-	}
-	return nil
+	return false
 }
 
 // react adds 👀 to the trigger. Reviews have no reactions on GitHub, so a
