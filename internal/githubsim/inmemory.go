@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"syscall"
 )
 
 // InMemory is a RoundTripper that serves each request by calling h (the
@@ -19,9 +20,10 @@ type handlerTransport struct{ h http.Handler }
 func (ht handlerTransport) RoundTrip(r *http.Request) (res *http.Response, err error) {
 	defer func() {
 		// A fault that hijacks the connection (reset, hang) aborts the
-		// handler: the client sees what a dropped connection gives it.
+		// handler: the client sees what a dropped connection gives it, a
+		// reset its retries know (over a socket: ECONNRESET or EOF).
 		if p := recover(); p != nil {
-			res, err = nil, fmt.Errorf("githubsim in memory: connection dropped (%v)", p)
+			res, err = nil, fmt.Errorf("githubsim in memory: connection dropped (%v): %w", p, syscall.ECONNRESET)
 		}
 	}()
 	// What a server's request has that a client's may not.

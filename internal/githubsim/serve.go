@@ -105,9 +105,11 @@ func (s *Sim) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	base := s.baseLocked()
 	s.reqSeq++
 	reqID := s.reqSeq
+	s.moments++
+	arrived := s.moments
 	s.mu.Unlock()
 
-	entry := &LoggedRequest{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, At: s.now(), Start: time.Now()}
+	entry := &LoggedRequest{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, At: s.now(), Start: time.Now(), Arrived: arrived}
 	// The entry is logged when the handler ends, which can be after the
 	// client has its answer; the log readers wait for every request the
 	// client may already have seen (see answering), so a test that resets
@@ -123,6 +125,8 @@ func (s *Sim) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		entry.seq = reqID
 		entry.End = time.Now()
 		s.mu.Lock()
+		s.moments++
+		entry.Ended = s.moments
 		// Keep the log in arrival order: a reset request's handler can end
 		// after the client has already sent (and been answered on) its next
 		// request, so completion order would show them swapped.

@@ -85,6 +85,7 @@ type Sim struct {
 	logged    *sync.Cond         // signalled when one of them is logged
 	logLimit  int
 	reqSeq    int64
+	moments   int64 // orders requests' arrivals and ends (LoggedRequest.Arrived, Ended)
 	primary   int
 	anonLimit int
 	windows   map[string]*rateWindow

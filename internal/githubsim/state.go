@@ -141,6 +141,11 @@ type LoggedRequest struct {
 	// handler ended (whatever the simulated clock says): RoundTrips reads
 	// them.
 	Start, End time.Time
+	// Arrived and Ended order the same two moments on one counter, where
+	// times tie (in a testing/synctest bubble requests take no time): a
+	// request that arrived before another's handler ended has the lower
+	// Arrived than that one's Ended.
+	Arrived, Ended int64
 }
 
 // maxLoggedBody caps bodies kept in the request log.

@@ -65,10 +65,9 @@ func accountPacing(t *testing.T, n, workers int, shared bool) pacingResult {
 	defer cancel()
 	p := newProveRun(w, ms)
 	var wg sync.WaitGroup
-	release := w.Clock.Hold() // every process exists before time moves
 	var dispatched atomic.Bool
 	var dispatchErr error
-	w.Clock.Go(&wg, func() {
+	wg.Go(func() {
 		defer dispatched.Store(true)
 		_, dispatchErr = w.DispatchAll(ctx, ms, 20, nil)
 	})
@@ -76,7 +75,7 @@ func accountPacing(t *testing.T, n, workers int, shared bool) pacingResult {
 	next, dir := 0, t.TempDir()
 	var st PublishStats
 	for k := 0; k < workers; k++ {
-		w.Clock.Go(&wg, func() {
+		wg.Go(func() {
 			for ctx.Err() == nil {
 				done := dispatched.Load()
 				mu.Lock()
@@ -128,7 +127,6 @@ func accountPacing(t *testing.T, n, workers int, shared bool) pacingResult {
 			}
 		})
 	}
-	release()
 	wg.Wait()
 	res := pacingResult{m: p.measure(), dispatchErr: dispatchErr}
 	bot := strings.ToLower(Bot)

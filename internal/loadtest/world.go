@@ -39,7 +39,7 @@ type WorldOptions struct {
 	// Bubble runs the world in the caller's testing/synctest bubble (call
 	// NewWorld inside synctest.Test): the simulator is served in memory
 	// (githubsim.InMemory, no socket) and the clock is the bubble's
-	// (fakeclock.Bubble), so concurrent processes (Clock.Go) wait as
+	// (fakeclock.Bubble), so concurrent processes (goroutines) wait as
 	// separate processes would, and time never moves while one of them is
 	// between taking a write slot and sending the write. Start is then the
 	// bubble's (2000-01-01).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -24,6 +25,7 @@ type world struct {
 	clk  *fakeclock.Clock
 	gh   *github.Client
 	base string
+	rt   http.RoundTripper // the simulator in memory (a bubble's world); nil = over its socket
 	// named: its handles use named generations (the default outside
 	// tests); the tests written before them pin the sequential scheme.
 	named bool
@@ -34,20 +36,49 @@ func newWorld(t *testing.T) *world {
 	return newWorldOn(t, fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)))
 }
 
-// newWorldOn is newWorld on clk (a virtual clock for processes that wait
-// at once).
+// newWorldOn is newWorld on clk.
 func newWorldOn(t *testing.T, clk *fakeclock.Clock) *world {
+	t.Helper()
+	return newWorldWith(t, clk, false)
+}
+
+// newBubbleWorld is a world for processes that wait at once, in the
+// testing/synctest bubble t runs in: the bubble's clock, moved on to at's
+// time of day (a test near an hour's end), and the simulator in memory.
+// Time moves only when every goroutine waits, so no process is caught
+// between taking a slot and writing.
+func newBubbleWorld(t *testing.T, at time.Time) *world {
+	t.Helper()
+	time.Sleep(at.Sub(at.Truncate(24 * time.Hour)))
+	return newWorldWith(t, fakeclock.Bubble(), true)
+}
+
+// bubbleCtx bounds a bubble's test by its own clock: a hang is go test's
+// timeout's, a deadlock the bubble's.
+func bubbleCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 24*time.Hour)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// newWorldWith is newWorldOn, the simulator served in memory or on a
+// socket.
+func newWorldWith(t *testing.T, clk *fakeclock.Clock, inMemory bool) *world {
 	t.Helper()
 	sim, err := githubsim.New(githubsim.Options{Seed: 3, Now: clk.Now})
 	require.NoError(t, err)
-	base, err := sim.Start()
-	require.NoError(t, err)
 	t.Cleanup(func() { _ = sim.Close() })
+	w := &world{sim: sim, clk: clk, base: sim.URL()}
+	if inMemory {
+		w.rt = githubsim.InMemory(sim.Handler())
+	} else {
+		w.base, err = sim.Start()
+		require.NoError(t, err)
+	}
 	sim.AddUser("ops")
 	sim.AddToken("tok", "ops")
 	_, err = sim.AddRepo("ops/control", true)
 	require.NoError(t, err)
-	w := &world{sim: sim, clk: clk, base: base}
 	w.gh = w.client(t, "tok")
 	return w
 }
@@ -55,7 +86,7 @@ func newWorldOn(t *testing.T, clk *fakeclock.Clock) *world {
 // client is a client of the simulator with token, on the world's clock.
 func (w *world) client(t *testing.T, token string) *github.Client {
 	t.Helper()
-	gh, err := ghclient.New(ghclient.Options{BaseURL: w.base, Token: token, RetryUnsafe: true, Sleep: w.clk.Sleep, Now: w.clk.Now, RequestTimeout: 5 * time.Second})
+	gh, err := ghclient.New(ghclient.Options{BaseURL: w.base, Token: token, RetryUnsafe: true, Sleep: w.clk.Sleep, Now: w.clk.Now, RequestTimeout: 5 * time.Second, Base: w.rt})
 	require.NoError(t, err)
 	return gh
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-github/v62/github"
@@ -185,11 +186,14 @@ func TestNamedReadChecksTheGeneration(t *testing.T) {
 // apart, take grants across hour boundaries (and count rotations within
 // an hour: RotateEvery) while GitHub enforces the account's limits: it
 // refuses none of the account's writes.
-func TestNamedRotationUnderConcurrency(t *testing.T) {
-	clk := fakeclock.NewVirtual(time.Date(2026, 3, 1, 12, 58, 0, 0, time.UTC))
-	w := newWorldOn(t, clk)
+func TestNamedRotationUnderConcurrency(t *testing.T) { synctest.Test(t, namedRotationUnderConcurrency) }
+
+func namedRotationUnderConcurrency(t *testing.T) {
+	w := newBubbleWorld(t, time.Date(2026, 3, 1, 12, 58, 0, 0, time.UTC))
+	clk := w.clk
+	start := clk.Now() // 12:58 of the bubble's first day
 	w.named = true
-	ctx := ctxT(t)
+	ctx := bubbleCtx(t)
 	const perMinute, perHour = 30, 60
 	w.sim.SetContentLimits(perMinute, perHour)
 	w.sim.AddUser("runner")
@@ -212,7 +216,7 @@ func TestNamedRotationUnderConcurrency(t *testing.T) {
 		require.NoError(t, err)
 		ls[i] = l
 	}
-	w.takeAll(t, ctx, clk, ls, 20, true)
+	w.takeAll(t, ctx, ls, 20, true)
 
 	refused, created := 0, map[string]int{}
 	for _, r := range w.sim.Requests() {
@@ -238,7 +242,7 @@ func TestNamedRotationUnderConcurrency(t *testing.T) {
 		g, _ := contract.PaceGen("bot", r)
 		top = max(top, g)
 	}
-	assert.Greater(t, top, contract.PaceWindowGen(time.Date(2026, 3, 1, 12, 58, 0, 0, time.UTC))+2, "crossed hours")
+	assert.Greater(t, top, contract.PaceWindowGen(start)+2, "crossed hours")
 	t.Logf("%d rotations, %d dead, %d refs left, %v created, clock at %s", rotations, dead, len(refs), len(created), clk.Now().Format(time.TimeOnly))
 }
 

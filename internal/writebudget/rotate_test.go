@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-github/v62/github"
@@ -19,7 +20,6 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/contract"
 	"github.com/mention-runner/mention-runner/internal/githubsim"
-	"github.com/mention-runner/mention-runner/internal/testkit/fakeclock"
 	"github.com/mention-runner/mention-runner/internal/writebudget"
 )
 
@@ -31,10 +31,11 @@ import (
 // every write it made (the processes' and the ledger's own, rotations
 // included: GitHub refuses none), each generation is opened exactly once,
 // the generations left behind are deleted and the live chain stays short.
-func TestRotationUnderConcurrency(t *testing.T) {
-	clk := fakeclock.NewVirtual(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	w := newWorldOn(t, clk)
-	ctx := ctxT(t)
+func TestRotationUnderConcurrency(t *testing.T) { synctest.Test(t, rotationUnderConcurrency) }
+
+func rotationUnderConcurrency(t *testing.T) {
+	w := newBubbleWorld(t, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	ctx := bubbleCtx(t)
 	const perMinute, perHour, every = 30, 500, 4
 	w.sim.SetContentLimits(perMinute, perHour)
 	w.sim.AddUser("runner")
@@ -55,7 +56,7 @@ func TestRotationUnderConcurrency(t *testing.T) {
 		}
 		ls[i] = w.ledger(t, fmt.Sprintf("p%d", i), o)
 	}
-	w.takeAll(t, ctx, clk, ls, 16, true)
+	w.takeAll(t, ctx, ls, 16, true)
 
 	grants, rotations, dead := 0, 0, 0
 	for _, l := range ls {
@@ -83,8 +84,8 @@ func TestRotationUnderConcurrency(t *testing.T) {
 	// taken again; a closer's re-creation whose grant another process
 	// carried on counts nothing (TestCloserReCreatesACarriedGeneration).
 	type creation struct {
-		gen        int
-		start, end time.Time
+		gen            int
+		arrived, ended int64
 	}
 	opened := map[string][]creation{}
 	refused := 0
@@ -98,24 +99,24 @@ func TestRotationUnderConcurrency(t *testing.T) {
 			require.NoError(t, json.Unmarshal(r.ReqBody, &body))
 			g, ok := contract.PaceGen("bot", body.Ref)
 			require.True(t, ok, body.Ref)
-			opened[body.Ref] = append(opened[body.Ref], creation{g, r.Start, r.End})
+			opened[body.Ref] = append(opened[body.Ref], creation{g, r.Arrived, r.Ended})
 		}
 	}
 	// A generation is deleted only once a higher one exists, so the
 	// ledger itself is never the one re-created: each re-creation was
 	// applied after some higher generation's creation was. The log's
 	// order is arrival, not application (a request can wait in the
-	// server while later ones are applied), so that is checked by wall
-	// time: the higher creation arrived before the re-creation was
-	// answered. Which of a ref's creations was the first is not known
-	// either: all but one of them must pass.
+	// server while later ones are applied), so that is checked by the
+	// log's order of arrivals and ends: the higher creation arrived
+	// before the re-creation was answered. Which of a ref's creations was
+	// the first is not known either: all but one of them must pass.
 	recreated := 0
 	for ref, cs := range opened {
 		recreated += len(cs) - 1
 		below := 0
 		for _, c := range cs {
 			for _, o := range opened {
-				if slices.ContainsFunc(o, func(h creation) bool { return h.gen > c.gen && h.start.Before(c.end) }) {
+				if slices.ContainsFunc(o, func(h creation) bool { return h.gen > c.gen && h.arrived < c.ended }) {
 					below++
 					break
 				}
@@ -243,10 +244,12 @@ func TestFallbackWritesTheLedger(t *testing.T) {
 // already rotated past and deleted, at the same commit, and a process
 // still holding that commit committed a grant onto it that nobody reads
 // (1 run in ~300 under -race).
-func TestRotationUnderLostAnswers(t *testing.T) {
-	clk := fakeclock.NewVirtual(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	w := newWorldOn(t, clk)
-	ctx := ctxT(t)
+func TestRotationUnderLostAnswers(t *testing.T) { synctest.Test(t, rotationUnderLostAnswers) }
+
+func rotationUnderLostAnswers(t *testing.T) {
+	w := newBubbleWorld(t, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	clk := w.clk
+	ctx := bubbleCtx(t)
 	// each fault fails one request at most twice: its fifth attempt (the
 	// client's MaxRetries) gets through. Drawn afresh for every attempt,
 	// all five failed now and then (seen once in ~900 runs): the ledger was
@@ -268,7 +271,7 @@ func TestRotationUnderLostAnswers(t *testing.T) {
 		}
 		ls[i] = w.ledger(t, fmt.Sprintf("p%d", i), o)
 	}
-	w.takeAll(t, ctx, clk, ls, 12, false)
+	w.takeAll(t, ctx, ls, 12, false)
 	refs, msg := w.ledgerNow(t, ctx)
 	for i, l := range ls {
 		g, _, _ := l.Stats()
@@ -469,15 +472,14 @@ func (f *failFirstCommitRead) RoundTrip(r *http.Request) (*http.Response, error)
 	return f.next.RoundTrip(r)
 }
 
-// takeAll runs the ledgers at once on clk (released together), each
+// takeAll runs the ledgers at once (in a bubble: newBubbleWorld), each
 // taking n grants; with write, each grant is followed by the write its
 // slot was for: a commit in the control repository, as the account.
-func (w *world) takeAll(t *testing.T, ctx context.Context, clk *fakeclock.Clock, ls []*writebudget.Ledger, n int, write bool) {
+func (w *world) takeAll(t *testing.T, ctx context.Context, ls []*writebudget.Ledger, n int, write bool) {
 	t.Helper()
 	var wg sync.WaitGroup
-	release := clk.Hold()
 	for _, l := range ls {
-		clk.Go(&wg, func() {
+		wg.Go(func() {
 			for k := 0; k < n; k++ {
 				if !assert.NoError(t, l.Take(ctx)) {
 					return
@@ -491,6 +493,5 @@ func (w *world) takeAll(t *testing.T, ctx context.Context, clk *fakeclock.Clock,
 			l.Idle()
 		})
 	}
-	release()
 	wg.Wait()
 }

@@ -11,19 +11,18 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// TestBubbleCountsEveryGoroutine: on a bubble's clock, time does not move
-// while a participant works, even when a goroutine it started for itself
-// sleeps meanwhile (on the virtual clock that goroutine counted the
-// participant asleep: time jumped to another's wake-up mid-work); sleeps
-// of different participants still overlap.
-func TestBubbleCountsEveryGoroutine(t *testing.T) {
+// TestBubble: on a bubble's clock, time does not move while a process
+// works, even when a goroutine it started for itself sleeps meanwhile (the
+// case a clock counting only the processes it was told of got wrong: it
+// moved time to another process's wake-up mid-work); sleeps of different
+// processes overlap; Advance sleeps.
+func TestBubble(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := Bubble()
 		t0 := c.Now()
 		var wg sync.WaitGroup
-		release := c.Hold()
 		var during time.Duration
-		c.Go(&wg, func() {
+		wg.Go(func() {
 			var bg sync.WaitGroup
 			bg.Go(func() { assert.NoError(t, c.Sleep(context.Background(), time.Minute)) })
 			start := c.Now()
@@ -33,13 +32,18 @@ func TestBubbleCountsEveryGoroutine(t *testing.T) {
 			during = c.Now().Sub(start)
 			bg.Wait()
 		})
-		c.Go(&wg, func() { assert.NoError(t, c.Sleep(context.Background(), time.Second)) })
-		release()
+		wg.Go(func() { assert.NoError(t, c.Sleep(context.Background(), time.Second)) })
 		wg.Wait()
-		assert.Zero(t, during, "time moved while a participant worked")
+		assert.Zero(t, during, "time moved while a process worked")
 		assert.Equal(t, t0.Add(time.Minute), c.Now(), "the sleeps overlapped")
 		c.Advance(time.Hour)
 		assert.Equal(t, t0.Add(time.Hour+time.Minute), c.Now(), "Advance sleeps")
+		c.Set(t0.Add(2 * time.Hour))
+		assert.Equal(t, t0.Add(2*time.Hour), c.Now(), "Set sleeps until then")
 		assert.Equal(t, time.UTC, c.Now().Location())
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		assert.ErrorIs(t, c.Sleep(ctx, time.Hour), context.Canceled)
+		assert.Equal(t, t0.Add(2*time.Hour), c.Now(), "a cancelled sleep returns at once")
 	})
 }
