@@ -34,8 +34,8 @@ type pacingResult struct {
 // `workers` concurrent workflow runs (assemble, then publish), each
 // publish its own process with its own pacer, in a testing/synctest
 // bubble: time moves only when every goroutine of every process waits, as
-// on a machine where requests take no time. (On fakeclock's virtual clock
-// a process's own background goroutine asleep let time move while the
+// on a machine where requests take no time. (On the virtual clock fakeclock
+// had, a process's own background goroutine asleep let time move while the
 // process was mid-request: a write taken before the slow-down went out a
 // minute later, inside it, about one run in 50.) With shared, all of them
 // reserve their writes from the account's ledger in CONTROL. One comment

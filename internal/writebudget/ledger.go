@@ -168,7 +168,7 @@ type Ledger struct {
 
 // ioLock is a mutex on a channel: waiting for it is a channel send, which
 // testing/synctest counts as durably blocked (a sync.Mutex wait is not),
-// so tests on a virtual clock advance while a rotation finishes in the
+// so tests in a bubble advance while a rotation finishes in the
 // background holding it (ready.go).
 type ioLock chan struct{}
 
