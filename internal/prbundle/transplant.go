@@ -67,7 +67,12 @@ func Transplant(ctx context.Context, r Repo, id Identity, msg, from, to, onto st
 	index, patch := filepath.Join(tmp, "index"), filepath.Join(tmp, "change.patch")
 	// --no-ext-diff/--no-textconv: no diff program runs, whatever an
 	// attribute names; --full-index lets apply fall back to a 3-way merge.
+	// The rest pin the patch's form against the checkout's config (color,
+	// diff.noprefix, diff.context, diff.ignoreSubmodules and .gitmodules
+	// "ignore"), so it is the whole change as apply reads it
+	// (TestTransplantHostileConfig).
 	diff, err := git(ctx, r.Dir(), "diff", "--binary", "--full-index", "--no-ext-diff", "--no-textconv", "--no-renames",
+		"--no-color", "--src-prefix=a/", "--dst-prefix=b/", "--unified=3", "--ignore-submodules=none",
 		"--end-of-options", from, to)
 	if err != nil {
 		return "", fmt.Errorf("prbundle: transplant: diff the changes: %w", err)
@@ -85,8 +90,10 @@ func Transplant(ctx context.Context, r Repo, id Identity, msg, from, to, onto st
 	if _, err := ix("read-tree", onto); err != nil {
 		return "", fmt.Errorf("prbundle: transplant: read %s: %w", onto, err)
 	}
-	if _, err := ix("apply", "--cached", patch); err != nil {
-		if _, err3 := ix("apply", "--cached", "--3way", patch); err3 != nil {
+	// --whitespace=nowarn: apply.whitespace=fix would change the lines
+	// the agent wrote, =error refuse them.
+	if _, err := ix("apply", "--cached", "--whitespace=nowarn", patch); err != nil {
+		if _, err3 := ix("apply", "--cached", "--whitespace=nowarn", "--3way", patch); err3 != nil {
 			return "", &ConflictError{Base: onto, Detail: firstLine(err.Error())}
 		}
 	}

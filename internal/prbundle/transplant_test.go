@@ -127,3 +127,30 @@ func TestCaptureOntoRefusals(t *testing.T) {
 	require.True(t, errors.As(err, &wf), "%v", err)
 	assert.True(t, strings.Contains(err.Error(), ".github/workflows/x.yml"))
 }
+
+// TestTransplantHostileConfig: the checkout's own config cannot change
+// what Transplant carries. Put back on the commit it started from, the
+// agent's change must give exactly the agent's tree, whatever the config
+// says of the patch's form (color, prefixes, context, submodules) or of
+// applying it (whitespace). Each setting fails this without the flag of
+// Transplant's that pins it (the note of session 11, pins).
+func TestTransplantHostileConfig(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	start := gittemplate.Head(t, r.dir)
+	r.write(".gitmodules", "[submodule \"b\"]\n\tpath = .github/actions/build\n\turl = https://example.com/b\n\tignore = all\n")
+	r.write("README.md", "hello\nworld\n")      // context=0: a hunk apply refuses
+	r.write("src/a.txt", "trailing blanks  \n") // noprefix: would land as a.txt
+	r.git("add", "-A")
+	r.git("update-index", "--add", "--cacheinfo", "160000,"+start+",.github/actions/build")
+	r.git("commit", "--quiet", "-m", "agent's change")
+	appendFile(t, filepath.Join(r.dir, ".git", "config"), configText([]string{
+		"color.ui=always", "color.diff=always", "diff.noprefix=true", "diff.context=0",
+		"diff.ignoreSubmodules=all", "apply.whitespace=fix"}))
+
+	head, err := Transplant(ctx, Repo{WorkTree: r.dir}, BotIdentity("bot"), "msg", start, "HEAD", start)
+	require.NoError(t, err)
+	trees := strings.Fields(r.git("rev-parse", "HEAD^{tree}", head+"^{tree}"))
+	require.Len(t, trees, 2)
+	assert.Equal(t, trees[0], trees[1], "the agent's tree, exactly")
+}
