@@ -4,12 +4,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-github/v62/github"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/blockfile"
 	"github.com/mention-runner/mention-runner/internal/githubsim"
 	"github.com/mention-runner/mention-runner/internal/testkit/fakeclock"
+	"github.com/mention-runner/mention-runner/internal/transport"
 )
 
 // plainDispatcher is a dispatcher without a write ledger (its claim
@@ -186,6 +188,44 @@ func TestLostAnswerEachReplyWrite(t *testing.T) {
 					require.NoError(t, err)
 					assert.Len(t, l.Entries, 1, "alice/*")
 				}
+			})
+		}
+	}
+}
+
+// TestLostAnswerPollCycle: a poll cycle of a wired dispatcher (a running
+// process: several mentions, its own claim commits beside its grants)
+// meets a state commit whose answer is lost: the cycle still ends with
+// every mention dispatched once and no thread failed.
+func TestLostAnswerPollCycle(t *testing.T) {
+	for _, which := range []string{"state: claimed", "state: dispatched"} {
+		for _, retry := range []bool{true, false} {
+			name := which + "/control retries"
+			if !retry {
+				name = which + "/control sends once"
+			}
+			t.Run(name, func(t *testing.T) {
+				e := newEnv(t)
+				clk := fakeclock.New(time.Now().UTC())
+				n := e.issue("@mrbot the body asks too")
+				c1 := e.comment(n, "alice", "@mrbot first")
+				other := e.issue("quiet")
+				c2 := e.comment(other, "alice", "@mrbot second")
+				e.later(time.Minute)
+				e.sim.AddFault(githubsim.Fault{Method: "POST", Path: "/repos/ops/control/git/commits", Kind: githubsim.FaultStatus502, OnCall: 1,
+					Mentions: which, AfterApply: true})
+				res, err := e.poller(e.wiredDispatcherRetry(clk, retry)).Cycle(e.ctx())
+				e.faultHit(true)
+				require.NoError(t, err, "the same process finds out in-run")
+				assert.Len(t, res.Decisions, 3)
+				jobs := e.jobsDispatched()
+				assert.Len(t, jobs, 3)
+				for _, c := range []*github.IssueComment{c1, c2} {
+					id := transport.JobID(c.GetNodeID())
+					assert.Equal(t, 1, jobs[id])
+					assert.Equal(t, StatusDispatched, e.claimState(id))
+				}
+				assertUnread(t, e, false, "every thread read")
 			})
 		}
 	}
