@@ -30,7 +30,9 @@ func (w *World) NewDispatcher(opts ...func(*dispatch.Config)) (*dispatch.Dispatc
 	if err != nil {
 		return nil, err
 	}
-	ctl, err := w.Client(ControlToken, false, ctlPacer)
+	// as cmd/dispatcher's: its control writes (claim refs, state commits,
+	// sha-guarded files) are each recognised when repeated
+	ctl, err := w.Client(ControlToken, true, ctlPacer)
 	if err != nil {
 		return nil, err
 	}
