@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -254,6 +255,62 @@ func TestEngineMaxTurns(t *testing.T) {
 			assert.Len(t, eventsOf(f.events(t), contract.EventAgentFailed), 1)
 		})
 	}
+}
+
+// TestCodexSearchTurns: with its default model Codex reaches our tools
+// through tool_search, and reports no exec event for a search; a model
+// that only searches must still be stopped at MR_MAX_TURNS (before the
+// engine read Codex's rollout it ran all nine searches and "completed" in
+// one turn). Every search is in the record as a tool_search call with its
+// query, its result naming the tools found.
+func TestCodexSearchTurns(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs a real engine CLI")
+	}
+	script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
+		if req.Turn() >= 9 { // a bound: a runner that missed the limit ends here
+			return fakemodel.Text("done")
+		}
+		return toolUse(codex.SearchTool, map[string]any{"query": fmt.Sprintf("noop gate %d", req.Turn()), "limit": 8})
+	})
+	f := newFixture(t, "@helperbot search forever")
+	eng, fake := cliEngines[0].start(t, f, script)
+	f.env["MR_MODEL"] = codex.DefaultModel // the model Codex defers our tools for
+	f.env["MR_MAX_TURNS"] = "3"
+
+	out, err := f.run(t, eng)
+	var re *RunError
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, contract.CauseMaxTurns, out.Failure, out.Error)
+	assert.Contains(t, out.Error, "MR_MAX_TURNS=3")
+	assert.Equal(t, 3, out.Turns)
+	agent := fake.AgentRequests()
+	require.GreaterOrEqual(t, len(agent), 3)
+	assert.LessOrEqual(t, len(agent), 5, "stopped soon after the third response")
+	assert.Contains(t, agent[0].ToolNames(), codex.SearchTool, "the model really searches")
+	o := f.requireRecord(t)
+	assert.Equal(t, contract.CauseMaxTurns, o.Failure)
+
+	evs := f.events(t)
+	var queries []string
+	for _, e := range eventsOf(evs, contract.EventToolStarted) {
+		var d struct {
+			Name      string
+			Arguments struct{ Query string }
+		}
+		require.NoError(t, json.Unmarshal(e.Data, &d))
+		assert.Equal(t, codex.SearchTool, d.Name)
+		queries = append(queries, d.Arguments.Query)
+	}
+	assert.Equal(t, []string{"noop gate 0", "noop gate 1", "noop gate 2"}, queries[:min(3, len(queries))])
+	done := eventsOf(evs, contract.EventToolCompleted)
+	require.GreaterOrEqual(t, len(done), 3)
+	var d struct {
+		ResultExcerpt string `json:"result_excerpt"`
+	}
+	require.NoError(t, json.Unmarshal(done[0].Data, &d))
+	assert.Contains(t, d.ResultExcerpt, "mcp__gate__noop", "the result names the tools found")
 }
 
 // TestEngineAPIFailure: the provider refuses the call; the run fails and

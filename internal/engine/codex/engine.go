@@ -9,9 +9,11 @@
 // .codex/hooks.json, .agents/skills, .rules, .env) is ever discovered;
 // CODEX_HOME is a fresh directory under the engine's HOME and
 // --ignore-user-config skips even that; every setting comes from the
-// command line. Its sandbox stays read-only over that empty directory, so
-// its own apply_patch (offered to some models whatever the configuration)
-// can change nothing. Codex reads, and with MR_ALLOWED_TOOLS Edit/Write
+// command line. Codex writes its session record (the rollout) there, and
+// the engine reads the tool searches from it (rollout.go). Its sandbox
+// stays read-only over that empty directory, so its own apply_patch
+// (offered to some models whatever the configuration) can change
+// nothing. Codex reads, and with MR_ALLOWED_TOOLS Edit/Write
 // changes, the checkout through the runner's file tools (`runner
 // mcp-files`, a second MCP server), which are confined to the checkout by
 // the runner; the gate commits the changes for a pull request. The
@@ -44,7 +46,8 @@ const Program = "codex"
 // offers tools only through its JavaScript "code mode", which is switched
 // off here; this one gets the MCP tools (the gate's, the file tools)
 // deferred behind Codex's tool_search, which finds only the tools of the
-// servers configured here and is reported by no event (Codex 0.169.0).
+// servers configured here and is reported by no exec event (Codex
+// 0.169.0): the engine reads the searches from the rollout.
 const DefaultModel = "gpt-5.5"
 
 // BaseURLEnv in the engine's environment points Codex at another Responses
@@ -80,12 +83,13 @@ func New(bin string) *Engine { return &Engine{Bin: bin} }
 func (e *Engine) Name() string { return Name }
 
 // Args is Codex's command line: exec with JSONL events, the prompt on
-// stdin, in workDir, ephemeral, no user config or exec-policy rules, a
-// read-only sandbox, never asking for approval, no web search, no project
+// stdin, in workDir, not ephemeral (the engine reads the tool searches
+// from the rollout), no user config or exec-policy rules, a read-only
+// sandbox, never asking for approval, no web search, no project
 // docs, the features above off, the gate as the only MCP server (its tools
 // approved: the gate itself decides), and the model and provider.
 func (e *Engine) Args(spec engine.Spec, workDir, baseURL string, files []string) []string {
-	args := []string{"exec", "--json", "--color", "never", "--skip-git-repo-check", "--ephemeral",
+	args := []string{"exec", "--json", "--color", "never", "--skip-git-repo-check",
 		"--ignore-user-config", "--ignore-rules", "-C", workDir, "-s", "read-only",
 		"-c", `approval_policy="never"`, "-c", `web_search="disabled"`, "-c", "project_doc_max_bytes=0",
 		"-c", `history.persistence="none"`, "-c", "check_for_update_on_startup=false",
@@ -159,7 +163,7 @@ func Prompt(spec engine.Spec, checkout, write bool) (string, error) {
 // Run starts Codex and blocks until it ends or ctx is done (see
 // engine.Engine). Codex has no turn limit of its own: the engine stops it
 // when the model would start a turn past spec.MaxTurns and reports
-// error_max_turns.
+// error_max_turns; a response that only searches is a turn too.
 func (e *Engine) Run(ctx context.Context, spec engine.Spec, sink engine.Sink) (*session.Result, error) {
 	tools, files, err := engine.FileToolsSetup(Name, e.Bin, spec)
 	if err != nil {
@@ -173,23 +177,24 @@ func (e *Engine) Run(ctx context.Context, spec engine.Spec, sink engine.Sink) (*
 	if err != nil {
 		return nil, fmt.Errorf("codex engine: %w", err)
 	}
-	env, err := isolatedEnv(spec.Env, home)
+	env, codexHome, err := isolatedEnv(spec.Env, home)
 	if err != nil {
 		return nil, fmt.Errorf("codex engine: %w", err)
 	}
 
 	m := newMapper(cmp.Or(spec.Model, DefaultModel))
-	return process.RunStream(ctx, process.Stream{Program: Program, Map: m.Map, MaxTurns: spec.MaxTurns,
+	side := func(ctx context.Context, emit func([]session.Event)) { m.tailRollout(ctx, codexHome, emit) }
+	return process.RunStream(ctx, process.Stream{Program: Program, Map: m.Map, MaxTurns: spec.MaxTurns, Side: side,
 		Spec: process.Spec{Bin: NativeBin(e.Bin), Args: e.Args(spec, workDir, process.Lookup(env, BaseURLEnv), files), Dir: workDir,
 			Env: env, Stdin: strings.NewReader(prompt), Grace: e.Grace, StderrTail: e.StderrTail}}, sink)
 }
 
 // isolatedEnv is env with CODEX_HOME set to a fresh directory under home
-// (which the runner made for this run).
-func isolatedEnv(env []string, home string) ([]string, error) {
+// (which the runner made for this run), and that directory.
+func isolatedEnv(env []string, home string) ([]string, string, error) {
 	codexHome := filepath.Join(home, ".codex")
 	if err := os.MkdirAll(codexHome, 0o700); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return process.SetEnv(env, "CODEX_HOME", codexHome), nil
+	return process.SetEnv(env, "CODEX_HOME", codexHome), codexHome, nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mention-runner/mention-runner/internal/engine"
@@ -28,8 +29,10 @@ import (
 //
 // Codex reports no message ids: a new assistant message starts after
 // every tool result, so each model response is one turn. It reports
-// nothing for a tool_search call (how gpt-5.5 finds the MCP tools), so a
-// response that only searches is no turn here.
+// nothing for a tool_search call (how gpt-5.5 finds the MCP tools): those
+// come from Codex's rollout (rollout.go), mapped to a tool use of
+// SearchTool and its result, so a response that only searches is a turn
+// too.
 
 // ShellTool is the name Codex's shell command items get in the record.
 const ShellTool = "shell"
@@ -73,18 +76,22 @@ type item struct {
 
 // mapper is the stateful LineMapper for one run.
 type mapper struct {
+	mu      sync.Mutex // Map runs on the stream's goroutine, rolloutMap on the tail's
 	model   string
 	msgs    engine.Messages
 	started map[string]bool
-	text    []string // agent messages, the last is the result text
+	done    map[string]bool // searches whose output was reported
+	text    []string        // agent messages, the last is the result text
 }
 
 func newMapper(model string) *mapper {
-	return &mapper{model: model, msgs: engine.Messages{Prefix: "codex_msg_"}, started: map[string]bool{}}
+	return &mapper{model: model, msgs: engine.Messages{Prefix: "codex_msg_"}, started: map[string]bool{}, done: map[string]bool{}}
 }
 
 // Map implements streamjson.LineMapper.
 func (m *mapper) Map(raw []byte, n int, now time.Time) []session.Event {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	var l line
 	if err := json.Unmarshal(raw, &l); err != nil {
 		return []session.Event{streamjson.Unknown(raw, fmt.Sprintf("codex line %d: malformed JSON: %v", n, err), now)}

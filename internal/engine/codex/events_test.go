@@ -69,7 +69,7 @@ func TestArgs(t *testing.T) {
 	e := New("codex")
 	args := strings.Join(e.Args(engine.Spec{GateCommand: []string{"/bin/runner", "mcp", "--config", `/r/"q".json`}}, "/w", "http://127.0.0.1:1/v1",
 		[]string{"/bin/runner", "mcp-files", "--root", "/c", "--tools", "read_file"}), " ")
-	for _, want := range []string{"exec --json", "--ignore-user-config", "--ignore-rules", "--ephemeral", "-C /w", "-s read-only",
+	for _, want := range []string{"exec --json", "--ignore-user-config", "--ignore-rules", "-C /w", "-s read-only",
 		`approval_policy="never"`, `web_search="disabled"`, "project_doc_max_bytes=0", "--disable shell_tool", "--disable hooks",
 		"--disable shell_snapshot", // no login shell at start
 		`mcp_servers.gate={command="/bin/runner",args=["mcp","--config","/r/\"q\".json"],default_tools_approval_mode="approve"`,
@@ -78,6 +78,7 @@ func TestArgs(t *testing.T) {
 		assert.Contains(t, args, want)
 	}
 	assert.NotContains(t, args, "request_max_retries", "retries stay Codex's unless set")
+	assert.NotContains(t, args, "--ephemeral", "the rollout is where the engine reads the tool searches")
 	assert.NotContains(t, strings.Join(e.Args(engine.Spec{GateCommand: []string{"/bin/runner"}}, "/w", "", nil), " "), "mcp_servers.files")
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mention-runner/mention-runner/internal/engine"
@@ -27,6 +28,13 @@ type Stream struct {
 	// turn past it (for CLIs without a turn limit of their own); zero
 	// means the CLI enforces it, or there is none.
 	MaxTurns int
+	// Side, when set, is a second source of events beside stdout (a
+	// record the CLI writes of what its stream leaves out). It runs while
+	// the CLI does; its ctx ends when the CLI has exited and stdout is
+	// read, and it must then hand over what is left and return. Its
+	// events count toward MaxTurns like the stream's; emit is safe to
+	// call from its goroutine.
+	Side func(ctx context.Context, emit func([]session.Event))
 }
 
 var errMaxTurns = errors.New("turn limit reached")
@@ -46,7 +54,10 @@ func RunStream(ctx context.Context, s Stream, sink engine.Sink) (*session.Result
 	limit := engine.TurnLimit{Max: s.MaxTurns}
 	var result *session.Result
 	hitLimit := false
+	var mu sync.Mutex // deliver runs on stdout's and Side's goroutines
 	deliver := func(ev session.Event) {
+		mu.Lock()
+		defer mu.Unlock()
 		if ev.Kind == session.EventResult && ev.Result != nil {
 			r := *ev.Result
 			result = &r
@@ -57,6 +68,18 @@ func RunStream(ctx context.Context, s Stream, sink engine.Sink) (*session.Result
 			stop(errMaxTurns)
 		}
 	}
+	sideCtx, sideDone := context.WithCancel(ctx)
+	sideEnded := make(chan struct{})
+	go func() {
+		defer close(sideEnded)
+		if s.Side != nil {
+			s.Side(sideCtx, func(evs []session.Event) {
+				for _, ev := range evs {
+					deliver(ev)
+				}
+			})
+		}
+	}()
 	x, err := Run(ctx, s.Spec, func(r io.Reader) {
 		dec := streamjson.NewDecoder(r)
 		dec.Map = s.Map
@@ -73,6 +96,8 @@ func RunStream(ctx context.Context, s Stream, sink engine.Sink) (*session.Result
 			}
 		}
 	})
+	sideDone()
+	<-sideEnded
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Program, err)
 	}
