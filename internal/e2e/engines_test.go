@@ -217,16 +217,21 @@ func TestFlowEnginePR(t *testing.T) {
 				assert.ElementsMatch(t, ours, added)
 				agentReqs = agentReqs[first:]
 
-				// Codex reports no item for a tool search (0.169.0's exec
-				// --json): the record has the run's own tool calls only,
-				// the probes' refusals its only warnings, nothing denied
+				// Codex reports no exec item for a tool search (0.169.0);
+				// the engine reads it from Codex's rollout: the record has
+				// the search and the run's own tool calls only, the
+				// probes' refusals its only warnings, nothing denied
 				evs, err := record.ReadEvents(filepath.Join(f.RecordDir, contract.EventsFile))
 				require.NoError(t, err)
-				var failed int
+				var failed, searches int
 				for _, e := range evs {
 					if e.Type == contract.EventToolStarted {
 						var d struct{ Name string }
 						require.NoError(t, json.Unmarshal(e.Data, &d))
+						if d.Name == codex.SearchTool {
+							searches++
+							continue
+						}
 						assert.Contains(t, ours, d.Name)
 					}
 					if e.Severity != record.SeverityInfo {
@@ -235,6 +240,7 @@ func TestFlowEnginePR(t *testing.T) {
 					}
 				}
 				assert.Equal(t, len(tries), failed, "only the probes failed")
+				assert.Equal(t, 1, searches, "the search is in the record")
 			}
 			for _, tool := range ours {
 				assert.Contains(t, agentReqs[0].ToolNames(), tool)

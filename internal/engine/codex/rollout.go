@@ -30,8 +30,10 @@ import (
 // SearchTool is the name a tool search gets in the record.
 const SearchTool = "tool_search"
 
-// rolloutPoll is how often the rollout is read while Codex runs.
-const rolloutPoll = 50 * time.Millisecond
+// rolloutPoll is how often the rollout is read while Codex runs: a
+// search-only model is stopped at most this much after its last allowed
+// turn (one read of what was appended; nothing when nothing was).
+const rolloutPoll = 20 * time.Millisecond
 
 // rolloutLine is the part of a rollout line the engine reads.
 type rolloutLine struct {
@@ -105,27 +107,26 @@ func (m *mapper) rolloutMap(raw []byte, now time.Time) []session.Event {
 // and emits its searches, until ctx ends; then it reads what is left and
 // returns.
 func (m *mapper) tailRollout(ctx context.Context, codexHome string, emit func([]session.Event)) {
-	var path string
-	var off int64
+	var f *os.File
+	defer func() {
+		if f != nil {
+			f.Close()
+		}
+	}()
 	var partial []byte
 	read := func() {
-		if path == "" {
+		if f == nil {
 			found, _ := filepath.Glob(filepath.Join(codexHome, "sessions", "*", "*", "*", "rollout-*.jsonl"))
 			if len(found) == 0 {
 				return
 			}
-			path = found[0] // a fresh CODEX_HOME: this run's only session
+			var err error
+			if f, err = os.Open(found[0]); err != nil { // a fresh CODEX_HOME: this run's only session
+				return
+			}
 		}
-		f, err := os.Open(path)
-		if err != nil {
-			return
-		}
-		defer f.Close()
-		if _, err := f.Seek(off, io.SeekStart); err != nil {
-			return
-		}
+		// kept open: each read starts where the last ended
 		b, _ := io.ReadAll(f) // what was read counts even after an error
-		off += int64(len(b))
 		b = append(partial, b...)
 		// only whole lines: the last may still be being written
 		end := bytes.LastIndexByte(b, '\n') + 1
@@ -133,7 +134,7 @@ func (m *mapper) tailRollout(ctx context.Context, codexHome string, emit func([]
 		now := time.Now()
 		for _, ln := range bytes.Split(b[:end], []byte("\n")) {
 			// cheap filter: most lines are not searches
-			if len(ln) > 0 && bytes.Contains(ln, []byte(`"tool_search_`)) {
+			if bytes.Contains(ln, []byte(`"tool_search_`)) {
 				if evs := m.rolloutMap(ln, now); len(evs) > 0 {
 					emit(evs)
 				}
