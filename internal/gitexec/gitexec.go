@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -95,6 +96,62 @@ var Hardening = []string{
 	"-c", "protocol.https.allow=always",
 	"-c", "protocol.http.allow=always", // the operator's own API URL (GHES, tests)
 	"-c", "protocol.file.allow=always", // local bundles and packs
+}
+
+// driverKeys are the settings through which a repository's config names a
+// program for a driver an attribute picks (.gitattributes is content: the
+// target's, or the agent's): filter.<name>.clean/smudge/process run on
+// `git add` and checkout, merge.<name>.driver on a 3-way apply, and
+// diff.<name>.command/textconv on a diff without --no-ext-diff/
+// --no-textconv. No -c can pin a name not known in advance, so
+// WithoutDrivers reads the names a repository defines and empties each
+// (an empty program is none: git runs no filter and stores the file as
+// it is; required=false, or a "required" filter with no program fails the
+// add; an empty merge driver fails the merge, so the apply is refused).
+var driverKeys = map[string][]string{
+	"filter": {"clean=", "smudge=", "process=", "required=false"},
+	"merge":  {"driver="},
+	"diff":   {"command=", "textconv="},
+}
+
+// WithoutDrivers is c with -c flags that empty every filter, merge and
+// diff driver program the config of c's repository defines (its own
+// config, included files, the worktree config), read by one git config
+// run. A driver name holding '=' cannot be given with -c (git splits the
+// flag at the first '='): refused with an error, never run. The names
+// are read before the command runs: whoever can write the repository's
+// config while it runs can also run programs as we do.
+func (c Command) WithoutDrivers(ctx context.Context) (Command, error) {
+	out, err := c.Run(ctx, "config", "--null", "--name-only", "--get-regexp", `^(filter|merge|diff)\..*\.`)
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 1 {
+		return c, nil // git config's "no such key"
+	}
+	if err != nil {
+		return c, fmt.Errorf("gitexec: list the repository's drivers: %w", err)
+	}
+	seen := map[string]bool{}
+	var flags []string
+	for _, key := range strings.Split(string(out), "\x00") {
+		sec, rest, ok := strings.Cut(key, ".")
+		i := strings.LastIndexByte(rest, '.')
+		if !ok || i < 0 || driverKeys[sec] == nil {
+			continue
+		}
+		name := rest[:i]
+		if seen[sec+"."+name] {
+			continue
+		}
+		seen[sec+"."+name] = true
+		if strings.Contains(name, "=") {
+			return c, fmt.Errorf("gitexec: the repository's config defines the %s driver %q, whose program cannot be switched off (the name holds '='); remove it", sec, name)
+		}
+		for _, kv := range driverKeys[sec] {
+			flags = append(flags, "-c", sec+"."+name+"."+kv)
+		}
+	}
+	c.Config = append(append([]string{}, c.Config...), flags...)
+	return c, nil
 }
 
 // Env is an isolated environment for git: PATH only from ours, HOME as

@@ -31,12 +31,13 @@ func (r Repo) Dir() string {
 	return r.WorkTree
 }
 
-func (r Repo) git(ctx context.Context, args ...string) ([]byte, error) {
+// git is an isolated git command in r's working tree.
+func (r Repo) git() gitexec.Command {
 	var extra []string
 	if r.GitDir != "" {
 		extra = []string{"GIT_DIR=" + r.GitDir, "GIT_WORK_TREE=" + r.WorkTree}
 	}
-	return gitexec.Isolated(r.WorkTree, "", gitTimeout, extra...).Run(ctx, args...)
+	return gitexec.Isolated(r.WorkTree, "", gitTimeout, extra...)
 }
 
 // CommitWorkTree commits every change in r's working tree (new, changed and
@@ -44,7 +45,8 @@ func (r Repo) git(ctx context.Context, args ...string) ([]byte, error) {
 // msg, and reports whether there was anything to commit. It is how a pull
 // request is made without giving the agent a shell: the agent edits files,
 // the runner's own isolated git commits them (no hook, no signing program,
-// no config of the target or the user).
+// no filter program the checkout's config names, no config of the target
+// or the user).
 func CommitWorkTree(ctx context.Context, r Repo, id Identity, msg string) (bool, error) {
 	if id.Name == "" || id.Email == "" {
 		return false, errors.New("prbundle: commit: no identity")
@@ -52,10 +54,16 @@ func CommitWorkTree(ctx context.Context, r Repo, id Identity, msg string) (bool,
 	if strings.TrimSpace(msg) == "" {
 		msg = "Changes by " + id.Name
 	}
-	if _, err := r.git(ctx, "add", "--all", "--", "."); err != nil {
+	// git add runs the clean filter a .gitattributes in the tree picks
+	// (the agent writes those) when the config defines it.
+	g, err := r.git().WithoutDrivers(ctx)
+	if err != nil {
+		return false, fmt.Errorf("prbundle: commit: %w", err)
+	}
+	if _, err := g.Run(ctx, "add", "--all", "--", "."); err != nil {
 		return false, fmt.Errorf("prbundle: stage the changes: %w", err)
 	}
-	out, err := r.git(ctx, "diff", "--cached", "--name-only", "-z")
+	out, err := g.Run(ctx, "diff", "--cached", "--name-only", "-z")
 	if err != nil {
 		return false, fmt.Errorf("prbundle: list the staged changes: %w", err)
 	}
@@ -64,7 +72,7 @@ func CommitWorkTree(ctx context.Context, r Repo, id Identity, msg string) (bool,
 	}
 	who := []string{"-c", "user.name=" + id.Name, "-c", "user.email=" + id.Email, "-c", "commit.gpgsign=false"}
 	args := append(who, "commit", "--quiet", "--no-verify", "--no-edit", "--cleanup=verbatim", "-m", msg)
-	if _, err := r.git(ctx, args...); err != nil {
+	if _, err := g.Run(ctx, args...); err != nil {
 		return false, fmt.Errorf("prbundle: commit: %w", err)
 	}
 	return true, nil

@@ -42,9 +42,14 @@ func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
 
 // gitIn is git with extra environment variables (an index, an identity).
 func gitIn(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
+	return command(dir, env).Run(ctx, args...)
+}
+
+// command is the git command git and gitIn run.
+func command(dir string, env []string) gitexec.Command {
 	c := gitexec.Isolated(dir, "", gitTimeout, append(append([]string{"GIT_OPTIONAL_LOCKS=0"}, pinnedEnv...), env...)...)
 	c.Config = append(append([]string{}, c.Config...), pinned...)
-	return c.Run(ctx, args...)
+	return c
 }
 
 // lines splits NUL- or newline-separated git output, dropping empties.

@@ -34,7 +34,7 @@ var initialRepo = gittemplate.New(func(t testing.TB, dir string) {
 })
 
 func TestMain(m *testing.M) {
-	os.Exit(gittemplate.Run(m, initialRepo, forkTemplate))
+	os.Exit(gittemplate.Run(m, initialRepo, forkTemplate, driverTemplate))
 }
 
 // newRepo is a copy of initialRepo of the test's own.

@@ -93,7 +93,13 @@ func Transplant(ctx context.Context, r Repo, id Identity, msg, from, to, onto st
 	// --whitespace=nowarn: apply.whitespace=fix would change the lines
 	// the agent wrote, =error refuse them.
 	if _, err := ix("apply", "--cached", "--whitespace=nowarn", patch); err != nil {
-		if _, err3 := ix("apply", "--cached", "--whitespace=nowarn", "--3way", patch); err3 != nil {
+		// A 3-way merge runs the merge driver the checkout's config names
+		// for a path's merge attribute (or merge.default): none of them.
+		c, derr := command(r.Dir(), []string{"GIT_INDEX_FILE=" + index}).WithoutDrivers(ctx)
+		if derr != nil {
+			return "", fmt.Errorf("prbundle: transplant: %w", derr)
+		}
+		if _, err3 := c.Run(ctx, "apply", "--cached", "--whitespace=nowarn", "--3way", patch); err3 != nil {
 			return "", &ConflictError{Base: onto, Detail: firstLine(err.Error())}
 		}
 	}
