@@ -111,3 +111,56 @@ func TestDiscoveryEnv(t *testing.T) {
 		assert.Contains(t, ge.Stderr, "not a git repository", dir)
 	}
 }
+
+// TestWithoutDrivers: every driver the repository's config defines (its
+// own file or one it includes; a name may hold dots and capitals) gets its
+// programs emptied, and git reads the emptied values; a name holding '='
+// (which -c would split there, leaving the program set) is refused.
+func TestWithoutDrivers(t *testing.T) {
+	tests := []struct {
+		name      string
+		config    string // appended to the repository's config; inc is an included file
+		inc       string
+		wantFlags []string // after Hardening
+		wantErr   string
+	}{
+		{name: "none", config: "[diff]\n\texternal = x\n[merge]\n\tdefault = text\n"},
+		{name: "one of each, one included",
+			config:    "[filter \"A.b\"]\n\tclean = x\n[merge \"m\"]\n\tdriver = y\n\tname = m\n[include]\n\tpath = inc\n",
+			inc:       "[diff \"d\"]\n\ttextconv = z\n",
+			wantFlags: []string{"-c", "filter.A.b.clean=", "-c", "filter.A.b.smudge=", "-c", "filter.A.b.process=", "-c", "filter.A.b.required=false", "-c", "merge.m.driver=", "-c", "diff.d.command=", "-c", "diff.d.textconv="}},
+		{name: "a name with =", config: "[filter \"a=b\"]\n\tclean = x\n", wantErr: `the filter driver "a=b"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			c := Isolated(dir, "", time.Minute)
+			_, err := c.Run(context.Background(), "init", "--quiet")
+			require.NoError(t, err)
+			appendTo(t, filepath.Join(dir, ".git", "config"), tt.config)
+			appendTo(t, filepath.Join(dir, ".git", "inc"), tt.inc)
+			got, err := c.WithoutDrivers(context.Background())
+			if tt.wantErr != "" {
+				require.ErrorContains(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantFlags, append([]string(nil), got.Config[len(Hardening):]...))
+			assert.Equal(t, Hardening, c.Config, "the command it came from is unchanged")
+			if len(tt.wantFlags) > 0 {
+				out, err := got.Run(context.Background(), "config", "--get", "filter.A.b.clean")
+				require.NoError(t, err)
+				assert.Equal(t, "\n", string(out))
+			}
+		})
+	}
+}
+
+func appendTo(t *testing.T, path, s string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	require.NoError(t, err)
+	_, err = f.WriteString(s)
+	require.NoError(t, f.Close())
+	require.NoError(t, err)
+}
