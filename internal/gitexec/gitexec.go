@@ -96,6 +96,17 @@ var Hardening = []string{
 	"-c", "protocol.https.allow=always",
 	"-c", "protocol.http.allow=always", // the operator's own API URL (GHES, tests)
 	"-c", "protocol.file.allow=always", // local bundles and packs
+	// Nothing we run signs or verifies (commit.gpgsign=false and
+	// log.showSignature=false where it matters), but should a command
+	// ever do so, no program the repository names runs: a program that
+	// cannot run fails the command instead.
+	"-c", "gpg.program=" + os.DevNull,
+	"-c", "gpg.ssh.program=" + os.DevNull,
+	"-c", "gpg.x509.program=" + os.DevNull,
+	"-c", "gpg.ssh.defaultKeyCommand=",
+	// a fetch into a repository with alternates lists their refs with
+	// this program (empty: git's own for-each-ref)
+	"-c", "core.alternateRefsCommand=",
 }
 
 // driverKeys are the settings through which a repository's config names a

@@ -3,6 +3,7 @@ package gitexec
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -163,4 +164,46 @@ func appendTo(t *testing.T, path, s string) {
 	_, err = f.WriteString(s)
 	require.NoError(t, f.Close())
 	require.NoError(t, err)
+}
+
+// TestHardeningRunsNoConfiguredProgram: a program the repository's config
+// names for signing or for listing an alternate's refs does not run under
+// Hardening, even for a command that would use it (a caller that forgot
+// commit.gpgsign=false, a fetch into a repository with alternates); the
+// command fails instead or does without.
+func TestHardeningRunsNoConfiguredProgram(t *testing.T) {
+	ctx := context.Background()
+	src := t.TempDir()
+	_, err := Isolated(src, "", time.Minute).Run(ctx, "init", "--quiet")
+	require.NoError(t, err)
+	_, err = Isolated(src, "", time.Minute).Run(ctx, "-c", "user.name=u", "-c", "user.email=e@example.com",
+		"commit", "--quiet", "--allow-empty", "-m", "one")
+	require.NoError(t, err)
+	sign := []string{"-c", "user.name=u", "-c", "user.email=e@example.com", "-c", "commit.gpgsign=true",
+		"commit", "--quiet", "--allow-empty", "-m", "signed?"}
+	tests := []struct {
+		name   string
+		config string // %s is the program
+		args   []string
+	}{
+		{"gpg.program", "[gpg]\n\tprogram = %s\n", sign},
+		{"gpg.x509.program", "[gpg]\n\tformat = x509\n[gpg \"x509\"]\n\tprogram = %s\n", sign},
+		{"gpg.ssh.defaultKeyCommand", "[gpg]\n\tformat = ssh\n[gpg \"ssh\"]\n\tdefaultKeyCommand = %s\n", sign},
+		{"gpg.ssh.program", "[gpg]\n\tformat = ssh\n[user]\n\tsigningKey = key::ssh-ed25519 AAAA\n[gpg \"ssh\"]\n\tprogram = %s\n", sign},
+		{"core.alternateRefsCommand", "[core]\n\talternateRefsCommand = %s\n", []string{"fetch", "--quiet", "file://" + src, "HEAD"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir, canary, prog := t.TempDir(), filepath.Join(t.TempDir(), "canary"), filepath.Join(t.TempDir(), "prog")
+			require.NoError(t, os.WriteFile(prog, []byte("#!/bin/sh\necho ran >> '"+canary+"'\n"), 0o755))
+			c := Isolated(dir, "", time.Minute)
+			_, err := c.Run(ctx, "init", "--quiet")
+			require.NoError(t, err)
+			appendTo(t, filepath.Join(dir, ".git", "config"), fmt.Sprintf(tt.config, prog))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, ".git", "objects", "info", "alternates"),
+				[]byte(filepath.Join(src, ".git", "objects")+"\n"), 0o644))
+			_, _ = c.Run(ctx, tt.args...) // fails or not: the program must not run
+			assert.NoFileExists(t, canary)
+		})
+	}
 }
