@@ -44,7 +44,6 @@ func TestLostAnswerEachWrite(t *testing.T) {
 		refs      = "/repos/ops/control/git/refs"
 		reactions = "/repos/alice/proj/issues/comments/*/reactions"
 	)
-	kinds := []githubsim.FaultKind{githubsim.FaultStatus502, githubsim.FaultReset, githubsim.FaultHang}
 	for i, tc := range []struct {
 		name   string
 		ledger bool // wired with the account's write ledger (its grant commit is the claim commit)
@@ -78,13 +77,9 @@ func TestLostAnswerEachWrite(t *testing.T) {
 		{name: "ledger/reaction", ledger: true, method: "POST", path: reactions, sends: 1},
 		{name: "ledger/rate state", ledger: true, method: "PUT", path: "/repos/ops/control/contents/*", sends: 1},
 	} {
-		for j, retry := range []bool{true, false} {
-			kind := kinds[(i+j)%len(kinds)]
-			name := tc.name + "/control retries/" + string(kind)
-			if !retry {
-				name = tc.name + "/control sends once/" + string(kind)
-			}
-			t.Run(name, func(t *testing.T) {
+		for _, v := range lostAnswerRuns(tc.name, i) {
+			retry, kind := v.retry, v.kind
+			t.Run(v.name, func(t *testing.T) {
 				e := newEnv(t)
 				clk := fakeclock.New(time.Now().UTC())
 				n := e.issue("x")
@@ -151,7 +146,6 @@ func (e *env) faultHit(stored bool) {
 // and the claim dispatched.
 func TestLostAnswerEachReplyWrite(t *testing.T) {
 	const comments = "/repos/alice/proj/issues/*/comments"
-	kinds := []githubsim.FaultKind{githubsim.FaultStatus502, githubsim.FaultReset, githubsim.FaultHang}
 	for i, tc := range []struct {
 		name, body string
 		method     string
@@ -162,13 +156,9 @@ func TestLostAnswerEachReplyWrite(t *testing.T) {
 		{"go away/blocklist", "@mrbot go away", "PUT", "/repos/ops/control/contents/*", Block},
 		{"go away/reply", "@mrbot go away", "POST", comments, Block},
 	} {
-		for j, retry := range []bool{true, false} {
-			kind := kinds[(i+j)%len(kinds)]
-			name := tc.name + "/control retries/" + string(kind)
-			if !retry {
-				name = tc.name + "/control sends once/" + string(kind)
-			}
-			t.Run(name, func(t *testing.T) {
+		for _, v := range lostAnswerRuns(tc.name, i) {
+			retry, kind := v.retry, v.kind
+			t.Run(v.name, func(t *testing.T) {
 				e := newEnv(t)
 				n := e.issue("x")
 				c := e.comment(n, "alice", tc.body)
@@ -229,4 +219,27 @@ func TestLostAnswerPollCycle(t *testing.T) {
 			})
 		}
 	}
+}
+
+// lostAnswerRun is one run of a lost-answer row: with the control client
+// retrying writes (as cmd/dispatcher's) or sending them once, under one of
+// the fault kinds that lose an answer, rotated over the rows.
+type lostAnswerRun struct {
+	name  string
+	retry bool
+	kind  githubsim.FaultKind
+}
+
+func lostAnswerRuns(row string, i int) []lostAnswerRun {
+	kinds := []githubsim.FaultKind{githubsim.FaultStatus502, githubsim.FaultReset, githubsim.FaultHang}
+	var out []lostAnswerRun
+	for j, retry := range []bool{true, false} {
+		kind := kinds[(i+j)%len(kinds)]
+		name := row + "/control retries/" + string(kind)
+		if !retry {
+			name = row + "/control sends once/" + string(kind)
+		}
+		out = append(out, lostAnswerRun{name, retry, kind})
+	}
+	return out
 }
