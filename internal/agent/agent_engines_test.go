@@ -317,6 +317,48 @@ func TestCodexSearchTurns(t *testing.T) {
 	assert.Contains(t, d.ResultExcerpt, "mcp__gate__noop", "the result names the tools found")
 }
 
+// TestCodexSearchLoop: the loop detector sees Codex's tool searches,
+// which come from its rollout (Codex's exec stream has no event for
+// them). The CLI is a script, as in TestEngineMaxTurns: it writes seven
+// identical searches (call and output, the rollout's shapes) under the
+// CODEX_HOME the engine gave it, prints the stream's start and waits as
+// Codex waits for the model; the runner must stop it at the sixth.
+func TestCodexSearchLoop(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var lines []string
+	for i := 1; i <= 7; i++ {
+		lines = append(lines,
+			fmt.Sprintf(`{"timestamp":"2026-11-23T22:01:00.411Z","type":"response_item","payload":{"type":"tool_search_call","call_id":"call_%d","status":"completed","execution":"client","arguments":{"limit":8,"query":"noop gate"}}}`, i),
+			fmt.Sprintf(`{"timestamp":"2026-11-23T22:01:00.417Z","type":"response_item","payload":{"type":"tool_search_output","call_id":"call_%d","status":"completed","execution":"client","tools":[{"type":"namespace","name":"mcp__gate","tools":[{"type":"function","name":"noop"}]}]}}`, i))
+	}
+	rollout := filepath.Join(dir, "rollout.jsonl")
+	require.NoError(t, os.WriteFile(rollout, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	stream := filepath.Join(dir, "stream.jsonl")
+	require.NoError(t, os.WriteFile(stream, []byte(`{"type":"thread.started","thread_id":"01a20a6d-393b-7dd0-8706-838311f13284"}`+"\n"+`{"type":"turn.started"}`+"\n"), 0o644))
+	bin := filepath.Join(dir, "fake-codex")
+	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\nd=\"$CODEX_HOME/sessions/2026/11/23\"\nmkdir -p \"$d\"\n"+
+		"cp '"+rollout+"' \"$d/rollout-2026-11-23T22-00-59-01a20a6d-393b-7dd0-8706-838311f13284.jsonl\"\ncat '"+stream+"'\nsleep 300\n"), 0o755))
+
+	f := newFixture(t, "@helperbot search forever")
+	f.env["MR_ENGINE"] = codex.Name
+	f.env["MR_MAX_TURNS"] = "30"
+	f.env["MR_TIMEOUT"] = "60s" // a hang guard only: a runner blind to the searches waits out the sleep
+	f.env["OPENAI_API_KEY"] = claudetest.DummyAPIKey
+	out, err := f.run(t, codex.New(bin))
+	var re *RunError
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, contract.CauseLoop, out.Failure, out.Error)
+	require.NotNil(t, out.Loop)
+	assert.Equal(t, 6, out.Loop.Count)
+	assert.Equal(t, codex.SearchTool, out.Loop.Tool)
+	assert.Eventually(t, func() bool { return len(liveProcessesMentioning(bin)) == 0 }, 10*time.Second, 20*time.Millisecond,
+		"the CLI must be gone: %v", liveProcessesMentioning(bin))
+	o := f.requireRecord(t)
+	assert.Equal(t, contract.CauseLoop, o.Failure)
+	require.Len(t, eventsOf(f.events(t), "loop.detected"), 1)
+}
+
 // TestEngineAPIFailure: the provider refuses the call; the run fails and
 // keeps the CLI's own error text.
 func TestEngineAPIFailure(t *testing.T) {
