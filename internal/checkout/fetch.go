@@ -63,7 +63,7 @@ func Fetch(ctx context.Context, t Target, opts FetchOptions) (Manifest, error) {
 	if _, err := local.Run(ctx, "init", "--quiet", "--bare", bare); err != nil {
 		return Manifest{}, fmt.Errorf("checkout: %w", err)
 	}
-	remote := gitexec.Isolated(bare, "", gitTimeout, gitexec.AuthEnv(opts.Token)...)
+	remote := gitexec.Isolated(bare, "", gitTimeout, gitexec.AuthEnv(opts.Token, opts.ServerURL)...)
 	remote.Scrub = func(s string) string { return scrub(s, opts.Token) }
 	url := strings.TrimSuffix(opts.ServerURL, "/") + "/" + t.Repo + ".git"
 	const ref, baseRef = "refs/mention-runner/target", "refs/mention-runner/base"

@@ -187,15 +187,19 @@ func Env(home string, extra ...string) []string {
 	return append(env, extra...)
 }
 
-// AuthEnv carries token to the GitHub host in an http.extraHeader set
+// AuthEnv carries token to the GitHub host in an extraHeader set
 // through GIT_CONFIG_* variables: never in a URL, never on a command line
-// another process could read. No token, no header.
-func AuthEnv(token string) []string {
-	if token == "" {
+// another process could read. The header is scoped to baseURL (the server
+// the clone URLs start with: http.<baseURL>/.extraHeader), so git sends
+// it there only: a url.<elsewhere>.insteadOf rewriting a clone URL, or a
+// redirect, would not carry it to another host. No token or no base URL,
+// no header (git's own error then says the server wants credentials).
+func AuthEnv(token, baseURL string) []string {
+	if token == "" || baseURL == "" {
 		return nil
 	}
 	basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + token))
-	return []string{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.extraHeader",
+	return []string{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http." + strings.TrimSuffix(baseURL, "/") + "/.extraHeader",
 		"GIT_CONFIG_VALUE_0=Authorization: Basic " + basic}
 }
 

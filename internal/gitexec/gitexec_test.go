@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -206,4 +209,90 @@ func TestHardeningRunsNoConfiguredProgram(t *testing.T) {
 			assert.NoFileExists(t, canary)
 		})
 	}
+}
+
+// authServer is an HTTP server that records the Authorization header of
+// every request and answers 404 (the command fails; what was sent is
+// what counts).
+type authServer struct {
+	*httptest.Server
+	mu   sync.Mutex
+	auth []string
+}
+
+func newAuthServer(t *testing.T) *authServer {
+	s := &authServer{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.auth = append(s.auth, r.Header.Get("Authorization"))
+		s.mu.Unlock()
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *authServer) seen() (requests int, withAuth int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, a := range s.auth {
+		if a != "" {
+			withAuth++
+		}
+	}
+	return len(s.auth), withAuth
+}
+
+// TestAuthEnvOnlyToTheServer: the token AuthEnv carries reaches the
+// server it names, and no other host, even when the repository's config
+// (or a file it includes) rewrites the clone URL to another one
+// (url.<other>.insteadOf / pushInsteadOf).
+func TestAuthEnvOnlyToTheServer(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name     string
+		config   string // %[1]s is the other host's URL, %[2]s the GitHub host's
+		inc      bool   // in an included file
+		args     []string
+		wantHost bool // the GitHub host gets the request (with the token)
+	}{
+		{name: "the GitHub host", args: []string{"ls-remote"}, wantHost: true},
+		{name: "url.insteadOf", config: "[url \"%[1]s/\"]\n\tinsteadOf = %[2]s/\n", args: []string{"ls-remote"}},
+		// deleting a branch: git asks the server for its refs first
+		{name: "url.pushInsteadOf, included", config: "[url \"%[1]s/\"]\n\tpushInsteadOf = %[2]s/\n", inc: true,
+			args: []string{"push", "--porcelain"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			host, other := newAuthServer(t), newAuthServer(t)
+			dir := t.TempDir()
+			c := Isolated(dir, "", time.Minute, AuthEnv("tok3n", host.URL+"/")...)
+			_, err := c.Run(ctx, "init", "--quiet")
+			require.NoError(t, err)
+			cfg := ""
+			if tt.config != "" {
+				cfg = fmt.Sprintf(tt.config, other.URL, host.URL)
+			}
+			if tt.inc {
+				appendTo(t, filepath.Join(dir, ".git", "inc"), cfg)
+				cfg = "[include]\n\tpath = inc\n"
+			}
+			appendTo(t, filepath.Join(dir, ".git", "config"), cfg)
+			_, err = c.Run(ctx, append(tt.args, host.URL+"/o/r.git", ":refs/heads/x")...)
+			require.Error(t, err, "the servers answer 404")
+			n, auth := other.seen()
+			assert.Zero(t, auth, "the other host got the token (%d requests)", n)
+			n, auth = host.seen()
+			if tt.wantHost {
+				assert.Positive(t, n)
+				assert.Equal(t, n, auth, "every request to the GitHub host carries the token")
+			} else {
+				assert.Zero(t, n, "the URL was rewritten")
+				n, _ = other.seen()
+				assert.Positive(t, n, "git went to the other host")
+			}
+		})
+	}
+	assert.Nil(t, AuthEnv("", "https://github.com"), "no token, no header")
+	assert.Nil(t, AuthEnv("tok3n", ""), "no server, no header")
 }

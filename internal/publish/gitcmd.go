@@ -14,16 +14,18 @@ import (
 const gitTimeout = 5 * time.Minute
 
 // git runs git commands for pushing PR branches. The token travels in an
-// http.extraHeader set through GIT_CONFIG_* variables: never in a URL,
-// never on a command line another process could read, never logged.
+// extraHeader for base set through GIT_CONFIG_* variables
+// (gitexec.AuthEnv): never in a URL, never on a command line another
+// process could read, never logged, never to another host.
 type git struct {
 	token string
+	base  string // where repositories are served (Options.Git.BaseURL)
 	home  string // an empty HOME, so no user config applies
 }
 
 func (g git) env(auth bool) []string {
 	if auth {
-		return gitexec.Env(g.home, gitexec.AuthEnv(g.token)...)
+		return gitexec.Env(g.home, gitexec.AuthEnv(g.token, g.base)...)
 	}
 	return gitexec.Env(g.home)
 }

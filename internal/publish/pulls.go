@@ -59,7 +59,7 @@ func (p *publisher) pullRequest(ctx context.Context, e outputs.Entry) ([]Written
 		return nil, nil, fmt.Errorf("%s: %w", what, err)
 	}
 	defer os.RemoveAll(work)
-	g := git{token: p.o.Git.Token, home: work}
+	g := git{token: p.o.Git.Token, base: p.o.Git.BaseURL, home: work}
 	repoDir := filepath.Join(work, "repo.git")
 	if _, err := g.run(ctx, work, false, "init", "--quiet", "--bare", repoDir); err != nil {
 		return nil, nil, fmt.Errorf("%s: scratch repository: %w", what, err)
