@@ -117,9 +117,10 @@ func TestDiscoveryEnv(t *testing.T) {
 }
 
 // TestWithoutDrivers: every driver the repository's config defines (its
-// own file or one it includes; a name may hold dots and capitals) gets its
-// programs emptied, and git reads the emptied values; a name holding '='
-// (which -c would split there, leaving the program set) is refused.
+// own file or one it includes; a name may hold dots, capitals, spaces and
+// quotes) gets its programs emptied, and git reads the emptied values; a
+// name holding '=' (which -c would split there, leaving the program set)
+// is refused.
 func TestWithoutDrivers(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -130,9 +131,9 @@ func TestWithoutDrivers(t *testing.T) {
 	}{
 		{name: "none", config: "[diff]\n\texternal = x\n[merge]\n\tdefault = text\n"},
 		{name: "one of each, one included",
-			config:    "[filter \"A.b\"]\n\tclean = x\n[merge \"m\"]\n\tdriver = y\n\tname = m\n[include]\n\tpath = inc\n",
+			config:    "[filter \"A.b\"]\n\tclean = x\n[merge \"m \\\"q\"]\n\tdriver = y\n\tname = m\n[include]\n\tpath = inc\n",
 			inc:       "[diff \"d\"]\n\ttextconv = z\n",
-			wantFlags: []string{"-c", "filter.A.b.clean=", "-c", "filter.A.b.smudge=", "-c", "filter.A.b.process=", "-c", "filter.A.b.required=false", "-c", "merge.m.driver=", "-c", "diff.d.command=", "-c", "diff.d.textconv="}},
+			wantFlags: []string{"-c", "filter.A.b.clean=", "-c", "filter.A.b.smudge=", "-c", "filter.A.b.process=", "-c", "filter.A.b.required=false", "-c", "merge.m \"q.driver=", "-c", "diff.d.command=", "-c", "diff.d.textconv="}},
 		{name: "a name with =", config: "[filter \"a=b\"]\n\tclean = x\n", wantErr: `the filter driver "a=b"`},
 	}
 	for _, tt := range tests {
@@ -152,9 +153,11 @@ func TestWithoutDrivers(t *testing.T) {
 			assert.Equal(t, tt.wantFlags, append([]string(nil), got.Config[len(Hardening):]...))
 			assert.Equal(t, Hardening, c.Config, "the command it came from is unchanged")
 			if len(tt.wantFlags) > 0 {
-				out, err := got.Run(context.Background(), "config", "--get", "filter.A.b.clean")
-				require.NoError(t, err)
-				assert.Equal(t, "\n", string(out))
+				for _, key := range []string{"filter.A.b.clean", "merge.m \"q.driver"} {
+					out, err := got.Run(context.Background(), "config", "--get", key)
+					require.NoError(t, err)
+					assert.Equal(t, "\n", string(out), key)
+				}
 			}
 		})
 	}
