@@ -58,10 +58,12 @@ func accountPacing(t *testing.T, n, workers int, shared bool) pacingResult {
 	}
 	w.Sim.SetContentLimits(80, 500)
 	w.Sim.AddFault(githubsim.Fault{Method: "POST", Path: "/repos/*/*/issues/*/comments", Kind: githubsim.FaultSecondaryLimit, OnCall: n})
-	// on the bubble's clock: a bound on the scenario's own time (it needs
-	// a little over an hour of the account's: more than 500 writes). A
-	// real hang is go test's timeout's; the bubble reports a deadlock.
-	ctx, cancel := context.WithTimeout(t.Context(), 6*time.Hour)
+	// on the bubble's clock: a bound on the scenario's own time, far above
+	// what it needs at 500 writes an hour (make test's 60 mentions: about
+	// an hour of the account's; make prove's 500: about 14). Costs nothing
+	// while nothing loops. A real hang is go test's timeout's; the bubble
+	// reports a deadlock.
+	ctx, cancel := context.WithTimeout(t.Context(), 72*time.Hour)
 	defer cancel()
 	p := newProveRun(w, ms)
 	var wg sync.WaitGroup
