@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/testkit/gittemplate"
 )
 
 func TestErrorMessage(t *testing.T) {
@@ -142,8 +144,8 @@ func TestWithoutDrivers(t *testing.T) {
 			c := Isolated(dir, "", time.Minute)
 			_, err := c.Run(context.Background(), "init", "--quiet")
 			require.NoError(t, err)
-			appendTo(t, filepath.Join(dir, ".git", "config"), tt.config)
-			appendTo(t, filepath.Join(dir, ".git", "inc"), tt.inc)
+			gittemplate.Append(t, filepath.Join(dir, ".git", "config"), tt.config)
+			gittemplate.Append(t, filepath.Join(dir, ".git", "inc"), tt.inc)
 			got, err := c.WithoutDrivers(context.Background())
 			if tt.wantErr != "" {
 				require.ErrorContains(t, err, tt.wantErr)
@@ -161,15 +163,6 @@ func TestWithoutDrivers(t *testing.T) {
 			}
 		})
 	}
-}
-
-func appendTo(t *testing.T, path, s string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	require.NoError(t, err)
-	_, err = f.WriteString(s)
-	require.NoError(t, f.Close())
-	require.NoError(t, err)
 }
 
 // TestHardeningRunsNoConfiguredProgram: a program the repository's config
@@ -205,7 +198,7 @@ func TestHardeningRunsNoConfiguredProgram(t *testing.T) {
 			c := Isolated(dir, "", time.Minute)
 			_, err := c.Run(ctx, "init", "--quiet")
 			require.NoError(t, err)
-			appendTo(t, filepath.Join(dir, ".git", "config"), fmt.Sprintf(tt.config, prog))
+			gittemplate.Append(t, filepath.Join(dir, ".git", "config"), fmt.Sprintf(tt.config, prog))
 			require.NoError(t, os.WriteFile(filepath.Join(dir, ".git", "objects", "info", "alternates"),
 				[]byte(filepath.Join(src, ".git", "objects")+"\n"), 0o644))
 			_, _ = c.Run(ctx, tt.args...) // fails or not: the program must not run
@@ -277,10 +270,10 @@ func TestAuthEnvOnlyToTheServer(t *testing.T) {
 				cfg = fmt.Sprintf(tt.config, other.URL, host.URL)
 			}
 			if tt.inc {
-				appendTo(t, filepath.Join(dir, ".git", "inc"), cfg)
+				gittemplate.Append(t, filepath.Join(dir, ".git", "inc"), cfg)
 				cfg = "[include]\n\tpath = inc\n"
 			}
-			appendTo(t, filepath.Join(dir, ".git", "config"), cfg)
+			gittemplate.Append(t, filepath.Join(dir, ".git", "config"), cfg)
 			_, err = c.Run(ctx, append(tt.args, host.URL+"/o/r.git", ":refs/heads/x")...)
 			require.Error(t, err, "the servers answer 404")
 			n, auth := other.seen()

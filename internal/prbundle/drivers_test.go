@@ -68,7 +68,7 @@ func TestHostileDriversNeverRun(t *testing.T) {
 			canary := filepath.Join(t.TempDir(), "canary")
 			configPlaces[tt.place](t, gitDir, configText(tt.config(canaryProgram(t, canary))))
 			if tt.info != "" {
-				appendFile(t, filepath.Join(gitDir, "info", "attributes"), tt.info)
+				gittemplate.Append(t, filepath.Join(gitDir, "info", "attributes"), tt.info)
 			}
 			if tt.attributes != "" {
 				r.write(".gitattributes", tt.attributes)

@@ -19,24 +19,15 @@ import (
 // (extensions.worktreeConfig). Each row of TestHostileConfigSeesTruePaths
 // writes its settings into one of them in turn, so every place is read.
 var configPlaces = []func(t *testing.T, gitDir, cfg string){
-	func(t *testing.T, gitDir, cfg string) { appendFile(t, filepath.Join(gitDir, "config"), cfg) },
+	func(t *testing.T, gitDir, cfg string) { gittemplate.Append(t, filepath.Join(gitDir, "config"), cfg) },
 	func(t *testing.T, gitDir, cfg string) {
-		appendFile(t, filepath.Join(gitDir, "hostile.inc"), cfg)
-		appendFile(t, filepath.Join(gitDir, "config"), "[include]\n\tpath = hostile.inc\n")
+		gittemplate.Append(t, filepath.Join(gitDir, "hostile.inc"), cfg)
+		gittemplate.Append(t, filepath.Join(gitDir, "config"), "[include]\n\tpath = hostile.inc\n")
 	},
 	func(t *testing.T, gitDir, cfg string) {
-		appendFile(t, filepath.Join(gitDir, "config.worktree"), cfg)
-		appendFile(t, filepath.Join(gitDir, "config"), "[extensions]\n\tworktreeConfig = true\n")
+		gittemplate.Append(t, filepath.Join(gitDir, "config.worktree"), cfg)
+		gittemplate.Append(t, filepath.Join(gitDir, "config"), "[extensions]\n\tworktreeConfig = true\n")
 	},
-}
-
-func appendFile(t *testing.T, path, s string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	require.NoError(t, err)
-	_, err = f.WriteString(s)
-	require.NoError(t, f.Close())
-	require.NoError(t, err)
 }
 
 // configText is settings ("section.key=value", the section may have a

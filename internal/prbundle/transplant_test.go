@@ -144,7 +144,7 @@ func TestTransplantHostileConfig(t *testing.T) {
 	r.git("add", "-A")
 	r.git("update-index", "--add", "--cacheinfo", "160000,"+start+",.github/actions/build")
 	r.git("commit", "--quiet", "-m", "agent's change")
-	appendFile(t, filepath.Join(r.dir, ".git", "config"), configText([]string{
+	gittemplate.Append(t, filepath.Join(r.dir, ".git", "config"), configText([]string{
 		"color.ui=always", "color.diff=always", "diff.noprefix=true", "diff.context=0",
 		"diff.ignoreSubmodules=all", "apply.whitespace=fix"}))
 
