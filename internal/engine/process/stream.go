@@ -70,16 +70,18 @@ func RunStream(ctx context.Context, s Stream, sink engine.Sink) (*session.Result
 	}
 	sideCtx, sideDone := context.WithCancel(ctx)
 	sideEnded := make(chan struct{})
-	go func() {
-		defer close(sideEnded)
-		if s.Side != nil {
+	if s.Side == nil {
+		close(sideEnded)
+	} else {
+		go func() {
+			defer close(sideEnded)
 			s.Side(sideCtx, func(evs []session.Event) {
 				for _, ev := range evs {
 					deliver(ev)
 				}
 			})
-		}
-	}()
+		}()
+	}
 	x, err := Run(ctx, s.Spec, func(r io.Reader) {
 		dec := streamjson.NewDecoder(r)
 		dec.Map = s.Map

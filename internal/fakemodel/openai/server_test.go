@@ -77,16 +77,10 @@ func TestServeSSE(t *testing.T) {
 func TestServeCustomToolCall(t *testing.T) {
 	s := New(fakemodel.Sequence(fakemodel.ToolCall("", "apply_patch", map[string]string{"input": "*** Begin Patch\n*** End Patch"}))).Start()
 	defer s.Close()
-	body := `{"model":"m","stream":false,"input":"hi","tools":[{"type":"custom","name":"apply_patch"},{"type":"function","name":"f"}]}`
-	resp, err := http.Post(s.URL()+"/v1/responses", "application/json", strings.NewReader(body))
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	var out struct{ Output []map[string]any }
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
-	require.Len(t, out.Output, 1)
-	assert.Equal(t, "custom_tool_call", out.Output[0]["type"])
-	assert.Equal(t, "apply_patch", out.Output[0]["name"])
-	assert.Equal(t, "*** Begin Patch\n*** End Patch", out.Output[0]["input"])
+	item := onlyOutput(t, s, `{"model":"m","stream":false,"input":"hi","tools":[{"type":"custom","name":"apply_patch"},{"type":"function","name":"f"}]}`)
+	assert.Equal(t, "custom_tool_call", item["type"])
+	assert.Equal(t, "apply_patch", item["name"])
+	assert.Equal(t, "*** Begin Patch\n*** End Patch", item["input"])
 	req := s.AgentRequests()[0]
 	require.Len(t, req.Tools, 2)
 	assert.True(t, req.Tools[0].Freeform)
@@ -177,18 +171,24 @@ func TestServeToolSearchCall(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := New(fakemodel.Sequence(fakemodel.ToolCall("call_s", "tool_search", map[string]any{"query": "gate tools", "limit": 20}))).Start()
 			defer s.Close()
-			body := `{"model":"gpt-5.5","stream":false,"input":"hi","tools":` + tc.tools + `}`
-			resp, err := http.Post(s.URL()+"/v1/responses", "application/json", strings.NewReader(body))
-			require.NoError(t, err)
-			defer resp.Body.Close()
-			var out struct{ Output []map[string]any }
-			require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
-			require.Len(t, out.Output, 1)
-			item := out.Output[0]
+			item := onlyOutput(t, s, `{"model":"gpt-5.5","stream":false,"input":"hi","tools":`+tc.tools+`}`)
 			assert.NotEmpty(t, item["id"])
 			delete(item, "id")
 			assert.Equal(t, tc.want, item)
 			assert.Empty(t, s.Problems())
 		})
 	}
+}
+
+// onlyOutput posts a non-streaming request to s and returns the one
+// output item of its answer.
+func onlyOutput(t *testing.T, s *Server, body string) map[string]any {
+	t.Helper()
+	resp, err := http.Post(s.URL()+"/v1/responses", "application/json", strings.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out struct{ Output []map[string]any }
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	require.Len(t, out.Output, 1)
+	return out.Output[0]
 }
