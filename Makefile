@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -X github.com/mention-runner/mention-runner/internal/cli.Version=$(VERSION)
+LDFLAGS := -X github.com/mention-runner/mention-runner/internal/core/cli.Version=$(VERSION)
 ACTIONLINT := $(GO) run github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 FUZZTIME ?= 10s
 BIN := bin
@@ -48,7 +48,7 @@ vet:
 # each race-built child (claudetest's gate servers). -vet=off: `make test`
 # has just run the full `go vet ./...`, a superset of go test's checks.
 # Scale is not what -race needs: the heavy scenario tests (NORACE_RUN in
-# NORACE_PKGS) run small in the -race run (internal/testkit/racebuild) and
+# NORACE_PKGS) run small in the -race run (internal/testrig/racebuild) and
 # at full size without -race at the same time, so every concurrent path
 # still runs under the race detector and every test at full size.
 # racebuild.Scale fails a test that runs small but is not listed here.
@@ -62,7 +62,7 @@ vet:
 # channel in their functions.
 RACE_SKIP := ^TestApplyThenFailEachWriteEndpoint$$
 NORACE_RUN := ^(TestApplyThenFailEachWriteEndpoint|TestTenThousandCommentThread|TestFiftyMegabyteDiff|TestOneMegabyteComment|TestProve|TestProveBurst|TestProveAccountPacing|TestBurst500Mentions|TestFaults200Mentions|TestRestarts200Mentions)$$
-NORACE_PKGS := ./internal/loadtest ./internal/hostile
+NORACE_PKGS := ./internal/testrig/loadtest ./internal/testrig/hostile
 # The no-race run's scratch files go to memory (/dev/shm when it is a
 # writable directory with 1 GiB free; else TMPDIR as it is): its scenarios
 # write run directories and records that the product fsyncs, ≈ 5 s of that
@@ -74,14 +74,14 @@ NORACE_TMP := $(shell d=/dev/shm; [ -d $$d ] && [ -w $$d ] && \
 # changed (go's up-to-date check by build ID; ~1 s of CPU per binary, 70
 # of them). -o takes one directory per run and binaries are named after
 # the package's last path element: the three packages whose name repeats
-# one before them (internal/demo after cmd/demo, ...) get a second run and
+# one before them (internal/testrig/demo after cmd/demo, ...) get a second run and
 # directory, before the first (at the same time, on a cold cache both runs
 # would compile the same packages; after it, its start and three short
 # binaries ran with one core idle).
 # go test starts a run's binaries in the order given, two at a time (-p):
 # RACE_LONG, the binaries of ≈ 2.5 s of CPU or more, go first, longest
 # first, so the run ends on short ones instead of a long one running alone.
-RACE_LONG := agent e2e loadtest dispatch assemble publish claudetest prbundle githubsim streamjson gate transport checkout release hostile writebudget policy
+RACE_LONG := runner/agent testrig/e2e testrig/loadtest dispatcher/dispatch runner/assemble runner/publish testrig/claudetest runner/prbundle testrig/githubsim runner/agent/streamjson runner/agent/gate core/transport runner/checkout testrig/release testrig/hostile core/writebudget core/policy
 # MENTION_RUNNER_TEST_BINS: the tests that run dispatcher or runner take
 # them from there instead of each building its own (testkit/prebuilt).
 TESTBIN := $(CURDIR)/bin/test
@@ -100,7 +100,7 @@ unit:
 
 # actionlint checks the workflows (ours and the example for control repos);
 # it reads action.yml where a workflow uses it locally. action.yml's inputs
-# are also checked against the runner's settings by internal/config tests.
+# are also checked against the runner's settings by internal/runner/config tests.
 # The example is linted a second time against our own agent-run.yml: a copy
 # that calls it by local path, in a scratch repository, so actionlint checks
 # every input the example passes and every required one it leaves out.
@@ -158,7 +158,7 @@ GORELEASER_VERSION := v2.15.1
 GORELEASER := $(GO) run github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
 
 # release-snapshot builds every release asset into dist/ with the release
-# configuration, publishing nothing, then checks dist/ (internal/release,
+# configuration, publishing nothing, then checks dist/ (internal/testrig/release,
 # tag releasesnapshot): exactly the assets .goreleaser.yaml names, each
 # with its SHA-256 in checksums.txt, and install-binary.sh installing the
 # runner and dispatcher from it (a local server) that then run. Not part of
@@ -167,7 +167,7 @@ GORELEASER := $(GO) run github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION
 release-snapshot:
 	$(GORELEASER) check
 	$(GORELEASER) release --snapshot --clean --skip=publish
-	MR_RELEASE_DIST=$(CURDIR)/dist $(GO) test -tags releasesnapshot -count=1 -run '^TestSnapshotRelease$$' ./internal/release
+	MR_RELEASE_DIST=$(CURDIR)/dist $(GO) test -tags releasesnapshot -count=1 -run '^TestSnapshotRelease$$' ./internal/testrig/release
 
 # release publishes the tagged commit (the release workflow runs it).
 release:
@@ -183,4 +183,4 @@ clean:
 # The fault, restart and burst tests run at full size here too (200, 200
 # and 500 mentions; make test runs them at 50, 50 and 120).
 prove:
-	MENTION_RUNNER_PROVE=full $(GO) test -count=1 -timeout 60m -run 'TestProve|TestFaults200Mentions|TestRestarts200Mentions|TestBurst500Mentions' ./internal/loadtest/ -v 2>&1 | grep -E '^\| |^(ok|FAIL|--- FAIL)'
+	MENTION_RUNNER_PROVE=full $(GO) test -count=1 -timeout 60m -run 'TestProve|TestFaults200Mentions|TestRestarts200Mentions|TestBurst500Mentions' ./internal/testrig/loadtest/ -v 2>&1 | grep -E '^\| |^(ok|FAIL|--- FAIL)'

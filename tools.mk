@@ -3,7 +3,7 @@
 # The engine CLIs are pinned in tools/<tool>/package-lock.json and installed
 # project-locally (node_modules is git-ignored): Claude Code, the OpenAI
 # Codex CLI and the Gemini CLI. Tests find them at CLAUDE_BIN, CODEX_BIN and
-# GEMINI_BIN (internal/claudetest) and skip without them unless
+# GEMINI_BIN (internal/testrig/claudetest) and skip without them unless
 # MENTION_RUNNER_REQUIRE_CLAUDE=1 / MENTION_RUNNER_REQUIRE_ENGINES=1.
 
 NPM ?= npm

@@ -31,7 +31,7 @@ asset_name() {
   echo "${1}_${os}_${arch}"
 }
 
-# Sourced (internal/release's tests: every machine's asset name in one
+# Sourced (internal/testrig/release's tests: every machine's asset name in one
 # shell), the script only defines asset_name. `return` succeeds only in a
 # sourced script, so this also holds when the script is read from stdin.
 if (return 0 2>/dev/null); then

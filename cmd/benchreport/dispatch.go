@@ -3,16 +3,16 @@ package main
 import (
 	"fmt"
 
-	"github.com/mention-runner/mention-runner/internal/benchreport"
+	"github.com/mention-runner/mention-runner/internal/devtools/benchreport"
 )
 
-// dispatch reads the dispatcher figures from internal/loadtest's
+// dispatch reads the dispatcher figures from internal/testrig/loadtest's
 // BenchmarkDispatchMention, which drives the real dispatcher, wired with
 // the account's write ledger as cmd/dispatcher wires it, against the
 // simulator with 50 ms of latency on every request.
 func (t *tableRun) dispatch() []benchreport.Row {
 	const bench = "BenchmarkDispatchMention"
-	res, command, err := goBench(t.ctx, "./internal/loadtest", "^"+bench+"$", "-benchtime", "5x")
+	res, command, err := goBench(t.ctx, "./internal/testrig/loadtest", "^"+bench+"$", "-benchtime", "5x")
 	if err != nil {
 		return []benchreport.Row{benchreport.Failed("dispatcher", command, err)}
 	}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/mention-runner/mention-runner/internal/benchreport"
-	"github.com/mention-runner/mention-runner/internal/cli"
+	"github.com/mention-runner/mention-runner/internal/core/cli"
+	"github.com/mention-runner/mention-runner/internal/devtools/benchreport"
 )
 
 func init() {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mention-runner/mention-runner/internal/benchreport"
+	"github.com/mention-runner/mention-runner/internal/devtools/benchreport"
 )
 
 // goBench runs one package's benchmarks matching pattern and parses them.

@@ -8,7 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/mention-runner/mention-runner/internal/cli"
+	"github.com/mention-runner/mention-runner/internal/core/cli"
 )
 
 var app = &cli.App{Name: "benchreport", Summary: "measures the named hot paths and prints one markdown table"}

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"os/exec"
 
-	"github.com/mention-runner/mention-runner/internal/benchreport"
-	"github.com/mention-runner/mention-runner/internal/cli"
+	"github.com/mention-runner/mention-runner/internal/core/cli"
+	"github.com/mention-runner/mention-runner/internal/devtools/benchreport"
 )
 
 func init() {

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mention-runner/mention-runner/internal/benchreport"
-	"github.com/mention-runner/mention-runner/internal/cli"
+	"github.com/mention-runner/mention-runner/internal/core/cli"
+	"github.com/mention-runner/mention-runner/internal/devtools/benchreport"
 )
 
 // sections in table order; --only picks some.
@@ -156,7 +156,7 @@ func (t *tableRun) transport() []benchreport.Row {
 	var command string
 	for range rounds {
 		for _, b := range []string{"BenchmarkEncodeAssemble10MiB", "BenchmarkFloorEncodeAssemble10MiB"} {
-			res, cmd, err := goBench(t.ctx, "./internal/transport", "^"+b+"$", "-benchtime", "10x")
+			res, cmd, err := goBench(t.ctx, "./internal/core/transport", "^"+b+"$", "-benchtime", "10x")
 			if err != nil {
 				return []benchreport.Row{benchreport.Failed(name, cmd, err)}
 			}
@@ -227,7 +227,7 @@ func median(xs []float64) float64 {
 
 func (t *tableRun) assemble() []benchreport.Row {
 	const name = "runner: assemble a 20-shard context (last shard run)"
-	res, command, err := goBench(t.ctx, "./internal/assemble", "^BenchmarkAssemble20Shards$", "-benchtime", "5x")
+	res, command, err := goBench(t.ctx, "./internal/runner/assemble", "^BenchmarkAssemble20Shards$", "-benchtime", "5x")
 	if err != nil {
 		return []benchreport.Row{benchreport.Failed(name, command, err)}
 	}
@@ -240,11 +240,11 @@ func (t *tableRun) assemble() []benchreport.Row {
 }
 
 // assembleRequests reads assemble's request and round-trip counts from
-// internal/assemble's BenchmarkAssembleRequests (250 ms of latency on every
+// internal/runner/assemble's BenchmarkAssembleRequests (250 ms of latency on every
 // request), with issue 16's goals.
 func (t *tableRun) assembleRequests() []benchreport.Row {
 	const bench = "BenchmarkAssembleRequests"
-	res, command, err := goBench(t.ctx, "./internal/assemble", "^"+bench+"$", "-benchtime", "3x")
+	res, command, err := goBench(t.ctx, "./internal/runner/assemble", "^"+bench+"$", "-benchtime", "3x")
 	if err != nil {
 		return []benchreport.Row{benchreport.Failed("assemble: requests", command, err)}
 	}
@@ -356,9 +356,9 @@ func (t *tableRun) render() []benchreport.Row {
 
 // loadSeed reads the real Claude Code logs the generated log is made of.
 func loadSeed() (benchreport.StreamSeed, error) {
-	files, err := filepath.Glob(filepath.Join("internal", "streamjson", "testdata", "*.jsonl"))
+	files, err := filepath.Glob(filepath.Join("internal", "runner", "agent", "streamjson", "testdata", "*.jsonl"))
 	if err != nil || len(files) == 0 {
-		return benchreport.StreamSeed{}, fmt.Errorf("no stream-json logs under internal/streamjson/testdata (run from the repository root)")
+		return benchreport.StreamSeed{}, fmt.Errorf("no stream-json logs under internal/runner/agent/streamjson/testdata (run from the repository root)")
 	}
 	var logs [][]byte
 	for _, f := range files {

@@ -17,8 +17,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mention-runner/mention-runner/internal/cli"
-	"github.com/mention-runner/mention-runner/internal/demo"
+	"github.com/mention-runner/mention-runner/internal/core/cli"
+	"github.com/mention-runner/mention-runner/internal/testrig/demo"
 )
 
 // demoTimeout bounds the whole demo; the replay engine needs a few seconds.

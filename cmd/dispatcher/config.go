@@ -12,12 +12,12 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
-	"github.com/mention-runner/mention-runner/internal/cli"
-	"github.com/mention-runner/mention-runner/internal/dispatch"
-	"github.com/mention-runner/mention-runner/internal/ghclient"
-	"github.com/mention-runner/mention-runner/internal/policy"
-	"github.com/mention-runner/mention-runner/internal/threadctx"
-	"github.com/mention-runner/mention-runner/internal/writebudget"
+	"github.com/mention-runner/mention-runner/internal/core/cli"
+	"github.com/mention-runner/mention-runner/internal/core/ghclient"
+	"github.com/mention-runner/mention-runner/internal/core/policy"
+	"github.com/mention-runner/mention-runner/internal/core/threadctx"
+	"github.com/mention-runner/mention-runner/internal/core/writebudget"
+	"github.com/mention-runner/mention-runner/internal/dispatcher/dispatch"
 )
 
 // setting is one configuration value, from a flag or else the environment.

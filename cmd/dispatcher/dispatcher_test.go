@@ -16,11 +16,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mention-runner/mention-runner/internal/cli"
-	"github.com/mention-runner/mention-runner/internal/dispatch"
-	"github.com/mention-runner/mention-runner/internal/githubsim"
+	"github.com/mention-runner/mention-runner/internal/core/cli"
+	"github.com/mention-runner/mention-runner/internal/dispatcher/dispatch"
+	"github.com/mention-runner/mention-runner/internal/testrig/githubsim"
 
-	"github.com/mention-runner/mention-runner/internal/testkit/simfixture"
+	"github.com/mention-runner/mention-runner/internal/testrig/simfixture"
 )
 
 func run(t *testing.T, vars map[string]string, args ...string) (int, string, string) {
@@ -65,7 +65,7 @@ func TestConfigErrors(t *testing.T) {
 }
 
 func TestEventDryRun(t *testing.T) {
-	raw, err := os.ReadFile("../../internal/webhook/testdata/examples/issue_comment.created.json")
+	raw, err := os.ReadFile("../../internal/dispatcher/webhook/testdata/examples/issue_comment.created.json")
 	require.NoError(t, err)
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(raw, &m))
@@ -98,7 +98,7 @@ func TestEventDryRun(t *testing.T) {
 // TestCeilingsInDecision: the operator ceilings from the environment or
 // flags bound the policy the dispatcher reports, defaults 3/1/1.
 func TestCeilingsInDecision(t *testing.T) {
-	raw, err := os.ReadFile("../../internal/webhook/testdata/examples/issue_comment.created.json")
+	raw, err := os.ReadFile("../../internal/dispatcher/webhook/testdata/examples/issue_comment.created.json")
 	require.NoError(t, err)
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(raw, &m))

@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mention-runner/mention-runner/internal/githubsim"
+	"github.com/mention-runner/mention-runner/internal/testrig/githubsim"
 
-	"github.com/mention-runner/mention-runner/internal/testkit/simfixture"
+	"github.com/mention-runner/mention-runner/internal/testrig/simfixture"
 )
 
 // TestDoctorCommand runs `dispatcher doctor` with the dispatcher's own

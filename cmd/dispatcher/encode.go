@@ -10,9 +10,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/mention-runner/mention-runner/internal/cli"
-	"github.com/mention-runner/mention-runner/internal/contract"
-	"github.com/mention-runner/mention-runner/internal/transport"
+	"github.com/mention-runner/mention-runner/internal/core/cli"
+	"github.com/mention-runner/mention-runner/internal/core/contract"
+	"github.com/mention-runner/mention-runner/internal/core/transport"
 )
 
 func init() {

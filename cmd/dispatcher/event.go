@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/mention-runner/mention-runner/internal/cli"
-	"github.com/mention-runner/mention-runner/internal/dispatch"
-	"github.com/mention-runner/mention-runner/internal/webhook"
+	"github.com/mention-runner/mention-runner/internal/core/cli"
+	"github.com/mention-runner/mention-runner/internal/dispatcher/dispatch"
+	"github.com/mention-runner/mention-runner/internal/dispatcher/webhook"
 )
 
 func init() {

@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mention-runner/mention-runner/internal/cli"
-	"github.com/mention-runner/mention-runner/internal/mention"
-	"github.com/mention-runner/mention-runner/internal/policy"
+	"github.com/mention-runner/mention-runner/internal/core/cli"
+	"github.com/mention-runner/mention-runner/internal/core/mention"
+	"github.com/mention-runner/mention-runner/internal/core/policy"
 )
 
 func init() {

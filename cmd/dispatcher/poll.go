@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/mention-runner/mention-runner/internal/cli"
-	"github.com/mention-runner/mention-runner/internal/dispatch"
+	"github.com/mention-runner/mention-runner/internal/core/cli"
+	"github.com/mention-runner/mention-runner/internal/dispatcher/dispatch"
 )
 
 func init() {

@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/mention-runner/mention-runner/internal/cli"
+	"github.com/mention-runner/mention-runner/internal/core/cli"
 )
 
 func init() {

@@ -10,11 +10,11 @@ import (
 
 	"github.com/sethvargo/go-githubactions"
 
-	"github.com/mention-runner/mention-runner/internal/agent"
-	"github.com/mention-runner/mention-runner/internal/cli"
-	"github.com/mention-runner/mention-runner/internal/config"
-	"github.com/mention-runner/mention-runner/internal/contract"
-	"github.com/mention-runner/mention-runner/internal/record"
+	"github.com/mention-runner/mention-runner/internal/core/cli"
+	"github.com/mention-runner/mention-runner/internal/core/contract"
+	"github.com/mention-runner/mention-runner/internal/runner/agent"
+	"github.com/mention-runner/mention-runner/internal/runner/config"
+	"github.com/mention-runner/mention-runner/internal/runner/record"
 )
 
 func init() {
@@ -26,7 +26,7 @@ func init() {
 }
 
 // runAgent is the untrusted stage: settings come from the environment (see
-// internal/config); it reads no token. Exit 1 when the run failed; the run
+// internal/runner/config); it reads no token. Exit 1 when the run failed; the run
 // record (outcome.json, run.json) says why.
 func runAgent(ctx context.Context, env *cli.Env, args []string) error {
 	fs := cli.FlagSet(env, "runner", "agent", "(settings come from the environment)", config.EnvHelp("agent"))

@@ -13,10 +13,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mention-runner/mention-runner/internal/actions"
-	"github.com/mention-runner/mention-runner/internal/cli"
-	"github.com/mention-runner/mention-runner/internal/contract"
-	"github.com/mention-runner/mention-runner/internal/record"
+	"github.com/mention-runner/mention-runner/internal/core/cli"
+	"github.com/mention-runner/mention-runner/internal/core/contract"
+	"github.com/mention-runner/mention-runner/internal/runner/actions"
+	"github.com/mention-runner/mention-runner/internal/runner/record"
 )
 
 const agentTestContext = `{"repository":{"full_name":"octo/hello"},"issue":{"number":5},

@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 
-	"github.com/mention-runner/mention-runner/internal/assemble"
-	"github.com/mention-runner/mention-runner/internal/cli"
-	"github.com/mention-runner/mention-runner/internal/config"
+	"github.com/mention-runner/mention-runner/internal/core/cli"
+	"github.com/mention-runner/mention-runner/internal/runner/assemble"
+	"github.com/mention-runner/mention-runner/internal/runner/config"
 )
 
 func init() {
@@ -17,7 +17,7 @@ func init() {
 }
 
 // runAssemble takes everything from the environment (GITHUB_EVENT_PATH,
-// GITHUB_TOKEN, GITHUB_OUTPUT and the settings of internal/config).
+// GITHUB_TOKEN, GITHUB_OUTPUT and the settings of internal/runner/config).
 func runAssemble(ctx context.Context, env *cli.Env, args []string) error {
 	fs := cli.FlagSet(env, "runner", "assemble", "(settings come from the environment)", config.EnvHelp("assemble"))
 	if err := cli.ParseFlags(fs, args, false); err != nil {

@@ -10,14 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mention-runner/mention-runner/internal/actions"
-	"github.com/mention-runner/mention-runner/internal/cli"
-	"github.com/mention-runner/mention-runner/internal/githubsim"
-	"github.com/mention-runner/mention-runner/internal/transport"
+	"github.com/mention-runner/mention-runner/internal/core/cli"
+	"github.com/mention-runner/mention-runner/internal/core/transport"
+	"github.com/mention-runner/mention-runner/internal/runner/actions"
+	"github.com/mention-runner/mention-runner/internal/testrig/githubsim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mention-runner/mention-runner/internal/testkit/simfixture"
+	"github.com/mention-runner/mention-runner/internal/testrig/simfixture"
 )
 
 func TestAssembleCommand(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/mention-runner/mention-runner/internal/cli"
-	"github.com/mention-runner/mention-runner/internal/transport"
+	"github.com/mention-runner/mention-runner/internal/core/cli"
+	"github.com/mention-runner/mention-runner/internal/core/transport"
 )
 
 // maxLineBytes bounds one input line: a request body is under 64,000 bytes;

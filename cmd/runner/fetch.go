@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mention-runner/mention-runner/internal/agent"
-	"github.com/mention-runner/mention-runner/internal/checkout"
-	"github.com/mention-runner/mention-runner/internal/cli"
-	"github.com/mention-runner/mention-runner/internal/config"
-	"github.com/mention-runner/mention-runner/internal/ghclient"
-	"github.com/mention-runner/mention-runner/internal/threadctx"
+	"github.com/mention-runner/mention-runner/internal/core/cli"
+	"github.com/mention-runner/mention-runner/internal/core/ghclient"
+	"github.com/mention-runner/mention-runner/internal/core/threadctx"
+	"github.com/mention-runner/mention-runner/internal/runner/agent"
+	"github.com/mention-runner/mention-runner/internal/runner/checkout"
+	"github.com/mention-runner/mention-runner/internal/runner/config"
 )
 
 func init() {

@@ -9,12 +9,12 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
-	"github.com/mention-runner/mention-runner/internal/cli"
-	"github.com/mention-runner/mention-runner/internal/config"
-	"github.com/mention-runner/mention-runner/internal/contract"
-	"github.com/mention-runner/mention-runner/internal/ghclient"
-	"github.com/mention-runner/mention-runner/internal/publish"
-	"github.com/mention-runner/mention-runner/internal/writebudget"
+	"github.com/mention-runner/mention-runner/internal/core/cli"
+	"github.com/mention-runner/mention-runner/internal/core/contract"
+	"github.com/mention-runner/mention-runner/internal/core/ghclient"
+	"github.com/mention-runner/mention-runner/internal/core/writebudget"
+	"github.com/mention-runner/mention-runner/internal/runner/config"
+	"github.com/mention-runner/mention-runner/internal/runner/publish"
 )
 
 // actionsBotLogin is who GITHUB_TOKEN writes as.

@@ -16,13 +16,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mention-runner/mention-runner/internal/cli"
-	"github.com/mention-runner/mention-runner/internal/contract"
-	"github.com/mention-runner/mention-runner/internal/githubsim"
-	"github.com/mention-runner/mention-runner/internal/outputs"
-	"github.com/mention-runner/mention-runner/internal/policy"
+	"github.com/mention-runner/mention-runner/internal/core/cli"
+	"github.com/mention-runner/mention-runner/internal/core/contract"
+	"github.com/mention-runner/mention-runner/internal/core/policy"
+	"github.com/mention-runner/mention-runner/internal/runner/outputs"
+	"github.com/mention-runner/mention-runner/internal/testrig/githubsim"
 
-	"github.com/mention-runner/mention-runner/internal/testkit/simfixture"
+	"github.com/mention-runner/mention-runner/internal/testrig/simfixture"
 )
 
 // publishEnv seeds a simulator with a thread, a trigger and a log issue,

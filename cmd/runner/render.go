@@ -11,12 +11,12 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/mention-runner/mention-runner/internal/cli"
-	"github.com/mention-runner/mention-runner/internal/contract"
-	"github.com/mention-runner/mention-runner/internal/record"
-	"github.com/mention-runner/mention-runner/internal/render"
-	"github.com/mention-runner/mention-runner/internal/session"
-	"github.com/mention-runner/mention-runner/internal/streamjson"
+	"github.com/mention-runner/mention-runner/internal/core/cli"
+	"github.com/mention-runner/mention-runner/internal/core/contract"
+	"github.com/mention-runner/mention-runner/internal/runner/agent/streamjson"
+	"github.com/mention-runner/mention-runner/internal/runner/record"
+	"github.com/mention-runner/mention-runner/internal/runner/render"
+	"github.com/mention-runner/mention-runner/internal/runner/session"
 )
 
 // SessionMarkdownFile holds the session as posted on the log issue.

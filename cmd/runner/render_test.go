@@ -12,11 +12,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mention-runner/mention-runner/internal/cli"
-	"github.com/mention-runner/mention-runner/internal/contract"
-	"github.com/mention-runner/mention-runner/internal/record"
-	"github.com/mention-runner/mention-runner/internal/session"
-	"github.com/mention-runner/mention-runner/internal/testkit/golden"
+	"github.com/mention-runner/mention-runner/internal/core/cli"
+	"github.com/mention-runner/mention-runner/internal/core/contract"
+	"github.com/mention-runner/mention-runner/internal/runner/record"
+	"github.com/mention-runner/mention-runner/internal/runner/session"
+	"github.com/mention-runner/mention-runner/internal/testrig/golden"
 )
 
 // streamLog is a short Claude Code stream-json log.
@@ -107,10 +107,10 @@ func TestRenderRun(t *testing.T) {
 }
 
 // TestRenderRealCapture renders a real Claude Code 2.1.197 session (run
-// against internal/fakemodel): a command that fails, a gate denial, a call
+// against internal/testrig/fakemodel): a command that fails, a gate denial, a call
 // the engine refuses and the final result all show.
 func TestRenderRealCapture(t *testing.T) {
-	path := filepath.Join("..", "..", "internal", "streamjson", "testdata", "mixed.jsonl")
+	path := filepath.Join("..", "..", "internal", "runner", "agent", "streamjson", "testdata", "mixed.jsonl")
 	code, out, errOut := runCmd("render", "--from-stream", path)
 	require.Equal(t, 0, code, errOut)
 	golden.CheckString(t, filepath.Join("testdata", "render_mixed.golden"), out)
@@ -127,10 +127,10 @@ func TestRenderRealCapture(t *testing.T) {
 	}
 
 	// the turn limit, the engine's own words and thinking
-	code, out, errOut = runCmd("render", "--from-stream", filepath.Join("..", "..", "internal", "streamjson", "testdata", "max_turns.jsonl"))
+	code, out, errOut = runCmd("render", "--from-stream", filepath.Join("..", "..", "internal", "runner", "agent", "streamjson", "testdata", "max_turns.jsonl"))
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "Result: error (error_max_turns: the turn limit was reached) · 2 turns · $0.00075 · 0.1 s\nReached maximum number of turns (1)\n")
-	code, out, _ = runCmd("render", "--from-stream", filepath.Join("..", "..", "internal", "streamjson", "testdata", "gate_success.jsonl"))
+	code, out, _ = runCmd("render", "--from-stream", filepath.Join("..", "..", "internal", "runner", "agent", "streamjson", "testdata", "gate_success.jsonl"))
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "<details>\n<summary>Thinking</summary>\n\n```text\nThe user wants a comment.\n```\n\n</details>\n")
 }

@@ -1,0 +1,383 @@
+// Package refstate keeps small durable states in git refs of a repository
+// (CONTROL): a ref points at a commit whose message names the state and who
+// holds it, and whose date says when it was set.
+//
+// Every change is a compare-and-swap GitHub already offers: creating a ref
+// that exists fails, and a non-forced update succeeds only when the new
+// commit descends from the ref's current one. A new state is always
+// committed on top of the state it replaces, so exactly one of several
+// writers racing from the same state wins. A write whose answer is lost is
+// recognised on the retry by its commit (each writer's commits are its own):
+// "Reference already exists" pointing at our commit means we created it.
+package refstate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/go-github/v62/github"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/mention-runner/mention-runner/internal/core/contract"
+	"github.com/mention-runner/mention-runner/internal/core/ghclient"
+)
+
+// EmptyTree is git's empty tree. Every repository has it, so a state
+// commit needs no tree to be created first.
+const EmptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+// messagePrefix starts every state commit's message.
+const messagePrefix = "mention-runner state: "
+
+// Mark is one state commit.
+type Mark struct {
+	Commit string
+	Status string    // e.g. claimed, dispatched, running, done
+	Holder string    // who set it: a dispatcher id, a workflow run
+	At     time.Time // the commit date (whole seconds)
+	Parent string    // the state it replaced, "" for a first state
+}
+
+// Store reads and writes state refs in one repository. Its client should
+// retry POST/PATCH (ghclient RetryUnsafe): every write here is recognised
+// when repeated. Commits and ref updates are retried after a lost answer
+// even by a client that does not (ghclient.Repeatable), and an update
+// whose answer stayed lost is read back.
+type Store struct {
+	Client      *github.Client
+	Owner, Name string
+	Now         func() time.Time // commit dates and ages; nil = time.Now
+
+	mu    sync.Mutex
+	marks map[string]Mark // by commit: commits never change
+}
+
+// New returns a store for repo ("owner/name").
+func New(client *github.Client, repo string, now func() time.Time) (*Store, error) {
+	owner, name, ok := strings.Cut(repo, "/")
+	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
+		return nil, fmt.Errorf("refstate: repository %q is not owner/name", repo)
+	}
+	return &Store{Client: client, Owner: owner, Name: name, Now: now}, nil
+}
+
+func (s *Store) now() time.Time {
+	if s.Now == nil {
+		return time.Now().UTC()
+	}
+	return s.Now().UTC()
+}
+
+func (s *Store) remember(m Mark) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.marks == nil {
+		s.marks = map[string]Mark{}
+	}
+	s.marks[m.Commit] = m
+}
+
+func (s *Store) known(sha string) (Mark, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.marks[sha]
+	return m, ok
+}
+
+// NewMark commits a state on top of parent ("" = a first state). The
+// commit is not on any ref until Create or Advance puts it there. Commits
+// are content-addressed: two writers must use different holder names, or
+// the same state set in the same second is one commit both take as theirs.
+func (s *Store) NewMark(ctx context.Context, status, holder, parent string) (Mark, error) {
+	if strings.ContainsAny(status, "\n ") || status == "" {
+		return Mark{}, fmt.Errorf("refstate: bad status %q", status)
+	}
+	holder = strings.ReplaceAll(holder, "\n", " ")
+	at := s.now().Truncate(time.Second)
+	sig := github.CommitAuthor{Name: github.String("mention-runner"), Email: github.String("mention-runner@users.noreply.github.com"),
+		Date: &github.Timestamp{Time: at}}
+	c := &github.Commit{Message: github.String(message(status, holder)), Tree: &github.Tree{SHA: github.String(EmptyTree)},
+		Author: &sig, Committer: &sig}
+	if parent != "" {
+		c.Parents = []*github.Commit{{SHA: github.String(parent)}}
+	}
+	// The same bytes sent again make the same commit (git objects are
+	// addressed by their content): its retry creates nothing new.
+	got, _, err := s.Client.Git.CreateCommit(ghclient.Repeatable(ctx), s.Owner, s.Name, c, nil)
+	if err != nil {
+		return Mark{}, fmt.Errorf("refstate: commit state %s: %w", status, err)
+	}
+	m := Mark{Commit: got.GetSHA(), Status: status, Holder: holder, At: at, Parent: parent}
+	s.remember(m)
+	return m, nil
+}
+
+func message(status, holder string) string {
+	return messagePrefix + status + "\n\nholder: " + holder + "\n"
+}
+
+// GrantStatus is the state a write-budget ledger commit stands for: a
+// dispatcher claims mentions with its grants' commits
+// (contract.PaceMessagePrefix; writebudget.Grant), so the claim commit
+// costs no request of its own. The holder is the state's "holder".
+const GrantStatus = "claimed"
+
+// parseMessage reads a state commit's message.
+func parseMessage(msg string) (status, holder string, err error) {
+	if body, ok := strings.CutPrefix(msg, contract.PaceMessagePrefix); ok {
+		var g struct {
+			Holder string `json:"holder"`
+		}
+		if err := json.Unmarshal([]byte(body), &g); err != nil || g.Holder == "" {
+			return "", "", fmt.Errorf("a write-budget commit without a holder (%v)", err)
+		}
+		return GrantStatus, strings.ReplaceAll(g.Holder, "\n", " "), nil
+	}
+	first, rest, _ := strings.Cut(msg, "\n")
+	status, ok := strings.CutPrefix(first, messagePrefix)
+	if !ok || status == "" || strings.Contains(status, " ") {
+		return "", "", fmt.Errorf("not a state commit (message %q)", truncate(first, 80))
+	}
+	for _, line := range strings.Split(rest, "\n") {
+		if h, ok := strings.CutPrefix(line, "holder: "); ok {
+			holder = h
+		}
+	}
+	return status, holder, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// CorruptError is a state ref that does not point at a state commit.
+type CorruptError struct {
+	Ref, Reason string
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("refstate: %s is not a state ref: %s; delete it if nothing else uses it", e.Ref, e.Reason)
+}
+
+// Read returns the state ref points at, or nil when the ref does not exist.
+func (s *Store) Read(ctx context.Context, ref string) (*Mark, error) {
+	r, resp, err := s.Client.Git.GetRef(ctx, s.Owner, s.Name, strings.TrimPrefix(ref, "refs/"))
+	if resp != nil && resp.StatusCode == http.StatusNotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("refstate: read %s: %w", ref, err)
+	}
+	if r.GetRef() != ref {
+		// GitHub answers a prefix with a list; a single other ref is not ours.
+		return nil, nil
+	}
+	m, err := s.markOf(ctx, ref, r.GetObject().GetSHA())
+	if err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// markOf reads a state commit (once: commits never change).
+func (s *Store) markOf(ctx context.Context, ref, sha string) (Mark, error) {
+	if m, ok := s.known(sha); ok {
+		return m, nil
+	}
+	c, _, err := s.Client.Git.GetCommit(ctx, s.Owner, s.Name, sha)
+	if err != nil {
+		return Mark{}, fmt.Errorf("refstate: read state commit %s of %s: %w", sha, ref, err)
+	}
+	status, holder, perr := parseMessage(c.GetMessage())
+	if perr != nil {
+		return Mark{}, &CorruptError{Ref: ref, Reason: perr.Error()}
+	}
+	m := Mark{Commit: sha, Status: status, Holder: holder, At: c.GetCommitter().GetDate().Time.UTC()}
+	if len(c.Parents) > 0 {
+		m.Parent = c.Parents[0].GetSHA()
+	}
+	s.remember(m)
+	return m, nil
+}
+
+// Create puts ref at m if the ref does not exist. It returns the state the
+// ref holds afterwards; created is true when that is m, including when an
+// earlier attempt whose answer was lost created it.
+func (s *Store) Create(ctx context.Context, ref string, m Mark) (cur Mark, created bool, err error) {
+	_, _, err = s.Client.Git.CreateRef(ctx, s.Owner, s.Name, &github.Reference{Ref: github.String(ref), Object: &github.GitObject{SHA: github.String(m.Commit)}})
+	if err == nil {
+		return m, true, nil
+	}
+	if !isStatus(err, http.StatusUnprocessableEntity, "already exists") {
+		// The answer may be lost while the ref was created: look once.
+		if got, rerr := s.Read(ctx, ref); rerr == nil && got != nil && got.Commit == m.Commit {
+			return m, true, nil
+		}
+		return Mark{}, false, fmt.Errorf("refstate: create %s: %w", ref, err)
+	}
+	got, err := s.Read(ctx, ref)
+	if err != nil {
+		return Mark{}, false, err
+	}
+	if got == nil {
+		// Deleted between the two calls (swept): the caller tries again.
+		return Mark{}, false, fmt.Errorf("refstate: create %s: it existed and then vanished; try again", ref)
+	}
+	return *got, got.Commit == m.Commit, nil
+}
+
+// ErrLost means the ref moved away from the state a change was based on:
+// another writer won.
+var ErrLost = errors.New("refstate: the state changed under us")
+
+// Advance moves ref from m.Parent to m (a compare-and-swap: the update is
+// not forced, and m descends only from m.Parent). It returns ErrLost, with
+// the state the ref holds, when another writer moved it first. Repeating a
+// successful Advance succeeds.
+func (s *Store) Advance(ctx context.Context, ref string, m Mark) (Mark, error) {
+	// Repeating the update is safe: it is not forced, so a repeat only
+	// moves the ref on to m (or finds it there); a 422 is read back below.
+	_, _, err := s.Client.Git.UpdateRef(ghclient.Repeatable(ctx), s.Owner, s.Name, &github.Reference{Ref: github.String(ref), Object: &github.GitObject{SHA: github.String(m.Commit)}}, false)
+	if err == nil {
+		return m, nil
+	}
+	if !isStatus(err, http.StatusUnprocessableEntity, "") {
+		// The answer may be lost while the ref moved: look once.
+		if got, rerr := s.Read(ctx, ref); rerr == nil && got != nil && got.Commit == m.Commit {
+			return m, nil
+		}
+		return Mark{}, fmt.Errorf("refstate: update %s: %w", ref, err)
+	}
+	got, rerr := s.Read(ctx, ref)
+	switch {
+	case rerr != nil:
+		return Mark{}, errors.Join(fmt.Errorf("refstate: update %s: %w", ref, err), rerr)
+	case got == nil:
+		return Mark{}, fmt.Errorf("refstate: update %s: the ref is gone: %w", ref, ErrLost)
+	case got.Commit == m.Commit:
+		return m, nil // an earlier attempt landed
+	}
+	return *got, fmt.Errorf("refstate: update %s to %s: it holds %s by %s: %w", ref, m.Status, got.Status, got.Holder, ErrLost)
+}
+
+// Delete removes ref; a ref already gone is fine.
+func (s *Store) Delete(ctx context.Context, ref string) error {
+	_, err := s.Client.Git.DeleteRef(ctx, s.Owner, s.Name, strings.TrimPrefix(ref, "refs/"))
+	if err != nil && !isStatus(err, http.StatusNotFound, "") && !isStatus(err, http.StatusUnprocessableEntity, "does not exist") {
+		return fmt.Errorf("refstate: delete %s: %w", ref, err)
+	}
+	return nil
+}
+
+func isStatus(err error, code int, msg string) bool {
+	var ge *github.ErrorResponse
+	return errors.As(err, &ge) && ge.Response != nil && ge.Response.StatusCode == code &&
+		strings.Contains(strings.ToLower(ge.Message), msg)
+}
+
+// sweepParallel bounds a sweep's concurrent requests.
+const sweepParallel = 24
+
+// SweepOptions bound one sweep.
+type SweepOptions struct {
+	Prefix string        // e.g. "refs/mention-runner/dispatched/"
+	MaxAge time.Duration // state refs set longer ago are deleted (required)
+	// Keep, when set, spares refs whose state it accepts (e.g. a claim
+	// still in progress).
+	Keep func(Mark) bool
+	// MaxChecks bounds the commits read (one request each, cached ones
+	// are free); 0 = 20. Refs are visited in random order, so successive
+	// sweeps cover them all.
+	MaxChecks int
+	Rand      *rand.Rand // nil = randomly seeded
+}
+
+// SweepResult says what a sweep did; per-ref errors are not fatal.
+type SweepResult struct {
+	Listed, Checked int
+	Deleted         []string
+	Errors          []error
+}
+
+// Sweep deletes state refs under o.Prefix whose state is older than
+// o.MaxAge. Only a failure to list is returned as an error.
+func (s *Store) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error) {
+	if o.MaxAge <= 0 || !strings.HasPrefix(o.Prefix, "refs/") || !strings.HasSuffix(o.Prefix, "/") {
+		return nil, fmt.Errorf("refstate: sweep needs a refs/…/ prefix and a positive age (got %q, %s)", o.Prefix, o.MaxAge)
+	}
+	if o.MaxChecks <= 0 {
+		o.MaxChecks = 20
+	}
+	if o.Rand == nil {
+		o.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	}
+	var refs []*github.Reference
+	opt := &github.ReferenceListOptions{Ref: strings.TrimPrefix(o.Prefix, "refs/"), ListOptions: github.ListOptions{PerPage: 100}}
+	for {
+		page, resp, err := s.Client.Git.ListMatchingRefs(ctx, s.Owner, s.Name, opt)
+		if err != nil {
+			return nil, fmt.Errorf("refstate: sweep %s: %w", o.Prefix, err)
+		}
+		refs = append(refs, page...)
+		if resp == nil || resp.NextPage == 0 {
+			break
+		}
+		opt.Page = resp.NextPage
+	}
+	res := &SweepResult{Listed: len(refs)}
+	o.Rand.Shuffle(len(refs), func(i, j int) { refs[i], refs[j] = refs[j], refs[i] })
+	// Known states cost nothing; at most MaxChecks others are read. Every
+	// ref is read (and maybe deleted) beside the others, so a sweep costs
+	// two round trips, not two per ref.
+	var pick []*github.Reference
+	for _, r := range refs {
+		if _, cached := s.known(r.GetObject().GetSHA()); !cached {
+			if res.Checked == o.MaxChecks {
+				continue
+			}
+			res.Checked++
+		}
+		pick = append(pick, r)
+	}
+	cutoff := s.now().Add(-o.MaxAge)
+	deleted := make([]bool, len(pick))
+	errs := make([]error, len(pick))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(sweepParallel)
+	for k, r := range pick {
+		g.Go(func() error {
+			m, err := s.markOf(gctx, r.GetRef(), r.GetObject().GetSHA())
+			if err != nil {
+				errs[k] = err
+				return nil
+			}
+			if !m.At.Before(cutoff) || (o.Keep != nil && o.Keep(m)) {
+				return nil
+			}
+			if errs[k] = s.Delete(gctx, r.GetRef()); errs[k] == nil {
+				deleted[k] = true
+			}
+			return nil
+		})
+	}
+	_ = g.Wait() // every error is per ref
+	for k, r := range pick {
+		if errs[k] != nil {
+			res.Errors = append(res.Errors, errs[k])
+		}
+		if deleted[k] {
+			res.Deleted = append(res.Deleted, r.GetRef())
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,35 @@
+package benchreport
+
+import (
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/mention-runner/mention-runner/internal/testrig/golden"
+)
+
+func TestMarkdownGolden(t *testing.T) {
+	rows := []Row{
+		{Name: "transport: encode + assemble", Figure: Num(30.71), Unit: "MB/s", Command: "go test -bench '^X$' ./internal/core/transport"},
+		{Name: "peak | pipes", Figure: Num(19.7), Unit: "MiB", Command: "go run `x`"},
+		Failed("dispatcher", "go test ./internal/testrig/loadtest", errors.New("line one\nline | two")),
+		{Name: "big", Figure: Num(1234.5), Unit: "ms"},
+		VersusFloor("throughput", "MB/s", "go test -bench X", 150, 170, HigherIsBetter, 0.8),
+		VersusFloor("slow", "s", "go run y", 2, 1, LowerIsBetter, 1.5),
+		WithinLimit("requests", "requests", "go test -bench Z", 7, LowerIsBetter, 6),
+		WithinLimit("peak", "MiB", "", 17, LowerIsBetter, 32),
+	}
+	got := Markdown(rows)
+	golden.CheckString(t, filepath.Join("testdata", "table.golden.md"), got)
+}
+
+func TestNum(t *testing.T) {
+	for _, tc := range []struct {
+		in   float64
+		want string
+	}{{0.123, "0.12"}, {9.999, "10.00"}, {12.34, "12.3"}, {123.4, "123"}} {
+		assert.Equal(t, tc.want, Num(tc.in))
+	}
+}

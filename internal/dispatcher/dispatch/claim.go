@@ -1,0 +1,338 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/mention-runner/mention-runner/internal/core/contract"
+	"github.com/mention-runner/mention-runner/internal/core/refstate"
+	"github.com/mention-runner/mention-runner/internal/core/writebudget"
+)
+
+// A mention is claimed with a state ref in CONTROL, RefPrefix+jobid,
+// pointing at a state commit (internal/core/refstate):
+//
+//	(none) ──create──► claimed ──advance──► dispatched
+//	                      │  └──advance──► released (a failed send: anyone may retry at once)
+//	                      └── older than the lease: taken over (advance to a claim of ours)
+//
+// Each dispatcher process has a holder name of its own, so a claim whose
+// answer was lost is recognised as ours on the retry. Its claim commit is
+// made once and reused (a new one every claimRotate, so the commit date
+// tells a claim's age within that), and so is the dispatched commit on top
+// of it: a mention costs two ref writes. A takeover commits on top of the
+// stale claim and advances without force, so of several dispatchers only
+// one takes it over.
+
+// Claim states.
+const (
+	// StatusClaimed is also what a claim ref pointing at a write-budget
+	// grant's commit reads as (see grantMark).
+	StatusClaimed    = refstate.GrantStatus
+	StatusDispatched = "dispatched" // the mention's work was sent: its dispatch, reply or opt-out
+	StatusReleased   = "released"   // a failed send gave the claim up
+)
+
+// Defaults for the claim settings.
+const (
+	DefaultClaimLease = 10 * time.Minute
+	// DefaultStateMaxAge is how long dispatched refs are kept; older ones
+	// are swept. Mentions that old are never looked at again: a poll looks
+	// back DefaultReadMargin before a thread's last read.
+	DefaultStateMaxAge = 7 * 24 * time.Hour
+	claimRotateMax     = time.Minute
+)
+
+// RefPrefix is where claim refs live in CONTROL.
+const RefPrefix = contract.DispatchedRefPrefix
+
+// DedupeRef is the claim ref of the mention with this jobid.
+func DedupeRef(jobID string) string { return contract.DispatchedRef(jobID) }
+
+// ClaimedError means another dispatcher holds a live claim on the mention:
+// it is left for now and looked at again next cycle.
+type ClaimedError struct {
+	JobID, Holder string
+	At            time.Time
+	Lease         time.Duration
+}
+
+func (e *ClaimedError) Error() string {
+	return fmt.Sprintf("mention %s is claimed by %s since %s; it is taken over if not dispatched within the lease of %s",
+		e.JobID, e.Holder, e.At.Format(time.RFC3339), e.Lease)
+}
+
+// claims is the dispatcher's claim bookkeeping.
+type claims struct {
+	holder string
+	// grants: claims may use the write budget's grant commits (the
+	// budget's OwnGrants said so); grantHolder is the holder they name.
+	grants      bool
+	grantHolder string
+	cur         refstate.Mark            // this process's current claim commit
+	done        map[string]refstate.Mark // claim commit → its dispatched commit
+	rel         map[string]refstate.Mark // claim commit → its released commit
+	held        map[string]refstate.Mark // jobid → the claim commit we hold it with
+	sent        map[string]bool          // jobid → dispatched but not yet marked
+	making      map[string]chan struct{} // status+claim commit → closed when its next commit is made (or failed)
+}
+
+func newHolder() string { return "dispatcher-" + uuid.NewString() }
+
+func (d *Dispatcher) states() *refstate.Store {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.refs == nil {
+		d.refs, _ = refstate.New(d.ctl, d.cfg.Control, d.cfg.Now) // Control was validated
+	}
+	return d.refs
+}
+
+// claimRotate is how long a claim commit is used: its date tells a
+// claim's age within that.
+func (d *Dispatcher) claimRotate() time.Duration { return min(claimRotateMax, d.cfg.ClaimLease/4) }
+
+// claimMark returns this process's claim commit, made anew every
+// claimRotate.
+func (d *Dispatcher) claimMark(ctx context.Context) (refstate.Mark, error) {
+	d.mu.Lock()
+	m := d.cl.cur
+	d.mu.Unlock()
+	if m.Commit != "" && d.cfg.Now().Sub(m.At) < d.claimRotate() {
+		return m, nil
+	}
+	m, ok := d.grantMark(ctx)
+	if !ok {
+		var err error
+		if m, err = d.states().NewMark(ctx, StatusClaimed, d.cl.holder, ""); err != nil {
+			return m, fmt.Errorf("claim: %w", err)
+		}
+	}
+	d.mu.Lock()
+	d.cl.cur = m
+	d.mu.Unlock()
+	return m, nil
+}
+
+// grantBudget is a Budget whose grants are commits in CONTROL
+// (writebudget.Ledger).
+type grantBudget interface {
+	// OwnGrants is true for the first caller only: a claim commit must be
+	// one claimer's, or two would each take a claim on it as their own.
+	OwnGrants() bool
+	// Granted waits until a grant is held and returns the latest one's
+	// commit.
+	Granted(ctx context.Context) (writebudget.Grant, bool, error)
+}
+
+// grantMark returns the commit of this process's latest write grant as a
+// claim commit, when it is recent enough to date claims (claimRotate):
+// the grant is needed before the first claim anyway, and claiming with
+// its commit saves the claim commit and its round trip (issue 16). The
+// commit is this process's alone (it names the ledger handle, which only
+// this dispatcher uses: grantsOwned), so a claim whose answer was lost is
+// still recognised by its commit.
+func (d *Dispatcher) grantMark(ctx context.Context) (refstate.Mark, bool) {
+	gb, ok := d.budget.(grantBudget)
+	if !ok || !d.cl.grants {
+		return refstate.Mark{}, false
+	}
+	g, ok, err := gb.Granted(ctx)
+	if err != nil || !ok || g.Holder == "" || d.cfg.Now().Sub(g.At) >= d.claimRotate() {
+		return refstate.Mark{}, false
+	}
+	d.mu.Lock()
+	d.cl.grantHolder = g.Holder
+	d.mu.Unlock()
+	return refstate.Mark{Commit: g.Commit, Status: StatusClaimed, Holder: g.Holder, At: g.At}, true
+}
+
+// mine says whether a claim's holder is this process: its holder name,
+// or its ledger handle's when it claimed with a grant's commit.
+func (d *Dispatcher) mine(holder string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return holder == d.cl.holder || d.cl.grantHolder != "" && holder == d.cl.grantHolder
+}
+
+// claim claims the mention. It reports false when the mention was handled
+// already, and a *ClaimedError while another dispatcher's claim is live.
+func (d *Dispatcher) claim(ctx context.Context, jobID string) (bool, error) {
+	m, err := d.claimMark(ctx)
+	if err != nil {
+		return false, err
+	}
+	// The claim may go out on credit beside the ref update that records
+	// the process's grant (writebudget.OnCredit): often its commit is m.
+	cur, created, err := d.states().Create(writebudget.OnCredit(ctx), DedupeRef(jobID), m)
+	if err != nil {
+		return false, fmt.Errorf("claim mention %s: %w", jobID, err)
+	}
+	if created {
+		d.hold(jobID, m)
+		return true, nil
+	}
+	return d.resolve(ctx, jobID, cur)
+}
+
+// claimAhead is claim, with the commit that will mark the claim dispatched
+// made meanwhile when this process has none yet for its claim commit (a
+// fresh process): settling then costs one request, not two. The claim
+// does not wait for it (the dispatch goes beside it; settling waits for
+// it, see nextMark). That commit is only an object until a ref points at
+// it; unused, it is harmless.
+func (d *Dispatcher) claimAhead(ctx context.Context, jobID string) (bool, error) {
+	m, err := d.claimMark(ctx)
+	if err != nil {
+		return false, err
+	}
+	d.mu.Lock()
+	_, made := d.cl.done[m.Commit]
+	d.mu.Unlock()
+	if !made {
+		go func() {
+			if _, err := d.nextMark(ctx, m, StatusDispatched); err != nil && ctx.Err() == nil {
+				d.cfg.Logger.Warn("could not prepare the dispatched mark; settling makes it", "error", err.Error())
+			}
+		}()
+	}
+	return d.claim(ctx, jobID)
+}
+
+// resolve decides on an existing claim ref in state cur.
+func (d *Dispatcher) resolve(ctx context.Context, jobID string, cur refstate.Mark) (bool, error) {
+	for range 3 {
+		switch {
+		case cur.Status == StatusDispatched:
+			return false, nil
+		case cur.Status == StatusClaimed && d.mine(cur.Holder):
+			d.hold(jobID, cur) // ours, from an earlier try
+			return true, nil
+		case cur.Status == StatusClaimed && d.cfg.Now().Sub(cur.At) < d.cfg.ClaimLease:
+			return false, &ClaimedError{JobID: jobID, Holder: cur.Holder, At: cur.At, Lease: d.cfg.ClaimLease}
+		case cur.Status != StatusClaimed && cur.Status != StatusReleased:
+			return false, fmt.Errorf("claim mention %s: %s holds unknown state %q; delete the ref to let the mention be dispatched", jobID, DedupeRef(jobID), cur.Status)
+		}
+		// A released claim, or one whose holder died: take it over.
+		t, err := d.states().NewMark(ctx, StatusClaimed, d.cl.holder, cur.Commit)
+		if err != nil {
+			return false, fmt.Errorf("take over the claim on %s: %w", jobID, err)
+		}
+		got, err := d.states().Advance(ctx, DedupeRef(jobID), t)
+		if err == nil {
+			d.cfg.Logger.Warn("took over a claim", "jobid", jobID, "from", cur.Holder, "state", cur.Status, "since", cur.At)
+			d.hold(jobID, t)
+			return true, nil
+		}
+		if !errors.Is(err, refstate.ErrLost) {
+			return false, fmt.Errorf("take over the claim on %s: %w", jobID, err)
+		}
+		cur = got // someone else moved it: decide again on what it holds
+	}
+	return false, &ClaimedError{JobID: jobID, Holder: cur.Holder, At: cur.At, Lease: d.cfg.ClaimLease}
+}
+
+func (d *Dispatcher) hold(jobID string, m refstate.Mark) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.cl.held[jobID] = m
+}
+
+// settle advances our claim on jobID to status (dispatched or released),
+// reusing one commit per claim commit. A claim that was taken over in the
+// meantime is left to its new holder.
+func (d *Dispatcher) settle(ctx context.Context, jobID, status string) error {
+	d.mu.Lock()
+	claimM, ok := d.cl.held[jobID]
+	d.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("claim mention %s: not held by this dispatcher", jobID)
+	}
+	next, err := d.nextMark(ctx, claimM, status)
+	if err != nil {
+		return fmt.Errorf("mark mention %s %s: %w", jobID, status, err)
+	}
+	got, err := d.states().Advance(ctx, DedupeRef(jobID), next)
+	if errors.Is(err, refstate.ErrLost) {
+		d.cfg.Logger.Warn("claim was taken over before it was marked", "jobid", jobID, "status", status, "now", got.Status, "holder", got.Holder)
+		err = nil
+	}
+	if err != nil {
+		return fmt.Errorf("mark mention %s %s: %w", jobID, status, err)
+	}
+	d.mu.Lock()
+	delete(d.cl.held, jobID)
+	delete(d.cl.sent, jobID)
+	d.mu.Unlock()
+	return nil
+}
+
+// nextMark returns the commit that moves claim commit claimM to status
+// (dispatched or released), made once per claim commit and reused: a
+// caller finding it being made waits for that.
+func (d *Dispatcher) nextMark(ctx context.Context, claimM refstate.Mark, status string) (refstate.Mark, error) {
+	key := status + " " + claimM.Commit
+	for {
+		d.mu.Lock()
+		cache := d.cl.done
+		if status == StatusReleased {
+			cache = d.cl.rel
+		}
+		if next, cached := cache[claimM.Commit]; cached {
+			d.mu.Unlock()
+			return next, nil
+		}
+		ch, making := d.cl.making[key]
+		if !making {
+			ch = make(chan struct{})
+			d.cl.making[key] = ch
+		}
+		d.mu.Unlock()
+		if making {
+			select {
+			case <-ch:
+				continue // made, or failed: look again (and make it)
+			case <-ctx.Done():
+				return refstate.Mark{}, ctx.Err()
+			}
+		}
+		next, err := d.states().NewMark(ctx, status, d.cl.holder, claimM.Commit)
+		d.mu.Lock()
+		if err == nil {
+			cache[claimM.Commit] = next
+		}
+		delete(d.cl.making, key)
+		close(ch)
+		d.mu.Unlock()
+		return next, err
+	}
+}
+
+// release gives a claim up after a failed send, so a later cycle (of any
+// dispatcher) tries again at once. The send may have landed: the runner
+// runs a job's agent at most once however often it is delivered.
+func (d *Dispatcher) release(ctx context.Context, jobID string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	return d.settle(ctx, jobID, StatusReleased)
+}
+
+// handled reports whether the mention's claim ref says it was dispatched
+// (a cheap check for triggers an earlier cycle probably handled).
+func (d *Dispatcher) handled(ctx context.Context, jobID string) (bool, error) {
+	cur, err := d.states().Read(ctx, DedupeRef(jobID))
+	if err != nil {
+		return false, fmt.Errorf("read claim of %s: %w", jobID, err)
+	}
+	return cur != nil && cur.Status == StatusDispatched, nil
+}
+
+// SweepClaims deletes claim refs older than the configured age (best
+// effort: per-ref failures are in the result).
+func (d *Dispatcher) SweepClaims(ctx context.Context) (*refstate.SweepResult, error) {
+	return d.states().Sweep(ctx, refstate.SweepOptions{Prefix: RefPrefix, MaxAge: d.cfg.StateMaxAge})
+}

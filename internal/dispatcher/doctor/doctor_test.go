@@ -1,0 +1,245 @@
+package doctor
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-github/v62/github"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/testrig/githubsim"
+
+	"github.com/mention-runner/mention-runner/internal/testrig/simfixture"
+)
+
+// example is the control-repo workflow README tells users to copy.
+func example() string {
+	b, err := os.ReadFile("../../../examples/control-repo/.github/workflows/mention-runner.yml")
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// world is a good setup: bot "bot" with a classic token, control repo
+// op/agent where the bot has write, the example workflow committed.
+type world struct {
+	sim *githubsim.Sim
+	cfg Config
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	sim, _ := simfixture.Start(t, githubsim.Options{Seed: 1})
+	simfixture.Writer(t, sim, "op/agent", "bot", "bot-tok", false)
+	sim.AddToken("op-tok", "op")
+	sim.SetTokenScopes("bot-tok", "notifications", "public_repo")
+	w := &world{sim: sim, cfg: Config{Bot: "bot", Control: "op/agent", GitHub: sim.Client("bot-tok"), AllowedUsers: "alice, bob", AllowedSet: true}}
+	w.put(t, ".github/workflows/mention-runner.yml", example())
+	return w
+}
+
+// put commits a file to op/agent as the owner.
+func (w *world) put(t *testing.T, path, content string) {
+	t.Helper()
+	ctx := context.Background()
+	gh := w.sim.Client("op-tok")
+	var sha *string
+	if fc, _, _, err := gh.Repositories.GetContents(ctx, "op", "agent", path, nil); err == nil && fc != nil {
+		sha = fc.SHA
+	}
+	_, _, err := gh.Repositories.CreateFile(ctx, "op", "agent", path, &github.RepositoryContentFileOptions{
+		Message: github.String("set " + path), Content: []byte(content), SHA: sha})
+	require.NoError(t, err)
+}
+
+func (w *world) run(t *testing.T) Report {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return Run(ctx, w.cfg)
+}
+
+func find(t *testing.T, rep Report, name string) Check {
+	t.Helper()
+	for _, c := range rep {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no check %q in %+v", name, rep)
+	return Check{}
+}
+
+func TestGoodSetupAllPass(t *testing.T) {
+	w := newWorld(t)
+	rep := w.run(t)
+	var out bytes.Buffer
+	require.NoError(t, rep.Print(&out))
+	assert.Zero(t, rep.Failed(), out.String())
+	assert.NotContains(t, out.String(), "✗")
+	assert.Contains(t, out.String(), "All 13 checks passed.")
+	assert.Contains(t, out.String(), "✓ bot login matches the token: bot")
+	// The probes leave nothing behind and start nothing.
+	assert.Empty(t, w.sim.Refs("op/agent", "refs/mention-runner/"))
+	ds := w.sim.Dispatches("op/agent")
+	require.Len(t, ds, 1)
+	assert.Equal(t, ProbeEventType, ds[0].EventType)
+}
+
+func TestEachMisconfiguration(t *testing.T) {
+	workflow := func(body string) func(*testing.T, *world) {
+		return func(t *testing.T, w *world) { w.put(t, ".github/workflows/mention-runner.yml", body) }
+	}
+	pinned := func(uses, ref string) string {
+		return strings.NewReplacer("agent-run.yml@"+exampleRef(example()), "agent-run.yml@"+uses,
+			"runner-ref: "+exampleRef(example()), "runner-ref: "+ref).Replace(example())
+	}
+	cases := []struct {
+		name   string
+		setup  func(*testing.T, *world)
+		failed []string // checks that must fail
+		detail string   // in the first failed check's detail
+		fix    string   // in its fix
+	}{
+		{"bad token", func(t *testing.T, w *world) { w.cfg.GitHub = w.sim.Client("nope") },
+			[]string{"token valid", "token scopes", "bot login matches the token", "notifications readable", "control repo reachable"}, "401 Bad credentials", "classic personal access token"},
+		{"fine-grained token", func(t *testing.T, w *world) { w.sim.AddToken("fg", "bot"); w.cfg.GitHub = w.sim.Client("fg") },
+			[]string{"token scopes"}, "not a classic token", "Tokens (classic)"},
+		{"no notifications scope", func(t *testing.T, w *world) { w.sim.SetTokenScopes("bot-tok", "public_repo") },
+			[]string{"token scopes", "notifications readable"}, "missing notifications", "tick notifications"},
+		{"no repo scope", func(t *testing.T, w *world) { w.sim.SetTokenScopes("bot-tok", "notifications") },
+			[]string{"token scopes"}, "missing repo (or public_repo)", "tick repo (or public_repo)"},
+		{"login mismatch", func(t *testing.T, w *world) { w.cfg.Bot = "WhiteElephantIsNotARobot" },
+			[]string{"bot login matches the token"}, "BOT_LOGIN is WhiteElephantIsNotARobot but the token belongs to bot", "set BOT_LOGIN to bot"},
+		{"control repo missing", func(t *testing.T, w *world) { w.cfg.Control = "op/nope" },
+			[]string{"control repo reachable", "control repo writable (refs, contents)", "control repo issues", "control repo refs writable", "opt-out list readable", "workflow", "dispatch allowed"},
+			"does not exist or the token's account cannot see it", "invite the bot account"},
+		{"bot only reads", func(t *testing.T, w *world) { w.sim.SetPermission("op/agent", "bot", "read") },
+			[]string{"control repo writable (refs, contents)", "control repo issues", "control repo refs writable", "dispatch allowed"}, "the account has read", "Write role"},
+		{"corrupt opt-out list", func(t *testing.T, w *world) { w.put(t, ".mention-runner/blocklist.json", "{not json") },
+			[]string{"opt-out list readable"}, ".mention-runner/blocklist.json", "restore"},
+		{"no workflow", func(t *testing.T, w *world) {
+			w.cfg.Control = "op/empty"
+			_, err := w.sim.AddRepo("op/empty", false)
+			require.NoError(t, err)
+			w.sim.SetPermission("op/empty", "bot", "write")
+		}, []string{"workflow"}, "no .github/workflows", "examples/control-repo"},
+		{"workflow misses a type", workflow(strings.Replace(example(), "agent_small, agent_shard", "agent_small", 1)),
+			[]string{"workflow"}, "missing agent_shard", "types: [agent_small, agent_shard]"},
+		{"workflow takes every dispatch", workflow("on: repository_dispatch\njobs: {}\n"),
+			[]string{"workflow", "dispatch allowed"}, "runs on every repository_dispatch type", "types: [agent_small, agent_shard]"},
+		{"runner-ref differs from the pin", workflow(pinned("v1.2.3", "main")),
+			[]string{"workflow"}, `passes runner-ref "main"`, "runner-ref: v1.2.3"},
+		{"pinned to a movable ref", workflow(pinned("v1", "v1")),
+			[]string{"workflow"}, "a ref that can move", "commit sha"},
+		{"ALLOWED_USERS unset", func(t *testing.T, w *world) { w.cfg.AllowedSet, w.cfg.AllowedUsers = false, "" },
+			[]string{"ALLOWED_USERS"}, "not set", "ALLOWED_USERS"},
+		{"ALLOWED_USERS empty", func(t *testing.T, w *world) { w.cfg.AllowedUsers = " , " },
+			[]string{"ALLOWED_USERS"}, "no one can trigger", "or * for anyone"},
+		{"settings missing", func(t *testing.T, w *world) { w.cfg.Missing = []string{"CONTROL_REPO (--control)"}; w.cfg.Control = "" },
+			[]string{"settings", "control repo reachable"}, "missing CONTROL_REPO", "repository variables"},
+		{"no token at all", func(t *testing.T, w *world) { w.cfg.GitHub = nil },
+			[]string{"token valid", "control repo reachable", "dispatch allowed"}, "no BOT_TOKEN", "BOT_TOKEN secret"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			tc.setup(t, w)
+			rep := w.run(t)
+			var out bytes.Buffer
+			require.NoError(t, rep.Print(&out))
+			var failed []string
+			for _, c := range rep {
+				if !c.OK {
+					failed = append(failed, c.Name)
+					assert.NotEmpty(t, c.Fix, "check %q failed without a fix", c.Name)
+				}
+			}
+			assert.Subset(t, failed, tc.failed, out.String())
+			first := find(t, rep, tc.failed[0])
+			assert.Contains(t, first.Detail, tc.detail, out.String())
+			assert.Contains(t, first.Fix, tc.fix, out.String())
+			assert.Contains(t, out.String(), "✗ "+tc.failed[0])
+			assert.Contains(t, out.String(), "    fix: ")
+			assert.Len(t, rep, 13, "every report has the same lines")
+		})
+	}
+}
+
+// exampleRef is the ref the example workflow pins.
+func exampleRef(s string) string {
+	_, after, _ := strings.Cut(s, "agent-run.yml@")
+	ref, _, _ := strings.Cut(after, "\n")
+	return strings.TrimSpace(ref)
+}
+
+func TestParseWorkflowForms(t *testing.T) {
+	cases := []struct {
+		yaml  string
+		found bool
+		all   bool
+		types []string
+	}{
+		{"on: push\n", false, false, nil},
+		{"on: [push, repository_dispatch]\n", true, true, nil},
+		{"on:\n  repository_dispatch:\n", true, true, nil},
+		{"on:\n  repository_dispatch:\n    types: agent_small\n", true, false, []string{"agent_small"}},
+		{"on:\n  repository_dispatch:\n    types: [agent_small, agent_shard]\n", true, false, []string{"agent_small", "agent_shard"}},
+		{"on:\n  workflow_dispatch:\n", false, false, nil},
+	}
+	for _, tc := range cases {
+		f, err := parseWorkflow("w.yml", []byte(tc.yaml))
+		require.NoError(t, err, tc.yaml)
+		if !tc.found {
+			assert.Nil(t, f, tc.yaml)
+			continue
+		}
+		require.NotNil(t, f, tc.yaml)
+		assert.Equal(t, tc.all, f.allTypes, tc.yaml)
+		assert.Equal(t, tc.types, f.types, tc.yaml)
+	}
+	_, err := parseWorkflow("w.yml", []byte("on: [\n"))
+	assert.ErrorContains(t, err, "w.yml is not valid YAML")
+}
+
+func TestPinnedRef(t *testing.T) {
+	for ref, want := range map[string]bool{
+		"v1.2.3": true, "v0.1.0-rc.1": true, strings.Repeat("a", 40): true,
+		"v1": false, "v1.2": false, "main": false, "": false, strings.Repeat("a", 39): false, "latest": false,
+	} {
+		assert.Equal(t, want, PinnedRef(ref), ref)
+	}
+}
+
+// TestLeftoverProbesSwept: a probe ref an earlier doctor left behind (killed
+// between creating and deleting it) is deleted once it is an hour old; a
+// younger one (another doctor running now) is left alone.
+func TestLeftoverProbesSwept(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	gh := w.sim.Client("op-tok")
+	repo, _, err := gh.Repositories.Get(ctx, "op", "agent")
+	require.NoError(t, err)
+	head, _, err := gh.Git.GetRef(ctx, "op", "agent", "heads/"+repo.GetDefaultBranch())
+	require.NoError(t, err)
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	old := fmt.Sprintf("refs/mention-runner/doctor/%d-7f0c", t0.Add(-2*time.Hour).Unix())
+	young := fmt.Sprintf("refs/mention-runner/doctor/%d-a1b2", t0.Add(-time.Minute).Unix())
+	legacy := "refs/mention-runner/doctor/0b6e2f7e-1c2d-4e5f-8a9b-0c1d2e3f4a5b"
+	for _, ref := range []string{old, young, legacy} {
+		_, _, err := gh.Git.CreateRef(ctx, "op", "agent", &github.Reference{Ref: github.String(ref), Object: &github.GitObject{SHA: head.Object.SHA}})
+		require.NoError(t, err)
+	}
+	defer func(f func() time.Time) { now = f }(now)
+	now = func() time.Time { return t0 }
+	rep := w.run(t)
+	assert.True(t, find(t, rep, "control repo refs writable").OK)
+	assert.Equal(t, []string{young}, w.sim.Refs("op/agent", "refs/mention-runner/"))
+}

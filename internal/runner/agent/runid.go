@@ -1,0 +1,6 @@
+package agent
+
+import "github.com/mention-runner/mention-runner/internal/runner/record"
+
+// RunID names the run directory (record.RunID).
+func RunID(getenv func(string) string) (string, error) { return record.RunID(getenv) }

@@ -1,0 +1,97 @@
+package assemble
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/core/transport"
+	"github.com/mention-runner/mention-runner/internal/runner/jobstate"
+	"github.com/mention-runner/mention-runner/internal/testrig/githubsim"
+)
+
+// A job delivered several times at once, and again after its publish
+// finished, proceeds in exactly one workflow run; a re-run of that run
+// proceeds again (GitHub re-runs keep the run id).
+func TestDuplicateDeliveries(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		pad  int // 0 = agent_small
+	}{{"small", 0}, {"sharded", 120_000}} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			node := "IC_dup_" + tc.name
+			jobID := transport.JobID(node)
+			ev := events(t, jobID, contextFor(node, tc.pad))
+			deliver := func() []outcome {
+				var out []outcome
+				for _, e := range ev {
+					out = append(out, h.run(t, e))
+				}
+				return out
+			}
+			// Three deliveries of the whole job at once.
+			var mu sync.Mutex
+			var all []outcome
+			var wg sync.WaitGroup
+			for range 3 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					o := deliver()
+					mu.Lock()
+					all = append(all, o...)
+					mu.Unlock()
+				}()
+			}
+			wg.Wait()
+			var ready []outcome
+			for _, o := range all {
+				require.NoError(t, o.err, o.log)
+				if o.res.Ready {
+					ready = append(ready, o)
+				}
+			}
+			require.Len(t, ready, 1, "exactly one run proceeds")
+			assert.Len(t, h.sim.Issues(control), 1, "one log issue")
+
+			// The run that proceeded is re-run (its agent job failed): it proceeds.
+			again := h.run(t, ev[len(ev)-1], rerun(ready[0]))
+			require.NoError(t, again.err, again.log)
+			if tc.pad == 0 {
+				assert.True(t, again.res.Ready, again.log)
+			}
+
+			// Publish ends the job; a later delivery does not run it again.
+			st, err := jobstate.New(h.sim.Client("tok-"+ready[0].runID), control, h.clock.Now)
+			require.NoError(t, err)
+			require.NoError(t, st.Finish(context.Background(), jobID, ready[0].runID))
+			for _, o := range deliver() {
+				require.NoError(t, o.err, o.log)
+				assert.False(t, o.res.Ready, "delivered after publish: %s", o.log)
+			}
+			assert.Len(t, h.sim.Issues(control), 1, "still one log issue")
+		})
+	}
+}
+
+// The log issue's creation applied but its answer lost (502, reset,
+// timeout): the run finds it instead of opening a second one.
+func TestLogIssueCreatedOnceWhenAnswerLost(t *testing.T) {
+	for _, kind := range []githubsim.FaultKind{githubsim.FaultStatus502, githubsim.FaultReset, githubsim.FaultHang} {
+		t.Run(string(kind), func(t *testing.T) {
+			h := newHarness(t)
+			node := "IC_lost_" + string(kind)
+			ev := events(t, transport.JobID(node), contextFor(node, 0))
+			h.sim.AddFault(githubsim.Fault{Method: "POST", Path: "/repos/*/*/issues", Kind: kind, OnCall: 1, AfterApply: true, Delay: 20 * time.Millisecond})
+			o := h.run(t, ev[0])
+			require.NoError(t, o.err, o.log)
+			assert.True(t, o.res.Ready)
+			assert.Len(t, h.sim.Issues(control), 1, "exactly one log issue")
+		})
+	}
+}

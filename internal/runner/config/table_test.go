@@ -1,0 +1,28 @@
+package config
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/testrig/golden"
+)
+
+// README.md carries the settings table between two markers; it is generated
+// from Settings so the two never disagree (-update rewrites it).
+func TestREADMESettingsTable(t *testing.T) {
+	const begin, end = "<!-- runner-settings:begin -->\n", "<!-- runner-settings:end -->"
+	raw, err := os.ReadFile("../../../README.md")
+	require.NoError(t, err)
+	s := string(raw)
+	i, j := strings.Index(s, begin), strings.Index(s, end)
+	require.True(t, i >= 0 && j > i, "README.md needs the runner-settings markers")
+	want := s[:i+len(begin)] + MarkdownTable() + s[j:]
+	if golden.Updating() {
+		require.NoError(t, os.WriteFile("../../../README.md", []byte(want), 0o644))
+		return
+	}
+	require.Equal(t, want, s, "README settings table is stale: go test ./internal/runner/config -update")
+}

@@ -1,0 +1,73 @@
+package job
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/core/policy"
+	"github.com/mention-runner/mention-runner/internal/core/transport"
+)
+
+func ctxJSON(t *testing.T, body string, pr bool) []byte {
+	t.Helper()
+	c := map[string]any{
+		"repository": map[string]any{"full_name": "Acme/Widgets"},
+		"issue":      map[string]any{"number": 7},
+		"trigger_comment": map[string]any{
+			"id": 99, "node_id": "IC_kwDOabc", "html_url": "https://github.com/Acme/Widgets/issues/7#issuecomment-99",
+			"body": body, "created_at": "2026-11-01T10:00:00Z", "user": map[string]any{"login": "alice"},
+		},
+	}
+	if pr {
+		c["issue"] = map[string]any{"number": 7, "pull_request": map[string]any{"url": "x"}}
+	}
+	b, err := json.Marshal(c)
+	require.NoError(t, err)
+	return b
+}
+
+func TestFromContext(t *testing.T) {
+	j, err := FromContext(ctxJSON(t, "@bot !cfg here-only comment-limit=1\nplease summarise", false), "bot")
+	require.NoError(t, err)
+	assert.Equal(t, transport.JobID("IC_kwDOabc"), j.JobID)
+	assert.Equal(t, "Acme/Widgets", j.Repo)
+	assert.Equal(t, 7, j.Number)
+	assert.False(t, j.IsPR)
+	assert.Equal(t, "alice", j.Author)
+	assert.Equal(t, "please summarise", j.Task)
+	assert.True(t, j.Flags.HereOnly)
+
+	p := j.Policy(policy.DefaultCeilings(), nil)
+	assert.True(t, p.HereOnly)
+	assert.Equal(t, 1, p.CommentLimit)
+	assert.True(t, p.Decide(policy.Action{Kind: policy.KindComment, Repo: "acme/widgets", Number: 7}, policy.NewLedger()).Allowed)
+	assert.False(t, p.Decide(policy.Action{Kind: policy.KindIssue, Repo: "acme/widgets"}, policy.NewLedger()).Allowed)
+
+	j, err = FromContext(ctxJSON(t, "@bot look", true), "bot")
+	require.NoError(t, err)
+	assert.True(t, j.IsPR)
+}
+
+func TestFromContextErrors(t *testing.T) {
+	_, err := FromContext(ctxJSON(t, "no mention here", false), "bot")
+	assert.ErrorIs(t, err, ErrNoMention)
+
+	_, err = FromContext(ctxJSON(t, "@bot !cfg comment-onyl", false), "bot")
+	var fe *policy.FlagError
+	require.True(t, errors.As(err, &fe), "an invalid !cfg is reported as a FlagError: %v", err)
+	assert.Equal(t, "comment-onyl", fe.Word)
+
+	_, err = FromContext([]byte(`[1]`), "bot")
+	assert.ErrorContains(t, err, "not a JSON object")
+
+	_, err = FromContext([]byte(`{"issue":{"number":1}}`), "bot")
+	assert.ErrorContains(t, err, "repository.full_name")
+	assert.ErrorContains(t, err, "trigger_comment")
+
+	_, err = FromContext([]byte(`{"repository":{"full_name":"bad"},"issue":{"number":1},"trigger_comment":{"node_id":"x","body":"@bot","user":{"login":"a"}}}`), "bot")
+	assert.ErrorContains(t, err, "not a valid owner/name")
+}

@@ -1,0 +1,139 @@
+// Package jobstate records, per job, whether its agent has started and
+// whether the job is done, durably in CONTROL, so a job whose events are
+// delivered more than once (a dispatch sent again after its answer was
+// lost, a redelivered webhook, a sharded job delivered again after it
+// ended) runs its agent at most once.
+//
+// The state is a ref, RefPrefix+jobid, at a state commit (internal/
+// refstate): assemble creates it "running" for its workflow run before the
+// agent starts; publish advances it to "done". Publish deletes the job's
+// shard refs but never this one: it is swept after MaxAge (7 days), long
+// after any redelivery.
+package jobstate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/go-github/v62/github"
+
+	"github.com/mention-runner/mention-runner/internal/core/contract"
+	"github.com/mention-runner/mention-runner/internal/core/refstate"
+)
+
+// RefPrefix is where job states live in CONTROL.
+const RefPrefix = contract.RunStateRefPrefix
+
+// MaxAge is how long a job's state is kept.
+const MaxAge = 7 * 24 * time.Hour
+
+// States.
+const (
+	Running = "running"
+	Done    = "done"
+)
+
+// Ref is the state ref of a job.
+func Ref(jobID string) string { return contract.RunStateRef(jobID) }
+
+// Holder names the workflow run that runs a job; every attempt (re-run)
+// of one run has the same holder.
+func Holder(runID string) string { return "run " + runID }
+
+// Store reads and writes job states.
+type Store struct{ rs *refstate.Store }
+
+// New returns a store for repo ("owner/name"). The client should retry
+// POST/PATCH (every write here is recognised when repeated).
+func New(client *github.Client, repo string, now func() time.Time) (*Store, error) {
+	rs, err := refstate.New(client, repo, now)
+	if err != nil {
+		return nil, fmt.Errorf("jobstate: %w", err)
+	}
+	return &Store{rs: rs}, nil
+}
+
+// Begin is the answer to "may this run start the job's agent?".
+type Begin struct {
+	Proceed bool
+	Rerun   bool   // this workflow run started the job before (a re-run)
+	Holder  string // the run that has the job
+	Status  string // its state
+	Since   time.Time
+}
+
+// Begin marks the job running for runID, unless another run has it.
+func (s *Store) Begin(ctx context.Context, jobID, runID string) (Begin, error) {
+	m, err := s.Prepare(ctx, runID)
+	if err != nil {
+		return Begin{}, err
+	}
+	return s.BeginAt(ctx, jobID, runID, m)
+}
+
+// Prepare makes the "running" state commit of runID ahead of BeginAt, so a
+// caller can make it together with other requests. Until BeginAt points
+// the job's ref at it, it is only an object.
+func (s *Store) Prepare(ctx context.Context, runID string) (refstate.Mark, error) {
+	m, err := s.rs.NewMark(ctx, Running, Holder(runID), "")
+	if err != nil {
+		return m, fmt.Errorf("jobstate: %w", err)
+	}
+	return m, nil
+}
+
+// BeginAt is Begin with the state commit Prepare made for runID.
+func (s *Store) BeginAt(ctx context.Context, jobID, runID string, m refstate.Mark) (Begin, error) {
+	holder := Holder(runID)
+	cur, created, err := s.rs.Create(ctx, Ref(jobID), m)
+	if err != nil {
+		return Begin{}, fmt.Errorf("jobstate: mark job %s running: %w", jobID, err)
+	}
+	b := Begin{Holder: cur.Holder, Status: cur.Status, Since: cur.At}
+	switch {
+	case created:
+		b.Proceed = true
+	case cur.Holder == holder && cur.Status == Running:
+		b.Proceed, b.Rerun = true, true
+	}
+	return b, nil
+}
+
+// Finish marks the job done (whoever ran it). A job already done, or
+// whose state is gone, is fine.
+func (s *Store) Finish(ctx context.Context, jobID, runID string) error {
+	for range 3 {
+		cur, err := s.rs.Read(ctx, Ref(jobID))
+		if err != nil {
+			return fmt.Errorf("jobstate: %w", err)
+		}
+		if cur != nil && cur.Status == Done {
+			return nil
+		}
+		parent, holder := "", Holder(runID)
+		if cur != nil {
+			parent, holder = cur.Commit, cur.Holder
+		}
+		m, err := s.rs.NewMark(ctx, Done, holder, parent)
+		if err != nil {
+			return fmt.Errorf("jobstate: %w", err)
+		}
+		if cur == nil {
+			if _, created, err := s.rs.Create(ctx, Ref(jobID), m); err != nil || created {
+				return err
+			}
+			continue // created meanwhile: read again
+		}
+		if _, err := s.rs.Advance(ctx, Ref(jobID), m); err == nil || !errors.Is(err, refstate.ErrLost) {
+			return err
+		}
+	}
+	return fmt.Errorf("jobstate: mark job %s done: the state kept changing", jobID)
+}
+
+// Sweep deletes job states older than MaxAge (best effort).
+func (s *Store) Sweep(ctx context.Context) (*refstate.SweepResult, error) {
+	return s.rs.Sweep(ctx, refstate.SweepOptions{Prefix: RefPrefix, MaxAge: MaxAge, MaxChecks: 10})
+}

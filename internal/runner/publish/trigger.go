@@ -1,0 +1,93 @@
+package publish
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/google/go-github/v62/github"
+	"github.com/mention-runner/mention-runner/internal/core/policy"
+	"github.com/mention-runner/mention-runner/internal/runner/render"
+)
+
+// react puts 🚀 or 😕 on what triggered the run. Reviews take no
+// reactions; a repository that opted out gets none.
+func (p *publisher) react(ctx context.Context) {
+	content := "rocket"
+	if p.res.Status != "completed" {
+		content = "confused"
+	}
+	j := p.job
+	if p.pol.Blocker != nil {
+		if _, blocked := p.pol.Blocker.Blocked(strings.ToLower(j.Repo)); blocked {
+			return
+		}
+		if _, blocked := p.pol.Blocker.BlockedID(p.pol.IDs.Of(j.Repo)); blocked {
+			return
+		}
+	}
+	owner, name := splitRepo(j.Repo)
+	var err error
+	switch triggerKind(j.TriggerURL, j.TriggerNodeID) {
+	case "issue_comment":
+		_, _, err = p.o.Bot.Reactions.CreateIssueCommentReaction(ctx, owner, name, j.TriggerID, content)
+	case "review_comment":
+		_, _, err = p.o.Bot.Reactions.CreatePullRequestCommentReaction(ctx, owner, name, j.TriggerID, content)
+	case "issue":
+		_, _, err = p.o.Bot.Reactions.CreateIssueReaction(ctx, owner, name, j.Number, content)
+	default:
+		return
+	}
+	if err != nil {
+		p.logf("reaction %s on the trigger: %v", content, err)
+	}
+}
+
+// triggerKind tells what carried the mention, from its URL and node id.
+func triggerKind(url, nodeID string) string {
+	switch {
+	case strings.Contains(url, "#issuecomment-") || strings.HasPrefix(nodeID, "IC_"):
+		return "issue_comment"
+	case strings.Contains(url, "#discussion_r") || strings.HasPrefix(nodeID, "PRRC_"):
+		return "review_comment"
+	case strings.Contains(url, "#pullrequestreview-") || strings.HasPrefix(nodeID, "PRR_"):
+		return "review"
+	}
+	return "issue"
+}
+
+// notice tells the thread that the run wrote nothing, when the policy lets
+// the bot comment there at all.
+func (p *publisher) notice(ctx context.Context) error {
+	if p.polErr != nil {
+		return nil // no trusted policy: write nothing
+	}
+	j := p.job
+	if d := p.pol.Apply(policy.Action{Kind: policy.KindComment, Repo: j.Repo, Number: j.Number}, policy.NewLedger()); !d.Allowed {
+		p.logf("no notice on %s#%d: %s", j.Repo, j.Number, d.Reason)
+		return nil
+	}
+	k := noticeKey(j.JobID)
+	link := fmt.Sprintf("%s/%s/issues/%d", strings.TrimSuffix(p.o.ServerURL, "/"), p.o.ControlRepo, p.res.LogIssue)
+	text := fmt.Sprintf("This run ended without writing anything, so it counts as failed. The run log has the details: %s", link)
+	body := render.WithNote(text, p.o.ControlRepo, p.res.LogIssue, p.o.BotLogin, k.job, k.index)
+	owner, name := splitRepo(j.Repo)
+	f, existed, err := p.writeOnce(ctx, fmt.Sprintf("no-write notice on %s#%d", j.Repo, j.Number),
+		func(fresh bool) (found, bool, error) {
+			return p.targets.comment(ctx, p.o.Bot, j.Repo, j.Number, p.o.BotLogin, k, fresh)
+		},
+		func() (found, error) {
+			c, _, err := p.o.Bot.Issues.CreateComment(ctx, owner, name, j.Number, &github.IssueComment{Body: github.String(body)})
+			if err != nil {
+				return found{}, err
+			}
+			return found{number: j.Number, id: c.GetID(), url: c.GetHTMLURL()}, nil
+		})
+	if err != nil {
+		return err
+	}
+	w := Written{Index: -1, Kind: policy.KindComment, Repo: j.Repo, Number: j.Number, URL: f.url, Existing: existed}
+	p.res.Written = append(p.res.Written, w)
+	p.writtenEvent(w)
+	return nil
+}

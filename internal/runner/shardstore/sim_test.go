@@ -1,0 +1,42 @@
+package shardstore
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-github/v62/github"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/core/ghclient"
+	"github.com/mention-runner/mention-runner/internal/testrig/githubsim"
+
+	"github.com/mention-runner/mention-runner/internal/testrig/fakeclock"
+
+	"github.com/mention-runner/mention-runner/internal/testrig/simfixture"
+)
+
+const control = "acme/control"
+
+type fixture struct {
+	sim   *githubsim.Sim
+	clock *fakeclock.Clock
+	gh    *github.Client
+	store *Store
+}
+
+func newFixture(t testing.TB) *fixture {
+	t.Helper()
+	clk := fakeclock.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
+	sim, base := simfixture.Start(t, githubsim.Options{Now: clk.Now})
+	sim.AddOrg("acme")
+	sim.AddUser("mr-bot")
+	sim.AddToken("tok", "mr-bot")
+	_, err := sim.AddRepo(control, true)
+	require.NoError(t, err)
+	sim.SetPermission(control, "mr-bot", "write")
+	gh, err := ghclient.New(ghclient.Options{BaseURL: base, Token: "tok", RetryUnsafe: true, MaxRetries: -1})
+	require.NoError(t, err)
+	st, err := New(gh, control, clk.Now)
+	require.NoError(t, err)
+	return &fixture{sim: sim, clock: clk, gh: gh, store: st}
+}

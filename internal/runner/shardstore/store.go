@@ -1,0 +1,266 @@
+package shardstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v62/github"
+	"github.com/mention-runner/mention-runner/internal/core/contract"
+	"github.com/mention-runner/mention-runner/internal/core/transport"
+)
+
+// Store reads and writes job refs in one repository. Client should be built
+// with ghclient.New and RetryUnsafe: every write here is safe to repeat
+// (git objects are content-addressed; a repeated ref creation is recognised).
+type Store struct {
+	Client      *github.Client
+	Owner, Name string
+	// Now dates the commits and ages them in Sweep; nil = time.Now.
+	Now func() time.Time
+	// Parallel bounds concurrent reads in Describe and Read; 0 =
+	// DefaultParallel.
+	Parallel int
+}
+
+// DefaultParallel reads a job of up to 24 shards (1.5 MB of context) in
+// one round trip, well under GitHub's limit of 100 concurrent requests.
+const DefaultParallel = 24
+
+// New returns a store for repo ("owner/name").
+func New(client *github.Client, repo string, now func() time.Time) (*Store, error) {
+	owner, name, ok := strings.Cut(repo, "/")
+	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
+		return nil, fmt.Errorf("shardstore: repository %q is not owner/name", repo)
+	}
+	return &Store{Client: client, Owner: owner, Name: name, Now: now}, nil
+}
+
+func (s *Store) now() time.Time {
+	if s.Now == nil {
+		return time.Now().UTC()
+	}
+	return s.Now().UTC()
+}
+
+// Piece is one agent_shard payload.
+type Piece struct {
+	JobID     string
+	Index     int
+	Total     int
+	Timestamp string
+	B64       string // the context_b64 piece
+}
+
+// PieceOf takes the piece out of an agent_shard payload.
+func PieceOf(p transport.Payload) (Piece, error) {
+	if p.Shard == nil {
+		return Piece{}, errors.New("shardstore: payload has no shard field")
+	}
+	return Piece{JobID: p.JobID, Index: p.Shard.Index, Total: p.Shard.Total, Timestamp: p.Timestamp, B64: p.ContextB64}, nil
+}
+
+// Payload turns the piece back into the payload it came from.
+func (p Piece) Payload() transport.Payload {
+	return transport.Payload{JobID: p.JobID, Shard: &transport.Shard{Index: p.Index, Total: p.Total}, ContextB64: p.B64, Timestamp: p.Timestamp}
+}
+
+// Stored is a piece as it sits in the repository.
+type Stored struct {
+	Piece
+	Blob, Tree, Commit string
+	// Duplicate is true when the ref already held the same piece (a re-run
+	// or a redelivered event).
+	Duplicate bool
+	// Replaced is true when the piece replaced one of an older dispatch.
+	Replaced bool
+	// Superseded is true when a newer dispatch of the job already stored
+	// this index (its timestamp in NewerTimestamp): the piece was not
+	// stored and Commit is empty.
+	Superseded     bool
+	NewerTimestamp string
+}
+
+var signature = github.CommitAuthor{Name: github.String("mention-runner"), Email: github.String("mention-runner@users.noreply.github.com")}
+
+// commit creates a root commit of tree dated now.
+func (s *Store) commit(ctx context.Context, tree, msg string) (string, error) {
+	return s.commitOn(ctx, tree, msg, "")
+}
+
+// commitOn creates a commit of tree dated now, on parent unless it is "".
+func (s *Store) commitOn(ctx context.Context, tree, msg, parent string) (string, error) {
+	sig := signature
+	sig.Date = &github.Timestamp{Time: s.now().Truncate(time.Second)}
+	c := &github.Commit{Message: github.String(msg), Tree: &github.Tree{SHA: github.String(tree)}, Author: &sig, Committer: &sig}
+	if parent != "" {
+		c.Parents = []*github.Commit{{SHA: github.String(parent)}}
+	}
+	c, _, err := s.Client.Git.CreateCommit(ctx, s.Owner, s.Name, c, nil)
+	if err != nil {
+		return "", fmt.Errorf("create commit: %w", err)
+	}
+	return c.GetSHA(), nil
+}
+
+// Put stores a piece under its shard ref. When the ref already exists, the
+// payload timestamps decide (a failed dispatch is re-sent later, with a newer
+// timestamp, under the same job id): the same piece of the same dispatch is
+// fine (Duplicate); a piece of an older dispatch is replaced (Replaced); a
+// piece of a newer dispatch means this one is stale and is not stored
+// (Superseded); other content with the same timestamp is a
+// *transport.Error of kind conflicting_duplicate.
+func (s *Store) Put(ctx context.Context, p Piece) (*Stored, error) {
+	st := &Stored{Piece: p}
+	where := fmt.Sprintf("shardstore: store shard %d of job %s", p.Index, p.JobID)
+	// The tree carries the piece as content: GitHub writes the blob with
+	// it (one request, not two), and the blob's id is git's hash of it.
+	st.Blob = blobSHA([]byte(p.B64))
+	tree, _, err := s.Client.Git.CreateTree(ctx, s.Owner, s.Name, "", []*github.TreeEntry{{
+		Path: github.String(pieceFile), Mode: github.String("100644"), Type: github.String("blob"), Content: github.String(p.B64),
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("%s: create tree: %w", where, err)
+	}
+	st.Tree = tree.GetSHA()
+	if want, _ := treeSHA(st.Blob); st.Tree != want {
+		return nil, fmt.Errorf("%s: create tree: GitHub answered tree %s, not %s (the piece as one blob)", where, st.Tree, want)
+	}
+	msg := formatShard(ShardMeta{JobID: p.JobID, Index: p.Index, Total: p.Total, Timestamp: p.Timestamp, Blob: st.Blob})
+	if st.Commit, err = s.commit(ctx, st.Tree, msg); err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	ref := contract.ShardRef(p.JobID, p.Index)
+	created, err := s.createRef(ctx, ref, st.Commit)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	if created {
+		return st, nil
+	}
+	// A replacement can lose a race to another one; decide again then.
+	for range maxReplaceTries {
+		done, err := s.settle(ctx, st, ref, msg)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		if done {
+			return st, nil
+		}
+	}
+	return nil, fmt.Errorf("%s: %s kept changing while replacing an older dispatch's piece", where, ref)
+}
+
+// maxReplaceTries bounds how often Put re-reads a ref that moved under it.
+// Each lost race means another writer made progress, so a Put among N
+// concurrent replacements needs at most N-1 retries; 16 covers any realistic
+// number of re-sent dispatches of one job.
+const maxReplaceTries = 16
+
+// settle decides what to do with st given what ref holds now. done is false
+// when a replacement lost a race and the ref must be read again.
+func (s *Store) settle(ctx context.Context, st *Stored, ref, msg string) (done bool, err error) {
+	p := st.Piece
+	existing, err := s.refCommit(ctx, ref)
+	if err != nil {
+		return false, err
+	}
+	c, _, err := s.Client.Git.GetCommit(ctx, s.Owner, s.Name, existing)
+	if err != nil {
+		return false, fmt.Errorf("read existing commit %s: %w", existing, err)
+	}
+	m, err := ParseShardMessage(c.GetMessage())
+	if err != nil {
+		return false, &CorruptError{Ref: ref, Reason: err.Error()}
+	}
+	cmp, err := CompareTimestamps(m.Timestamp, p.Timestamp)
+	if err != nil {
+		return false, &CorruptError{Ref: ref, Reason: err.Error()}
+	}
+	switch {
+	case cmp > 0:
+		st.Commit, st.Superseded, st.NewerTimestamp = "", true, m.Timestamp
+		return true, nil
+	case cmp == 0 && c.GetTree().GetSHA() == st.Tree:
+		st.Commit, st.Duplicate = existing, true
+		return true, nil
+	case cmp == 0:
+		return false, &transport.Error{Kind: transport.KindConflictingDuplicate, JobID: p.JobID, Index: p.Index,
+			Msg: fmt.Sprintf("shard %d was already stored (%s) with different content", p.Index, ref)}
+	}
+	// An older dispatch's piece: replace it. The new commit's parent is the
+	// old one and the update is not forced, so it succeeds only if the ref
+	// still points there (a compare-and-swap: a newer piece is never lost).
+	sha, err := s.commitOn(ctx, st.Tree, msg, existing)
+	if err != nil {
+		return false, err
+	}
+	_, _, err = s.Client.Git.UpdateRef(ctx, s.Owner, s.Name, &github.Reference{Ref: github.String(ref), Object: &github.GitObject{SHA: github.String(sha)}}, false)
+	if notFastForward(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("replace %s: %w", ref, err)
+	}
+	st.Commit, st.Replaced = sha, true
+	return true, nil
+}
+
+// createRef creates ref at sha; created is false when the ref exists.
+func (s *Store) createRef(ctx context.Context, ref, sha string) (created bool, err error) {
+	_, _, err = s.Client.Git.CreateRef(ctx, s.Owner, s.Name, &github.Reference{Ref: github.String(ref), Object: &github.GitObject{SHA: github.String(sha)}})
+	if err == nil {
+		return true, nil
+	}
+	if refExists(err) {
+		return false, nil
+	}
+	return false, fmt.Errorf("create ref %s: %w", ref, err)
+}
+
+// refExists recognises GitHub's 422 "Reference already exists".
+func refExists(err error) bool {
+	var ge *github.ErrorResponse
+	return errors.As(err, &ge) && ge.Response != nil && ge.Response.StatusCode == http.StatusUnprocessableEntity &&
+		strings.Contains(strings.ToLower(ge.Message), "already exists")
+}
+
+// notFastForward recognises GitHub's 422 "Update is not a fast forward".
+func notFastForward(err error) bool {
+	var ge *github.ErrorResponse
+	return errors.As(err, &ge) && ge.Response != nil && ge.Response.StatusCode == http.StatusUnprocessableEntity &&
+		strings.Contains(strings.ToLower(ge.Message), "fast forward")
+}
+
+func notFound(err error) bool {
+	var ge *github.ErrorResponse
+	return errors.As(err, &ge) && ge.Response != nil && ge.Response.StatusCode == http.StatusNotFound
+}
+
+// ErrRefGone means a ref vanished between two requests (the job ended).
+var ErrRefGone = errors.New("ref no longer exists")
+
+// refCommit returns the commit a ref points at.
+func (s *Store) refCommit(ctx context.Context, ref string) (string, error) {
+	r, _, err := s.Client.Git.GetRef(ctx, s.Owner, s.Name, ref)
+	if notFound(err) {
+		return "", fmt.Errorf("read ref %s: %w", ref, ErrRefGone)
+	}
+	if err != nil {
+		return "", fmt.Errorf("read ref %s: %w", ref, err)
+	}
+	if t := r.GetObject().GetType(); t != "commit" {
+		return "", fmt.Errorf("ref %s points at a %s, not a commit", ref, t)
+	}
+	return r.GetObject().GetSHA(), nil
+}
+
+// refGone422 recognises GitHub's 422 "Reference does not exist" on delete.
+func refGone422(err error) bool {
+	var ge *github.ErrorResponse
+	return errors.As(err, &ge) && ge.Response != nil && ge.Response.StatusCode == http.StatusUnprocessableEntity &&
+		strings.Contains(strings.ToLower(ge.Message), "does not exist")
+}

@@ -1,0 +1,203 @@
+package loadtest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/mention-runner/mention-runner/internal/core/transport"
+	"github.com/mention-runner/mention-runner/internal/core/writebudget"
+	"github.com/mention-runner/mention-runner/internal/dispatcher/dispatch"
+	"github.com/mention-runner/mention-runner/internal/testrig/githubsim"
+)
+
+// NewDispatcher builds a dispatcher as one dispatcher process would: a
+// client per token, and one pacer shared by all of them, since GitHub
+// counts content creation per account and both tokens are the bot's.
+// opts change the configuration (e.g. FlushEach for event mode).
+func (w *World) NewDispatcher(opts ...func(*dispatch.Config)) (*dispatch.Dispatcher, error) {
+	botPacer, ledger, err := w.ProcessPacer(ControlToken, func(o *writebudget.Options) {
+		// the dispatcher's own ledger options, as cmd/dispatcher sets them
+		mine := dispatch.LedgerOptions(o.Client, o.Repo, o.Account)
+		o.SelfCost, o.Block, o.MaxBlock, o.Guess = mine.SelfCost, mine.Block, mine.MaxBlock, mine.Guess
+	})
+	if err != nil {
+		return nil, err
+	}
+	ctlPacer := botPacer
+	gh, err := w.Client(BotToken, false, botPacer)
+	if err != nil {
+		return nil, err
+	}
+	// as cmd/dispatcher's: its control writes (claim refs, state commits,
+	// sha-guarded files) are each recognised when repeated
+	ctl, err := w.Client(ControlToken, true, ctlPacer)
+	if err != nil {
+		return nil, err
+	}
+	dsp, err := w.Client(ControlToken, true, ctlPacer)
+	if err != nil {
+		return nil, err
+	}
+	cfg := dispatch.Config{Bot: Bot, Control: Control, Allowed: dispatch.ParseAllowList("*"), Now: w.Clock.Now}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	c := dispatch.Clients{GitHub: gh, Control: ctl, Dispatch: dsp}
+	if ledger != nil {
+		c.Budget = ledger
+	}
+	return dispatch.New(cfg, c)
+}
+
+// pollInterval is the time between DispatchAll's cycles (a poller's
+// interval: GitHub's X-Poll-Interval is 60 s).
+const pollInterval = time.Minute
+
+// DispatchStats says how a DispatchAll went.
+type DispatchStats struct {
+	Cycles   int
+	Failures int // Handle errors, retried in a later cycle
+	Restarts int // dispatcher processes replaced mid-cycle
+	Decided  map[string]string
+}
+
+// DispatchAll handles every mention, as poll cycles would: a mention whose
+// handling failed is tried again next cycle. When restart is non-nil it is
+// asked before each mention whether to "kill" the process: the current
+// context is cancelled during that mention's handling (after the returned
+// delay, real time) and a fresh dispatcher takes over, from
+// the first mention again, as a restarted poller re-reads its notifications.
+func (w *World) DispatchAll(ctx context.Context, ms []Mention, maxCycles int, restart func() (bool, time.Duration)) (*DispatchStats, error) {
+	st := &DispatchStats{Decided: map[string]string{}}
+	d, err := w.NewDispatcher()
+	if err != nil {
+		return nil, err
+	}
+	for st.Cycles = 1; st.Cycles <= maxCycles; st.Cycles++ {
+		pending := 0
+		for _, m := range ms {
+			if _, done := st.Decided[m.JobID]; done {
+				continue
+			}
+			hctx, cancel := context.WithCancel(ctx)
+			killed := false
+			var stop func()
+			if restart != nil {
+				if kill, after := restart(); kill {
+					killed = true
+					timer := time.AfterFunc(after, cancel)
+					stop = func() { timer.Stop() }
+				}
+			}
+			dec, err := d.Handle(hctx, m.DispatchTrigger())
+			_ = d.Flush(hctx)
+			if stop != nil {
+				stop()
+			}
+			cancel()
+			if killed {
+				st.Restarts++
+				if d, err = w.NewDispatcher(); err != nil {
+					return st, err
+				}
+			}
+			if ctx.Err() != nil {
+				return st, ctx.Err()
+			}
+			if err != nil || killed {
+				st.Failures++
+				pending++
+				continue
+			}
+			st.Decided[m.JobID] = dec.Decision
+		}
+		if pending == 0 {
+			return st, nil
+		}
+		// Cycles are a poll interval apart: a claim left by a killed
+		// process is taken over once its lease ran out.
+		w.Clock.Advance(pollInterval)
+	}
+	return st, fmt.Errorf("loadtest: %d mentions still failing after %d cycles", len(ms)-len(st.Decided), maxCycles)
+}
+
+// Jobs groups the dispatches CONTROL received by jobid. Dispatches are
+// only ever added: each is parsed once (workers that publish as jobs
+// arrive call this for every job).
+func (w *World) Jobs() (map[string][]githubsim.Dispatch, error) {
+	w.jobsMu.Lock()
+	defer w.jobsMu.Unlock()
+	if w.jobs == nil {
+		w.jobs = map[string][]githubsim.Dispatch{}
+	}
+	ds := w.Sim.Dispatches(Control)
+	for _, d := range ds[w.jobsSeen:] {
+		_, p, err := transport.ParseLine(d.Body)
+		if err != nil {
+			return nil, fmt.Errorf("dispatch %q: %w", d.EventType, err)
+		}
+		w.jobs[p.JobID] = append(w.jobs[p.JobID], d)
+		w.jobsSeen++
+	}
+	out := make(map[string][]githubsim.Dispatch, len(w.jobs))
+	for id, jd := range w.jobs {
+		out[id] = slices.Clip(jd) // a caller's append does not reach ours
+	}
+	return out, nil
+}
+
+// JobContext reassembles a job's context from its first complete delivery
+// (a delivery: the events of one timestamp). A job sent again after an
+// ambiguous failure is delivered more than once; a dispatcher that failed
+// halfway through a sharded job's events sends the whole job again with a
+// new timestamp, and assemble proceeds with that one (the newer wins), so
+// the first delivery may be incomplete.
+func JobContext(ds []githubsim.Dispatch) ([]byte, error) {
+	var order []string
+	byTime := map[string]*transport.Assembler{}
+	for _, d := range ds {
+		et, p, err := transport.ParseLine(d.Body)
+		if err != nil {
+			return nil, err
+		}
+		a := byTime[p.Timestamp]
+		if a == nil {
+			a = transport.NewAssembler(transport.Options{})
+			byTime[p.Timestamp] = a
+			order = append(order, p.Timestamp)
+		}
+		if _, err := a.Add(et, p); err != nil {
+			return nil, err
+		}
+	}
+	if len(order) == 0 {
+		return transport.NewAssembler(transport.Options{}).Context() // "no events received"
+	}
+	var firstErr error
+	for _, ts := range order {
+		c, err := byTime[ts].Context()
+		if err == nil {
+			return c, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	return nil, firstErr
+}
+
+// PollOnce is one `dispatcher once` run: a fresh dispatcher process that
+// polls the bot's notifications for one cycle.
+func (w *World) PollOnce(ctx context.Context, opts ...func(*dispatch.Config)) (dispatch.CycleResult, error) {
+	d, err := w.NewDispatcher(opts...)
+	if err != nil {
+		return dispatch.CycleResult{}, err
+	}
+	gh, err := w.Client(BotToken, false, nil)
+	if err != nil {
+		return dispatch.CycleResult{}, err
+	}
+	return (&dispatch.Poller{D: d, Client: gh, Sleep: w.Clock.Sleep, Now: w.Clock.Now}).Once(ctx)
+}

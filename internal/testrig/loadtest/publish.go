@@ -1,0 +1,103 @@
+package loadtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mention-runner/mention-runner/internal/core/contract"
+	"github.com/mention-runner/mention-runner/internal/core/ghclient"
+	"github.com/mention-runner/mention-runner/internal/core/policy"
+	"github.com/mention-runner/mention-runner/internal/runner/outputs"
+	"github.com/mention-runner/mention-runner/internal/runner/publish"
+	"github.com/mention-runner/mention-runner/internal/runner/record"
+	"github.com/mention-runner/mention-runner/internal/runner/render"
+)
+
+// QueuedComments is how many comments each job's agent queues on its thread.
+const QueuedComments = 2
+
+// WriteRun writes the run directory the agent job would leave: a completed
+// run.json and outcome.json and QueuedComments comments on the thread in
+// outputs.jsonl.
+func WriteRun(dir string, m Mention, at time.Time) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("run dir: %w", err)
+	}
+	id := filepath.Base(dir)
+	if err := record.WriteMeta(dir, record.RunMeta{RunID: id, Engine: "replay", Status: contract.StatusCompleted}); err != nil {
+		return err
+	}
+	if err := record.WriteOutcome(dir, record.Outcome{RunID: id, Engine: "replay", Status: contract.StatusCompleted, Turns: 1}); err != nil {
+		return err
+	}
+	q, err := outputs.OpenQueue(filepath.Join(dir, contract.OutputsFile))
+	if err != nil {
+		return err
+	}
+	for i := 0; i < QueuedComments; i++ {
+		e := outputs.Entry{Kind: policy.KindComment, Repo: m.Repo, Number: m.Number, At: at,
+			Body: fmt.Sprintf("answer %d for job %s", i, m.JobID)}
+		if _, err := q.Append(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PublishStats says how publishing went.
+type PublishStats struct {
+	Attempts int // publish runs, re-runs included
+	Reruns   int
+}
+
+// PublishJob runs the publish stage for one job until it succeeds, as an
+// operator re-runs a failed job (at most attempts times). Each run has its
+// own clients and pacer, as each workflow run is its own process.
+func (w *World) PublishJob(ctx context.Context, contextJSON []byte, runDir string, attempts int, st *PublishStats) (*publish.Result, error) {
+	return w.PublishJobTo(ctx, contextJSON, runDir, 0, attempts, st)
+}
+
+// PublishJobTo is PublishJob reporting on the log issue assemble opened
+// (0 = publish finds or opens it).
+func (w *World) PublishJobTo(ctx context.Context, contextJSON []byte, runDir string, logIssue, attempts int, st *PublishStats) (*publish.Result, error) {
+	var last error
+	for a := 0; a < attempts; a++ {
+		st.Attempts++
+		if a > 0 {
+			st.Reruns++
+		}
+		pacer, ledger, err := w.ProcessPacer(RunnerToken)
+		if err != nil {
+			return nil, err
+		}
+		bot, err := ghclient.New(ghclient.Options{BaseURL: w.Base, Token: BotToken, Pacer: pacer, MaxWait: ghclient.AccountLimitWait,
+			Sleep: w.Clock.Sleep, Now: w.Clock.Now, RequestTimeout: 20 * time.Second, Base: w.rt})
+		if err != nil {
+			return nil, err
+		}
+		res, err := publish.Run(ctx, publish.Options{
+			Bot: bot, BotLogin: Bot, ControlRepo: Control, Context: contextJSON, RunDir: runDir, LogIssue: logIssue,
+			Ceilings: policy.DefaultCeilings(), ServerURL: "https://github.com",
+			Sleep: w.Clock.Sleep, Now: w.Clock.Now, RetryDelay: time.Millisecond,
+			Session: render.SessionOptions{},
+		})
+		if ledger != nil {
+			_ = ledger.Release(ctx) // as runner publish does: unused slots go back
+		}
+		if err == nil && res.Status == "completed" {
+			return res, nil
+		}
+		if err == nil {
+			err = fmt.Errorf("publish %s: status %s (%s): %s", res.JobID, res.Status, res.Cause, strings.Join(res.Problems, "; "))
+		}
+		last = err
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, fmt.Errorf("publish failed %d times: %w", attempts, last)
+}
