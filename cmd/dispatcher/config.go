@@ -164,7 +164,8 @@ func resolveCeilings(val map[string]string, errs []string) (policy.Ceilings, []s
 		}
 		n[i] = v
 	}
-	return policy.Ceilings{CommentLimit: n[0], IssueLimit: n[1], PRLimit: n[2], MaxWrites: policy.DefaultMaxWrites}, errs
+	return policy.Ceilings{CommentLimit: n[0], IssueLimit: n[1], PRLimit: n[2], MaxWrites: policy.DefaultMaxWrites,
+		LabelLimit: policy.DefaultLabelLimit, ReviewComments: policy.DefaultReviewComments}, errs
 }
 
 func flagOf(env string) string {

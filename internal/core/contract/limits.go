@@ -28,6 +28,14 @@ const (
 	AgentLabels      = 10   // labels on one new issue
 	AgentLabelChars  = 50   // characters of one label
 	AgentReasonChars = 2000 // characters of a noop's reason
+	// AgentLabelChanges bounds the labels one add_labels/remove_labels
+	// call names (the operator's label-limit is usually far lower).
+	AgentLabelChanges = 100
+	// AgentReviewCommentsMax bounds the operator's cap on inline comments
+	// in one review (review-comment-limit).
+	AgentReviewCommentsMax = 1000
+	// AgentPathChars bounds a review comment's path.
+	AgentPathChars = 1024
 )
 
 // GitHub's secondary limits on content-creating requests, counted per

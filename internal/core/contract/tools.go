@@ -10,6 +10,16 @@ const (
 	ToolCreateIssue       = "create_issue"
 	ToolCreatePullRequest = "create_pull_request"
 	ToolNoop              = "noop"
+	// ToolCreateReview posts one pull request review (event COMMENT) with
+	// inline comments on lines of the recorded diff.
+	ToolCreateReview = "create_review"
+	// ToolPushToPullRequest commits the agent's changes onto the pull
+	// request's own head branch (compare-and-swap on the recorded head).
+	ToolPushToPullRequest = "push_to_pull_request"
+	// ToolAddLabels and ToolRemoveLabels change labels that already exist
+	// in the repository on an issue or pull request.
+	ToolAddLabels    = "add_labels"
+	ToolRemoveLabels = "remove_labels"
 )
 
 // GateTools lists the gate's tools in a fixed order.

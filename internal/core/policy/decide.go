@@ -64,15 +64,26 @@ func (p Policy) decide(a Action, l *Ledger) Decision {
 		return deny(RuleRepoNotAllowed, "writes are allowed only to %s, not to %s", strings.Join(p.AllowRepos, ", "), a.Repo)
 	}
 	if p.HereOnly {
-		if a.Kind != KindComment {
-			return deny(RuleHereOnly, "here-only allows comments only on %s, not a new %s", p.hereName(), a)
-		}
-		if !p.Here.is(a.Repo, a.Number) {
+		switch {
+		case a.Kind != KindComment && a.Kind != KindReview:
+			return deny(RuleHereOnly, "here-only allows comments and reviews only on %s, not %s", p.hereName(), a.withArticle())
+		case !p.Here.is(a.Repo, a.Number):
 			return deny(RuleHereOnly, "here-only allows comments only on %s, not on %s#%d", p.hereName(), a.Repo, a.Number)
 		}
 	}
-	if p.CommentOnly && a.Kind != KindComment {
-		return deny(RuleCommentOnly, "comment-only allows comments only, not a new %s", a)
+	if p.CommentOnly && a.Kind != KindComment && a.Kind != KindReview {
+		return deny(RuleCommentOnly, "comment-only allows comments and reviews only, not %s", a.withArticle())
+	}
+	if a.Kind == KindPush {
+		if !p.AllowPush {
+			return deny(RuleAllowPush, "pushing to a pull request's branch is turned off by the operator (allow-push); open a pull request instead")
+		}
+		if !p.Here.is(a.Repo, a.Number) {
+			return deny(RuleNotHere, "a push may go only to the branch of %s, where the mention was made, not to %s#%d", p.hereName(), a.Repo, a.Number)
+		}
+	}
+	if a.Kind == KindLabels && !p.Here.is(a.Repo, a.Number) && !containsFold(p.AllowRepos, repo) {
+		return deny(RuleNotHere, "labels may be changed only on %s, where the mention was made, or in a repository a repo= flag names, not on %s#%d", p.hereName(), a.Repo, a.Number)
 	}
 	if l.total >= p.MaxWrites {
 		return limitDenial(RuleMaxWrites, "", p.MaxWrites, l.total, "")
@@ -88,10 +99,29 @@ func (p Policy) decide(a Action, l *Ledger) Decision {
 			return limitDenial(RulePRLimit, a.Kind, p.PRLimit, l.prs, "")
 		}
 		return allow("new pull request in %s (%d of %d for this run)", a.Repo, l.prs+1, p.PRLimit)
-	default: // comment; invalid() rejected every other kind
+	case KindPush:
+		if l.prs >= p.PRLimit {
+			if p.PRLimit == 0 {
+				return deny(RulePRLimit, "a push counts as a pull request, and no pull requests may be made in this run (pr-limit is 0: no-pr, pr-limit=0 or the operator)")
+			}
+			return deny(RulePRLimit, "a push counts as a pull request; pr-limit is %d and this run already made %s", p.PRLimit, KindPullRequest.count(l.prs))
+		}
+		return allow("push to the branch of %s#%d (%d of %d pull requests for this run)", a.Repo, a.Number, l.prs+1, p.PRLimit)
+	case KindLabels:
+		if l.labels+a.Changes > p.LabelLimit {
+			if p.LabelLimit == 0 {
+				return deny(RuleLabelLimit, "no labels may be changed in this run (label-limit is 0)")
+			}
+			return deny(RuleLabelLimit, "label-limit is %d label changes per run; this run already made %d and this call names %d", p.LabelLimit, l.labels, a.Changes)
+		}
+		return allow("%s on %s#%d (%d of %d label changes for this run)", a.Kind.count(a.Changes), a.Repo, a.Number, l.labels+a.Changes, p.LabelLimit)
+	default: // comment or review; invalid() rejected every other kind
 		n := l.comments[keyOf(a.Repo, a.Number)]
 		if n >= p.CommentLimit {
 			return limitDenial(RuleCommentLimit, a.Kind, p.CommentLimit, n, fmt.Sprintf(" on %s#%d", a.Repo, a.Number))
+		}
+		if a.Kind == KindReview {
+			return allow("review of %s#%d (counts as comment %d of %d on this thread)", a.Repo, a.Number, n+1, p.CommentLimit)
 		}
 		return allow("comment on %s#%d (%d of %d on this thread)", a.Repo, a.Number, n+1, p.CommentLimit)
 	}
@@ -106,7 +136,7 @@ func limitDenial(rule string, k Kind, limit, done int, where string) Decision {
 		if limit == 0 {
 			return deny(rule, "no writes may be made in this run (%s is 0)", rule)
 		}
-		return deny(rule, "%s is %d and this run already made %d writes (comments, issues and pull requests together)", rule, limit, done)
+		return deny(rule, "%s is %d and this run already made %d writes (comments, reviews, issues, pull requests, pushes and label calls together)", rule, limit, done)
 	}
 	participle, past := "created", "created"
 	if k == KindComment {
@@ -122,14 +152,18 @@ func limitDenial(rule string, k Kind, limit, done int, where string) Decision {
 // comment without a thread, or a creation that names one.
 func invalid(a Action) (Decision, bool) {
 	switch {
-	case a.Kind != KindComment && a.Kind != KindIssue && a.Kind != KindPullRequest:
-		return deny(RuleInvalidAction, "unknown action kind %q (want comment, issue or pull_request)", shorten(string(a.Kind))), true
+	case !a.Kind.known():
+		return deny(RuleInvalidAction, "unknown action kind %q (want comment, review, issue, pull_request, push or labels)", shorten(string(a.Kind))), true
 	case !ValidRepo(a.Repo):
 		return deny(RuleInvalidAction, "%q is not a repository name of the form owner/name", shorten(a.Repo)), true
-	case a.Kind == KindComment && a.Number <= 0:
-		return deny(RuleInvalidAction, "a comment needs the number of the issue or pull request it goes on, got %d", a.Number), true
-	case a.Kind != KindComment && a.Number != 0:
+	case a.Kind.onThread() && a.Number <= 0:
+		return deny(RuleInvalidAction, "a %s needs the number of the issue or pull request it goes on, got %d", a.Kind.noun(), a.Number), true
+	case !a.Kind.onThread() && a.Number != 0:
 		return deny(RuleInvalidAction, "creating a new %s takes no number, got %d", a.Kind.noun(), a.Number), true
+	case a.Kind == KindLabels && (a.Changes < 1 || a.Changes > MaxLimit):
+		return deny(RuleInvalidAction, "a label change names 1 to %d labels, got %d", MaxLimit, a.Changes), true
+	case a.Kind != KindLabels && a.Changes != 0:
+		return deny(RuleInvalidAction, "only a label change names a count of labels, got %d", a.Changes), true
 	}
 	return Decision{}, false
 }

@@ -53,7 +53,7 @@ func TestDecide(t *testing.T) {
 		{"pr allowed", "no-issue", nil, nil, pr("a/b"), "", "allowed: new pull request in a/b (1 of 5 for this run)"},
 
 		// invalid actions
-		{"unknown kind", "no-pr", nil, nil, Action{Kind: "push", Repo: "a/b"}, RuleInvalidAction, `unknown action kind "push"`},
+		{"unknown kind", "no-pr", nil, nil, Action{Kind: "merge", Repo: "a/b"}, RuleInvalidAction, `unknown action kind "merge"`},
 		{"bad repo", "no-pr", nil, nil, comment("a", 1), RuleInvalidAction, `"a" is not a repository name`},
 		{"comment without number", "no-pr", nil, nil, comment("a/b", 0), RuleInvalidAction, "needs the number"},
 		{"issue with number", "no-pr", nil, nil, Action{Kind: KindIssue, Repo: "a/b", Number: 3}, RuleInvalidAction, "creating a new issue takes no number"},
@@ -75,7 +75,7 @@ func TestDecide(t *testing.T) {
 		{"here-only other number", "here-only", nil, nil, comment("owner/name", 13), RuleHereOnly, ""},
 		{"here-only issue", "here-only", nil, nil, issue("owner/name"), RuleHereOnly, "not a new issue in owner/name"},
 		{"here-only pr", "comment-only here-only", nil, nil, pr("owner/name"), RuleHereOnly, ""},
-		{"comment-only issue", "comment-only", nil, nil, issue("a/b"), RuleCommentOnly, "comment-only allows comments only, not a new issue in a/b"},
+		{"comment-only issue", "comment-only", nil, nil, issue("a/b"), RuleCommentOnly, "comment-only allows comments and reviews only, not a new issue in a/b"},
 		{"comment-only pr", "comment-only", nil, nil, pr("a/b"), RuleCommentOnly, "pull request in a/b"},
 		{"comment-only comment", "comment-only", nil, nil, comment("a/b", 9), "", "allowed"},
 
@@ -193,4 +193,68 @@ func TestMaxWritesAndControlRepo(t *testing.T) {
 	f, err := ParseFlagLine("repo=ops/control")
 	require.NoError(t, err)
 	assert.Equal(t, RuleControlRepo, Effective(f, c, Thread{Repo: "ops/control", Number: 1}, nil).Decide(Action{Kind: KindComment, Repo: "ops/control", Number: 1}, nil).Rule)
+}
+
+func TestDecideNewKinds(t *testing.T) {
+	review := func(repo string, n int) Action { return Action{Kind: KindReview, Repo: repo, Number: n} }
+	push := func(repo string, n int) Action { return Action{Kind: KindPush, Repo: repo, Number: n} }
+	labels := func(repo string, n, changes int) Action {
+		return Action{Kind: KindLabels, Repo: repo, Number: n, Changes: changes}
+	}
+	loose := Ceilings{CommentLimit: 2, IssueLimit: 5, PRLimit: 2, MaxWrites: 100, LabelLimit: 5, ReviewComments: 30, AllowPush: true}
+	tests := []struct {
+		name    string
+		line    string
+		c       Ceilings
+		history []Action
+		action  Action
+		rule    string // "" = allowed
+		reason  string
+	}{
+		{"review allowed", "no-issue", loose, nil, review("owner/name", 12), "", "review of owner/name#12 (counts as comment 1 of 2"},
+		{"review under comment-only", "comment-only", loose, nil, review("owner/name", 12), "", ""},
+		{"review under here-only here", "here-only", loose, nil, review("Owner/Name", 12), "", ""},
+		{"review under here-only elsewhere", "here-only", loose, nil, review("owner/name", 13), RuleHereOnly, "not on owner/name#13"},
+		{"review counts as a comment", "no-issue", loose, []Action{comment("owner/name", 12), comment("owner/name", 12)}, review("owner/name", 12), RuleCommentLimit, "comment-limit is 2"},
+		{"comment after review counts", "no-issue", loose, []Action{review("owner/name", 12), comment("owner/name", 12)}, comment("owner/name", 12), RuleCommentLimit, ""},
+		{"review without number", "", loose, nil, review("owner/name", 0), RuleInvalidAction, "a review needs the number"},
+		{"review deny=", "deny=owner/name", loose, nil, review("owner/name", 12), RuleRepoDenied, ""},
+
+		{"push allowed", "", loose, nil, push("owner/name", 12), "", "push to the branch of owner/name#12 (1 of 2 pull requests"},
+		{"push off by default", "", DefaultCeilings(), nil, push("owner/name", 12), RuleAllowPush, "allow-push"},
+		{"push under no-pr", "no-pr", loose, nil, push("owner/name", 12), RulePRLimit, "pr-limit is 0"},
+		{"push under comment-only", "comment-only", loose, nil, push("owner/name", 12), RuleCommentOnly, "not a push to the branch of owner/name#12"},
+		{"push under here-only", "here-only", loose, nil, push("owner/name", 12), RuleHereOnly, ""},
+		{"push to another PR", "", loose, nil, push("owner/name", 13), RuleNotHere, "only to the branch of Owner/Name#12"},
+		{"push to another repository", "", loose, nil, push("other/repo", 12), RuleNotHere, ""},
+		{"push counts as a PR", "", loose, []Action{pr("owner/name"), pr("owner/name")}, push("owner/name", 12), RulePRLimit, "a push counts as a pull request; pr-limit is 2"},
+
+		{"labels allowed", "", loose, nil, labels("owner/name", 12, 2), "", "2 label changes on owner/name#12 (2 of 5"},
+		{"labels under comment-only", "comment-only", loose, nil, labels("owner/name", 12, 1), RuleCommentOnly, "not 1 label change on owner/name#12"},
+		{"labels under here-only", "here-only", loose, nil, labels("owner/name", 12, 1), RuleHereOnly, ""},
+		{"labels elsewhere", "", loose, nil, labels("owner/name", 3, 1), RuleNotHere, "repo= flag names"},
+		{"labels in a repo= repository", "repo=other/repo repo=owner/name", loose, nil, labels("other/repo", 3, 1), "", ""},
+		{"labels under deny=", "deny=owner/name", loose, nil, labels("owner/name", 12, 1), RuleRepoDenied, ""},
+		{"labels over the limit", "", loose, []Action{labels("owner/name", 12, 4)}, labels("owner/name", 12, 2), RuleLabelLimit, "already made 4 and this call names 2"},
+		{"labels up to the limit", "", loose, []Action{labels("owner/name", 12, 4)}, labels("owner/name", 12, 1), "", ""},
+		{"labels limit 0", "", Ceilings{MaxWrites: 5}, nil, labels("owner/name", 12, 1), RuleLabelLimit, "label-limit is 0"},
+		{"labels without a count", "", loose, nil, labels("owner/name", 12, 0), RuleInvalidAction, "names 1 to"},
+		{"count on a comment", "", loose, nil, Action{Kind: KindComment, Repo: "owner/name", Number: 12, Changes: 2}, RuleInvalidAction, "only a label change"},
+		{"labels count toward max-writes", "", Ceilings{MaxWrites: 1, LabelLimit: 5, CommentLimit: 3}, []Action{comment("owner/name", 12)}, labels("owner/name", 12, 1), RuleMaxWrites, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var f Flags
+			if tt.line != "" {
+				var err error
+				f, err = ParseFlagLine(tt.line)
+				require.NoError(t, err)
+			}
+			p := Effective(f, tt.c, Thread{Repo: "Owner/Name", Number: 12}, nil)
+			d := p.Decide(tt.action, Replay(tt.history))
+			assert.Equal(t, tt.rule == "", d.Allowed, d.Reason)
+			assert.Equal(t, tt.rule, d.Rule, d.Reason)
+			assert.Contains(t, d.Reason, tt.reason)
+		})
+	}
 }

@@ -12,6 +12,7 @@ type Ledger struct {
 	issues   int
 	prs      int
 	total    int // every recorded write
+	labels   int // label changes (each label named counts one)
 	comments map[threadKey]int
 }
 
@@ -49,9 +50,11 @@ func (l *Ledger) record(a Action) {
 	switch a.Kind {
 	case KindIssue:
 		l.issues++
-	case KindPullRequest:
+	case KindPullRequest, KindPush:
 		l.prs++
-	case KindComment:
+	case KindLabels:
+		l.labels += a.Changes
+	case KindComment, KindReview:
 		if l.comments == nil {
 			l.comments = map[threadKey]int{}
 		}
@@ -71,6 +74,13 @@ func (l *Ledger) PRs() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.prs
+}
+
+// Labels is how many label changes were recorded.
+func (l *Ledger) Labels() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.labels
 }
 
 // Comments is how many comments were recorded on one thread.

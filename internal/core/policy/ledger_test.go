@@ -19,7 +19,7 @@ func TestLedgerCounts(t *testing.T) {
 		{"empty", nil, 0, 0, map[Thread]int{{"a/b", 1}: 0}},
 		{"mixed", []Action{issue("a/b"), pr("c/d"), pr("c/d"), comment("a/b", 1), comment("A/B", 1), comment("a/b", 2)},
 			1, 2, map[Thread]int{{"a/b", 1}: 2, {"a/B", 2}: 1, {"a/b", 3}: 0}},
-		{"unknown kinds ignored", []Action{{Kind: "push", Repo: "a/b"}, {Kind: ""}}, 0, 0, nil},
+		{"unknown kinds ignored", []Action{{Kind: "merge", Repo: "a/b"}, {Kind: ""}}, 0, 0, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -35,10 +35,16 @@ type Policy struct {
 	IssueLimit   int      `json:"issue_limit"`
 	PRLimit      int      `json:"pr_limit"`
 	CommentLimit int      `json:"comment_limit"`
-	MaxWrites    int      `json:"max_writes"`             // all writes of the run together
-	ControlRepo  string   `json:"control_repo,omitempty"` // never written to by the agent
-	Here         Thread   `json:"-"`
-	Blocker      Blocker  `json:"-"`
+	MaxWrites    int      `json:"max_writes"` // all writes of the run together
+	// LabelLimit caps label changes per run; ReviewComments caps the
+	// inline comments of one review; AllowPush enables pushes onto a pull
+	// request's own branch (operator settings, no user flag widens them).
+	LabelLimit     int     `json:"label_limit"`
+	ReviewComments int     `json:"review_comment_limit"`
+	AllowPush      bool    `json:"allow_push"`
+	ControlRepo    string  `json:"control_repo,omitempty"` // never written to by the agent
+	Here           Thread  `json:"-"`
+	Blocker        Blocker `json:"-"`
 	// IDs are the repository ids a trusted job resolved (nil = none): the
 	// blocklist and deny= match on them as well as on names.
 	IDs IDs `json:"-"`
@@ -58,15 +64,22 @@ func Effective(f Flags, c Ceilings, here Thread, b Blocker) Policy {
 		PRLimit:      tighter(c.PRLimit, f.PRLimit),
 		CommentLimit: tighter(c.CommentLimit, f.CommentLimit),
 		MaxWrites:    clamp(c.MaxWrites),
-		ControlRepo:  strings.ToLower(c.ControlRepo),
-		Here:         here,
-		Blocker:      b,
+		LabelLimit:   clamp(c.LabelLimit),
+		// comment-only and here-only leave reviews their inline comments.
+		ReviewComments: clamp(c.ReviewComments),
+		AllowPush:      c.AllowPush,
+		ControlRepo:    strings.ToLower(c.ControlRepo),
+		Here:           here,
+		Blocker:        b,
 	}
 	if p.CommentOnly || f.NoIssue {
 		p.IssueLimit = 0
 	}
 	if p.CommentOnly || f.NoPR {
 		p.PRLimit = 0
+	}
+	if p.CommentOnly {
+		p.LabelLimit = 0
 	}
 	return p
 }

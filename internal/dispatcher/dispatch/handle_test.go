@@ -542,7 +542,7 @@ func TestOperatorCeilingsInDecision(t *testing.T) {
 		cfg      string // the user's !cfg flags, "" = none
 		want     policy.Ceilings
 	}{
-		{"unset means defaults", nil, "", policy.DefaultCeilings()},
+		{"unset means defaults", nil, "", policy.Ceilings{CommentLimit: 3, IssueLimit: 1, PRLimit: 1, MaxWrites: policy.DefaultMaxWrites}},
 		{"operator ceilings", &policy.Ceilings{CommentLimit: 5, IssueLimit: 2, PRLimit: 0}, "", policy.Ceilings{CommentLimit: 5, IssueLimit: 2, PRLimit: 0}},
 		{"all zero stays zero", &policy.Ceilings{}, "", policy.Ceilings{}},
 		{"flags only tighten", &policy.Ceilings{CommentLimit: 5, IssueLimit: 2, PRLimit: 1}, "comment-limit=9 issue-limit=1", policy.Ceilings{CommentLimit: 5, IssueLimit: 1, PRLimit: 1}},

@@ -120,7 +120,7 @@ func TestEngineReadsCheckout(t *testing.T) {
 		// the denial reached the model, which adapted
 		assert.Contains(t, agent[0].UserText(), "why does the build fail?")
 		assert.Contains(t, agent[0].ToolNames(), ce.gateTool("add_comment"))
-		assert.Contains(t, lastToolResult(t, agent[4+len(own)]).Content, "here-only allows comments only on octo/hello#42", "the denial reaches the model")
+		assert.Contains(t, lastToolResult(t, agent[4+len(own)]).Content, "here-only allows comments and reviews only on octo/hello#42", "the denial reaches the model")
 		assert.Contains(t, lastToolResult(t, agent[5+len(own)]).Content, "queued", "the allowed comment is queued")
 
 		entries, err := outputs.ReadFile(filepath.Join(f.runDir(), contract.OutputsFile))

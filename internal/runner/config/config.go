@@ -140,6 +140,9 @@ var Settings = []Setting{
 	{Env: "MR_ISSUE_LIMIT", Input: "issue-limit", Default: strconv.Itoa(policy.DefaultCeilings().IssueLimit), Doc: "Operator ceiling: issues created per run.", check: intRange(0, policy.MaxLimit)},
 	{Env: "MR_PR_LIMIT", Input: "pr-limit", Default: strconv.Itoa(policy.DefaultCeilings().PRLimit), Doc: "Operator ceiling: pull requests created per run.", check: intRange(0, policy.MaxLimit)},
 	{Env: "MR_MAX_WRITES", Input: "max-writes", Default: strconv.Itoa(policy.DefaultCeilings().MaxWrites), Doc: "Operator ceiling: comments, issues and pull requests of one run together.", check: intRange(0, policy.MaxLimit)},
+	{Env: "MR_LABEL_LIMIT", Input: "label-limit", Default: strconv.Itoa(policy.DefaultLabelLimit), Doc: "Operator ceiling: label changes per run (each label add_labels or remove_labels names counts one); comment-only and here-only allow none.", check: intRange(0, policy.MaxLimit)},
+	{Env: "MR_REVIEW_COMMENT_LIMIT", Input: "review-comment-limit", Default: strconv.Itoa(policy.DefaultReviewComments), Doc: "Operator ceiling: inline comments in one create_review; a review with more is denied.", check: intRange(0, policy.MaxLimit)},
+	{Env: "MR_ALLOW_PUSH", Input: "allow-push", Default: "false", Doc: "Let push_to_pull_request commit the agent's changes onto the pull request's own head branch (never forced; counts as a pull request).", check: boolean},
 	{Env: "MR_LOOP_THRESHOLD", Input: "loop-threshold", Default: "6", Doc: "Identical consecutive tool calls that count as a loop.", Modes: "agent", check: intRange(2, 100)},
 	{Env: "MR_ALLOWED_TOOLS", Input: "allowed-tools", Doc: "Extra engine tools the agent may use, comma-separated Claude Code permission rules. `Edit,Write` is what pull requests need: bare file tools are scoped to the checkout, and the gate commits the edits itself. Reading stays limited to the checkout; GitHub writes still only go through the gate. Adding `Bash` gives the agent a shell: see the README's security model.", Modes: "agent", check: toolList},
 	{Env: "MR_SYSTEM_PROMPT_FILE", Input: "system-prompt-file", Doc: "Operator system prompt file, prepended to the agent's prompt.", Modes: "agent"},
@@ -173,6 +176,8 @@ type Config struct {
 	MaxBudgetUSD                                     float64 // 0 = none
 	CommentLimit, IssueLimit, PRLimit                int
 	MaxWrites                                        int
+	LabelLimit, ReviewComments                       int
+	AllowPush                                        bool
 	LoopThreshold                                    int
 	SystemPromptFile                                 string
 	AllowPushToTarget, AllowWorkflowChanges          bool
@@ -223,7 +228,8 @@ func Load(getenv func(string) string) (*Config, error) {
 		APIURL: v["GITHUB_API_URL"], ServerURL: strings.TrimSuffix(v["GITHUB_SERVER_URL"], "/"), RunDir: v["MR_RUN_DIR"],
 		Engine: v["MR_ENGINE"], Model: v["MR_MODEL"], MaxTurns: atoi("MR_MAX_TURNS"), Timeout: dur, MaxBudgetUSD: bud,
 		CommentLimit: atoi("MR_COMMENT_LIMIT"), IssueLimit: atoi("MR_ISSUE_LIMIT"), PRLimit: atoi("MR_PR_LIMIT"),
-		MaxWrites:     atoi("MR_MAX_WRITES"),
+		MaxWrites:  atoi("MR_MAX_WRITES"),
+		LabelLimit: atoi("MR_LABEL_LIMIT"), ReviewComments: atoi("MR_REVIEW_COMMENT_LIMIT"), AllowPush: v["MR_ALLOW_PUSH"] == "true",
 		LoopThreshold: atoi("MR_LOOP_THRESHOLD"), SystemPromptFile: v["MR_SYSTEM_PROMPT_FILE"],
 		AllowPushToTarget: v["MR_ALLOW_PUSH_TO_TARGET"] == "true", AllowWorkflowChanges: v["MR_ALLOW_WORKFLOW_CHANGES"] == "true",
 		MaxContextBytes: atoi("MR_MAX_CONTEXT_BYTES"), MaxBundleBytes: atoi("MR_MAX_BUNDLE_BYTES"),
@@ -241,7 +247,8 @@ func Load(getenv func(string) string) (*Config, error) {
 // (the agent never writes there).
 func (c *Config) Ceilings() policy.Ceilings {
 	return policy.Ceilings{CommentLimit: c.CommentLimit, IssueLimit: c.IssueLimit, PRLimit: c.PRLimit,
-		MaxWrites: c.MaxWrites, ControlRepo: c.ControlRepo}
+		MaxWrites: c.MaxWrites, LabelLimit: c.LabelLimit, ReviewComments: c.ReviewComments, AllowPush: c.AllowPush,
+		ControlRepo: c.ControlRepo}
 }
 
 func splitList(s string) []string {

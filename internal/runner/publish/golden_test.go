@@ -55,7 +55,7 @@ func TestGoldenLogIssueFailure(t *testing.T) {
 	run.Loop = []render.LoopCall{{Tool: "Read", Args: `{"file_path":"a.go"}`, Count: 6}}
 	res := &Result{Status: "failed", Cause: contract.CauseLoop,
 		Refused: []render.Refusal{
-			{Index: 1, Kind: "issue", Repo: "acme/widgets", Rule: policy.RuleCommentOnly, Reason: "denied: comment-only allows comments only, not a new issue in acme/widgets"},
+			{Index: 1, Kind: "issue", Repo: "acme/widgets", Rule: policy.RuleCommentOnly, Reason: "denied: comment-only allows comments and reviews only, not a new issue in acme/widgets"},
 			{Index: 2, Kind: "comment (#3)", Repo: "blocked/repo", Rule: policy.RuleRepoBlocked, Reason: `denied: blocked/repo is blocked by the opt-out entry "blocked/*"`},
 			{Index: 3, Kind: "comment (#7)", Repo: "acme/widgets", Rule: RuleForgedMarker, Reason: "denied: the text carries a mention-runner idempotency marker, which only publish may write"},
 		}}

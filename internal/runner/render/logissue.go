@@ -31,6 +31,8 @@ type Report struct {
 	Issues   []string // owner/name#n
 	PRs      []string // owner/name#n
 	Repos    []string // owner/name
+	Pushed   []string // PushedCommit lines
+	Labels   []string // LabelChange lines
 	Refused  []Refusal
 	Denied   int // writes the gate denied during the run
 }
@@ -42,17 +44,54 @@ type Refusal struct {
 	Reason           string
 }
 
-// Tracking is the four tracking lists of the log issue.
+// Tracking is the tracking lists of the log issue: the four of SPEC §6
+// (comments, reviews among them, by URL), then pushed commits and label
+// changes (SPEC §3a).
 type Tracking struct {
 	Comments []string `json:"comments"`
 	Issues   []string `json:"issues"`
 	PRs      []string `json:"prs"`
 	Repos    []string `json:"repos"`
+	Pushed   []string `json:"pushed"` // "owner/name@<sha12> (owner/name#N)"
+	Labels   []string `json:"labels"` // "owner/name#N +bug -needs-triage"
 }
 
 // Tracking returns the report's lists.
 func (r Report) Tracking() Tracking {
-	return Tracking{Comments: r.Comments, Issues: r.Issues, PRs: r.PRs, Repos: r.Repos}
+	return Tracking{Comments: r.Comments, Issues: r.Issues, PRs: r.PRs, Repos: r.Repos, Pushed: r.Pushed, Labels: r.Labels}
+}
+
+// PushedCommit is one line of the Pushed Commits list: the commit (its
+// first 12 hex digits) in the repository it was pushed to, and the pull
+// request whose branch it went onto.
+func PushedCommit(repo, sha string, pr int) string {
+	if len(sha) > 12 {
+		sha = sha[:12]
+	}
+	return fmt.Sprintf("%s@%s (%s#%d)", repo, sha, repo, pr)
+}
+
+// LabelChange is one line of the Label Changes list: "+name" for each
+// label added, "-name" for each removed. A name of anything but letters,
+// digits and ._:/+- is shown as inline code, so a label never pings,
+// links or breaks the list.
+func LabelChange(repo string, number int, added, removed []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s#%d", repo, number)
+	for _, l := range added {
+		b.WriteString(" +" + labelToken(l))
+	}
+	for _, l := range removed {
+		b.WriteString(" -" + labelToken(l))
+	}
+	return b.String()
+}
+
+func labelToken(name string) string {
+	if plainLabelRE().MatchString(name) {
+		return name
+	}
+	return "`" + inlineCode(name) + "`"
 }
 
 // Headings of the tracking lists, in order.
@@ -61,11 +100,14 @@ const (
 	hIssues   = "Created Issues:"
 	hPRs      = "Created PRs:"
 	hRepos    = "Affected Repositories:"
+	hPushed   = "Pushed Commits:"
+	hLabels   = "Label Changes:"
 	none      = "(none)"
 )
 
-// TrackingLists renders the lists exactly as SPEC §6 shows them. Items are
-// folded to one line; repositories are deduplicated (case-insensitively).
+// TrackingLists renders the lists exactly as SPEC §6 and §3a show them.
+// Items are folded to one line; repositories are deduplicated
+// (case-insensitively).
 func TrackingLists(t Tracking) string {
 	var b strings.Builder
 	list := func(h string, items []string) {
@@ -80,11 +122,13 @@ func TrackingLists(t Tracking) string {
 		if n == 0 {
 			b.WriteString("- " + none + "\n")
 		}
-		b.WriteString("\n")
 	}
 	list(hComments, t.Comments)
+	b.WriteString("\n")
 	list(hIssues, t.Issues)
+	b.WriteString("\n")
 	list(hPRs, t.PRs)
+	b.WriteString("\n")
 	b.WriteString(hRepos + "\n")
 	var repos []string
 	seen := map[string]bool{}
@@ -100,6 +144,10 @@ func TrackingLists(t Tracking) string {
 	} else {
 		b.WriteString(strings.Join(repos, ", ") + "\n")
 	}
+	b.WriteString("\n")
+	list(hPushed, t.Pushed)
+	b.WriteString("\n")
+	list(hLabels, t.Labels)
 	return b.String()
 }
 
@@ -207,14 +255,24 @@ func (e *TrackingFormatError) Error() string {
 var (
 	// commentURLRE is an issue or PR comment link on any GitHub host. http
 	// is accepted because GitHub Enterprise and the test simulator may serve
-	// it; the path must still be exactly owner/name/(issues|pull)/n#anchor.
+	// it; the path must still be exactly owner/name/(issues|pull)/n#anchor
+	// (a review: owner/name/pull/n#pullrequestreview-id).
 	commentURLRE = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`^https?://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})(?::[0-9]{1,5})?/` +
-			`[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}/(?:issues|pull)/[1-9][0-9]{0,9}` +
-			`#(?:issuecomment-|discussion_r)[1-9][0-9]{0,18}$`)
+			`[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}/` +
+			`(?:(?:issues|pull)/[1-9][0-9]{0,9}#(?:issuecomment-|discussion_r)|pull/[1-9][0-9]{0,9}#pullrequestreview-)[1-9][0-9]{0,18}$`)
 	})
 	threadRefRE = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}#[1-9][0-9]{0,9}$`)
+	})
+	pushedRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^([A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100})@[0-9a-f]{7,12} \(([A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100})#[1-9][0-9]{0,9}\)$`)
+	})
+	labelChangeRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile("^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}#[1-9][0-9]{0,9}(?: [+-](?:[A-Za-z0-9._:/+-]+|`[^`]+`))+$")
+	})
+	plainLabelRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[A-Za-z0-9._:/+-]{1,50}$`)
 	})
 	repoRE = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$`)
@@ -294,6 +352,17 @@ func ParseTrackingLists(body string) (Tracking, error) {
 			}
 			t.Repos = append(t.Repos, r)
 		}
+	}
+	i++
+	if i >= len(lines) || lines[i] != "" {
+		return Tracking{}, bad("want a blank line before %q", hPushed)
+	}
+	i++
+	if t.Pushed, err = section(hPushed, pushedRE(), "owner/name@sha (owner/name#n)"); err != nil {
+		return Tracking{}, err
+	}
+	if t.Labels, err = section(hLabels, labelChangeRE(), "owner/name#n +label -label"); err != nil {
+		return Tracking{}, err
 	}
 	return t, nil
 }

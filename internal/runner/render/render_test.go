@@ -40,9 +40,12 @@ func TestTrackingRoundTrip(t *testing.T) {
 		{},
 		{Comments: []string{"https://github.com/o/n/issues/1#issuecomment-2"}, Issues: []string{"o/n#3"}, PRs: []string{"o/n#4", "a/b.c#5"}, Repos: []string{"o/n", "a/b.c"}},
 		{Repos: []string{"one/repo"}},
+		{Comments: []string{"https://github.com/o/n/pull/4#pullrequestreview-77"}, Repos: []string{"o/n"},
+			Pushed: []string{PushedCommit("o/n", "0123456789abcdef0123", 4)},
+			Labels: []string{LabelChange("o/n", 4, []string{"bug", "good first issue"}, []string{"needs-triage", "@alice"})}},
 	}
 	for _, want := range cases {
-		body := LogIssueBody(Report{Comments: want.Comments, Issues: want.Issues, PRs: want.PRs, Repos: want.Repos})
+		body := LogIssueBody(Report{Comments: want.Comments, Issues: want.Issues, PRs: want.PRs, Repos: want.Repos, Pushed: want.Pushed, Labels: want.Labels})
 		got, err := ParseTrackingLists(body)
 		require.NoError(t, err, body)
 		assert.Equal(t, want, got)
@@ -61,7 +64,10 @@ func TestParseTrackingListsErrors(t *testing.T) {
 		{"not an issue ref", strings.Replace(good, "o/n#1", "o/n#x", 1), 5},
 		{"missing section", strings.Replace(good, "Created PRs:", "Created Pulls:", 1), 7},
 		{"none with items", strings.Replace(good, "- o/n#1", "- o/n#1\n- (none)", 1), 6},
-		{"bad repo", strings.TrimSuffix(good, "(none)\n") + "owner only\n", 11},
+		{"bad repo", strings.Replace(good, "Affected Repositories:\n(none)", "Affected Repositories:\nowner only", 1), 11},
+		{"bad pushed commit", strings.Replace(good, "Pushed Commits:\n- (none)", "Pushed Commits:\n- o/n@zz (o/n#1)", 1), 14},
+		{"bad label change", strings.Replace(good, "Label Changes:\n- (none)", "Label Changes:\n- o/n#1 bug", 1), 17},
+		{"lists out of order", strings.Replace(good, "Pushed Commits:", "Label Changes:", 1), 13},
 		{"not a list", strings.Replace(good, "- o/n#1", "o/n#1", 1), 5},
 	}
 	for _, c := range cases {
@@ -94,6 +100,7 @@ func TestParseTrackingCommentURLs(t *testing.T) {
 		{"https://github.com/o/issues/1#issuecomment-2", false},
 		{"https://github.com/o/n/issues/1#issuecomment-2x", false},
 		{"https://github.com/o/n/issues/1#pullrequestreview-2", false},
+		{"https://github.com/o/n/pull/1#pullrequestreview-2", true},
 		{"https://user@github.com/o/n/issues/1#issuecomment-2", false},
 		{"https:///o/n/issues/1#issuecomment-2", false},
 		{"javascript:alert(1)//o/n/issues/1#issuecomment-2", false},

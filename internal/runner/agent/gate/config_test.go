@@ -44,7 +44,7 @@ func TestConfigKeysAreTheDocumentedOnes(t *testing.T) {
 	assert.NotContains(t, m, "policy", "the gate gets raw inputs, never a digested policy")
 	assert.JSONEq(t, `{"repo":"octo/app","number":7}`, string(m["here"]))
 	assert.JSONEq(t, `"comment-limit=2"`, string(m["flags"]))
-	assert.JSONEq(t, `{"comment_limit":3,"issue_limit":1,"pr_limit":1,"max_writes":10,"control_repo":"ops/control"}`, string(m["ceilings"]))
+	assert.JSONEq(t, `{"comment_limit":3,"issue_limit":1,"pr_limit":1,"max_writes":10,"label_limit":5,"review_comment_limit":30,"allow_push":false,"control_repo":"ops/control"}`, string(m["ceilings"]))
 }
 
 func TestConfigErrors(t *testing.T) {

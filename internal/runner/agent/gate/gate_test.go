@@ -45,7 +45,7 @@ func TestDecisionsUnderPolicies(t *testing.T) {
 			{contract.ToolNoop, map[string]any{"reason": "nothing else to say"}, DecisionAllowed, "", "recorded (output #2)"},
 		}},
 		{name: "here-only denies create_issue and other threads", flags: "here-only", steps: []step{
-			{contract.ToolCreateIssue, issue, DecisionDenied, policy.RuleHereOnly, "denied: here-only allows comments only on octo/app#7"},
+			{contract.ToolCreateIssue, issue, DecisionDenied, policy.RuleHereOnly, "denied: here-only allows comments and reviews only on octo/app#7"},
 			{contract.ToolAddComment, comment(hereRepo, 8, "x"), DecisionDenied, policy.RuleHereOnly, "not on octo/app#8"},
 			{contract.ToolCreatePullRequest, map[string]any{"repo": hereRepo, "title": "t", "body": "b"}, DecisionDenied, policy.RuleHereOnly, "here-only"},
 			{contract.ToolAddComment, here, DecisionAllowed, "", "queued (output #0)"},
