@@ -73,6 +73,7 @@ func runPublish(ctx context.Context, env *cli.Env, args []string) error {
 		AgentJob:      publish.AgentJob{Result: cfg.AgentResult, Stage: cfg.AgentStage},
 		Ceilings:      cfg.Ceilings(),
 		BlocklistPath: cfg.BlocklistPath,
+		MaxDiffBytes:  cfg.MaxDiffBytes,
 		Git: publish.GitOptions{
 			BaseURL: cfg.ServerURL + "/", Token: token,
 			AllowPushToTarget: cfg.AllowPushToTarget, AllowWorkflowChanges: cfg.AllowWorkflowChanges,

@@ -9,6 +9,9 @@ const (
 	KeyComments       = "comments"
 	KeyReviews        = "reviews"
 	KeyReviewComments = "review_comments"
+	// KeyLabels is the thread repository's labels (GET
+	// /repos/{o}/{r}/labels, first page): what add_labels may add.
+	KeyLabels         = "labels"
 	KeyDiff           = "diff"
 	KeyTriggerComment = "trigger_comment"
 	KeyTruncation     = "truncation"
@@ -16,4 +19,4 @@ const (
 
 // ContextKeys lists every top-level key a context may have.
 var ContextKeys = []string{KeyRepository, KeyIssue, KeyPullRequest, KeyComments, KeyReviews,
-	KeyReviewComments, KeyDiff, KeyTriggerComment, KeyTruncation}
+	KeyReviewComments, KeyLabels, KeyDiff, KeyTriggerComment, KeyTruncation}

@@ -36,7 +36,17 @@ func (p Policy) Words() string {
 	} else {
 		s = append(s, fmt.Sprintf("At most %s may be written on any one issue or pull request.", KindComment.count(p.CommentLimit)))
 	}
-	s = append(s, fmt.Sprintf("At most %d writes (comments, issues and pull requests together) may be made in this run.", p.MaxWrites))
+	if p.CommentLimit > 0 {
+		s = append(s, fmt.Sprintf("A review counts as one comment on its pull request and may have at most %d inline comments.", p.ReviewComments))
+	}
+	if !p.CommentOnly {
+		if p.LabelLimit == 0 {
+			s = append(s, "No labels may be changed.")
+		} else {
+			s = append(s, fmt.Sprintf("At most %d label changes may be made in this run, only with labels the repository has.", p.LabelLimit))
+		}
+	}
+	s = append(s, fmt.Sprintf("At most %d writes (comments, reviews, issues, pull requests and label changes together) may be made in this run.", p.MaxWrites))
 	if p.ControlRepo != "" {
 		s = append(s, "Nothing may be written to "+p.ControlRepo+", the control repository.")
 	}

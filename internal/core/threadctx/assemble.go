@@ -22,6 +22,10 @@ type Truncation struct {
 	ReviewCommentsTotal int     `json:"review_comments_total,omitempty"`
 	ReviewCommentsKept  int     `json:"review_comments_kept,omitempty"`
 	DroppedReviewCmtIDs []int64 `json:"dropped_review_comment_ids,omitempty"`
+	// LabelsTotal and LabelsKept count the repository's labels gathered
+	// and kept (labels over a sixteenth of the budget are cut).
+	LabelsTotal int `json:"labels_total,omitempty"`
+	LabelsKept  int `json:"labels_kept,omitempty"`
 	// AfterTriggerIDs are items created (or edited) after the trigger: never
 	// shown to the agent, whatever the budget (SPEC §9).
 	AfterTriggerIDs []int64 `json:"after_trigger_ids"`
@@ -59,8 +63,12 @@ func assemble(req Request, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	labels, labelsTotal, labelsKept, err := keepLabels(req.Labels, o.MaxBytes/16)
+	if err != nil {
+		return nil, err
+	}
 
-	tr := Truncation{BudgetBytes: o.MaxBytes, DroppedIDs: []int64{}, AfterTriggerIDs: []int64{}}
+	tr := Truncation{BudgetBytes: o.MaxBytes, DroppedIDs: []int64{}, AfterTriggerIDs: []int64{}, LabelsTotal: labelsTotal, LabelsKept: labelsKept}
 	// Drop what came after the trigger; the rest forms the pool.
 	var pool []item
 	keep := map[*item]bool{}
@@ -85,6 +93,9 @@ func assemble(req Request, o Options) (*Result, error) {
 		used += len(raw) + 32 // key and separators
 	}
 	used += len(trig.Raw) + 32
+	if labels != nil {
+		used += len(labels) + 32
+	}
 	for it := range keep {
 		used += len(it.raw) + 1
 	}
@@ -151,6 +162,9 @@ func assemble(req Request, o Options) (*Result, error) {
 		field(contract.KeyReviews, joinArray(out[kindReview]))
 		field(contract.KeyReviewComments, joinArray(out[kindReviewComment]))
 	}
+	if labels != nil {
+		field(contract.KeyLabels, labels)
+	}
 	field(contract.KeyTriggerComment, trig.Raw)
 	rec, err := marshalNoEscape(tr)
 	if err != nil {
@@ -159,6 +173,32 @@ func assemble(req Request, o Options) (*Result, error) {
 	field(contract.KeyTruncation, rec)
 	b.WriteByte('}')
 	return &Result{JSON: b.Bytes(), Trigger: trig, Truncation: tr}, nil
+}
+
+// keepLabels compacts the repository's labels, keeping whole label
+// objects in order while they fit in max bytes (nil raw: none gathered).
+func keepLabels(raw json.RawMessage, max int) (kept []byte, total, n int, err error) {
+	if raw == nil {
+		return nil, 0, 0, nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, 0, 0, fmt.Errorf("labels are not a JSON array: %w", err)
+	}
+	var keep []json.RawMessage
+	size := 2
+	for _, it := range items {
+		c, err := compact(it)
+		if err != nil {
+			return nil, 0, 0, fmt.Errorf("a label is not valid JSON: %w", err)
+		}
+		if size+len(c)+1 > max {
+			break
+		}
+		size += len(c) + 1
+		keep = append(keep, c)
+	}
+	return joinArray(keep), len(items), len(keep), nil
 }
 
 // findTrigger looks the trigger up by node id among the lists, then the

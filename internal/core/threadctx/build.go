@@ -42,6 +42,9 @@ type Request struct {
 	Comments       []json.RawMessage
 	Reviews        []json.RawMessage
 	ReviewComments []json.RawMessage
+	// Labels is the repository's labels, the first page of GET
+	// /repos/{o}/{r}/labels (100): what the agent may add or remove.
+	Labels json.RawMessage
 }
 
 // Result is the built context.
@@ -91,6 +94,19 @@ func Build(ctx context.Context, c *github.Client, req Request, o Options) (*Resu
 	obj(&req.Repository, thread)
 	obj(&req.Issue, fmt.Sprintf("%s/issues/%d", thread, req.Number))
 	list(&req.Comments, fmt.Sprintf("%s/issues/%d/comments", thread, req.Number))
+	if req.Labels == nil && c != nil {
+		// The labels are optional: a repository that will not list them
+		// (or a caller with no client, building from what it holds)
+		// leaves the context without; no label change can then be made.
+		g.Go(func() error {
+			raw, err := GetObject(gctx, c, fmt.Sprintf("%s/labels?per_page=%d", thread, perPage))
+			requests.add(1)
+			if err == nil {
+				req.Labels = raw
+			}
+			return nil
+		})
+	}
 	if req.IsPR {
 		obj(&req.PullRequest, fmt.Sprintf("%s/pulls/%d", thread, req.Number))
 		list(&req.Reviews, fmt.Sprintf("%s/pulls/%d/reviews", thread, req.Number))

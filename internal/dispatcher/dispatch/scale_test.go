@@ -165,7 +165,7 @@ func testRequestCost(t *testing.T) {
 	c = e.comment(n, "alice", "@mrbot do it")
 	reqs, trips := e.measureCost(d, e.trigger("issue_comment", n, c.GetID()))
 	t.Logf("issue mention, running, taking the next grant ahead: %d requests, %d round trips: %v", len(reqs), trips, reqs)
-	assert.Len(t, reqs, 7, "comments; claim; dispatch; mark dispatched, 👀; ledger commit, move")
+	assert.Len(t, reqs, 8, "comments, labels; claim; dispatch; mark dispatched, 👀; ledger commit, move")
 	refs, commits := ledger(reqs)
 	assert.Equal(t, [2]int{1, 1}, [2]int{refs, commits})
 	assert.LessOrEqual(t, trips, 3)
@@ -176,20 +176,20 @@ func testRequestCost(t *testing.T) {
 	c = e.comment(n, "alice", "@mrbot and this")
 	reqs, trips = e.measureCost(d, e.trigger("issue_comment", n, c.GetID()))
 	t.Logf("issue mention, running, holding a grant: %d requests, %d round trips: %v", len(reqs), trips, reqs)
-	assert.Len(t, reqs, 5, "comments; claim; dispatch; mark dispatched, 👀")
+	assert.Len(t, reqs, 6, "comments, labels; claim; dispatch; mark dispatched, 👀")
 	assert.LessOrEqual(t, trips, 3)
 
 	pr := e.pr("@mrbot review", "")
 	reqs, trips = e.measureCost(d, e.trigger("pull_request", pr, 0))
 	t.Logf("PR mention, running, holding a grant: %d requests, %d round trips: %v", len(reqs), trips, reqs)
-	assert.Len(t, reqs, 8, "issue, comments, reviews, review comments; claim; dispatch; mark, 👀 (the diff is the runner's fetch job's read)")
+	assert.Len(t, reqs, 9, "issue, comments, labels, reviews, review comments; claim; dispatch; mark, 👀 (the diff is the runner's fetch job's read)")
 	assert.LessOrEqual(t, trips, 3)
 
 	// The grant has fewer than 6 slots left: the next is taken ahead.
 	pr = e.pr("@mrbot review again", "")
 	reqs, trips = e.measureCost(d, e.trigger("pull_request", pr, 0))
 	t.Logf("PR mention, running, taking the next grant ahead: %d requests, %d round trips: %v", len(reqs), trips, reqs)
-	assert.Len(t, reqs, 10, "issue, comments, reviews, review comments; claim; dispatch; mark, 👀; ledger commit, move")
+	assert.Len(t, reqs, 11, "issue, comments, labels, reviews, review comments; claim; dispatch; mark, 👀; ledger commit, move")
 	refs, commits = ledger(reqs)
 	assert.Equal(t, [2]int{1, 1}, [2]int{refs, commits})
 	assert.LessOrEqual(t, trips, 3)
@@ -218,7 +218,7 @@ func testRequestCost(t *testing.T) {
 		return d, reqs, trips
 	}
 	cold, reqs, trips := fresh("z", "@mrbot do it again", "")
-	assert.Len(t, reqs, 12, "comments, opt-out list, rate state, ledger; new commit (the claim's), move; claim, dispatched commit; dispatch; mark, 👀, rate state")
+	assert.Len(t, reqs, 13, "comments, labels, opt-out list, rate state, ledger; new commit (the claim's), move; claim, dispatched commit; dispatch; mark, 👀, rate state")
 	refs, commits = ledger(reqs)
 	assert.Equal(t, [2]int{2, 2}, [2]int{refs, commits}, "ledger read and moved; ledger (and claim) and dispatched commits")
 	assert.LessOrEqual(t, trips, 5)
@@ -233,7 +233,7 @@ func testRequestCost(t *testing.T) {
 	// listing) once the grant is held, beside the mention's last writes.
 	clk.Advance(time.Hour)
 	_, reqs, trips = fresh("hour", "@mrbot next hour", ", first of a busy hour")
-	assert.Len(t, reqs, 17, "the 12 above; the hour before's name read, the listing; the next generation's root, ref, listing")
+	assert.Len(t, reqs, 18, "the 13 above; the hour before's name read, the listing; the next generation's root, ref, listing")
 	refs, commits = ledger(reqs)
 	assert.Equal(t, [2]int{5, 3}, [2]int{refs, commits}, "hour's name, hour before's, listing, move, listing after the creation; grant, root, dispatched commits")
 	assert.LessOrEqual(t, trips, 7)
@@ -244,7 +244,7 @@ func testRequestCost(t *testing.T) {
 	// generation now three hours behind is deleted.
 	clk.Advance(2 * time.Hour)
 	_, reqs, trips = fresh("quiet", "@mrbot two hours on", ", two hours after the last")
-	assert.Len(t, reqs, 16, "the 12 above; the hour before's name read, the listing, the ledger's commit; the deletion")
+	assert.Len(t, reqs, 17, "the 13 above; the hour before's name read, the listing, the ledger's commit; the deletion")
 	refs, commits = ledger(reqs)
 	assert.Equal(t, [2]int{5, 2}, [2]int{refs, commits}, "hour's name, hour before's, listing, move, deletion; grant and dispatched commits")
 	assert.LessOrEqual(t, trips, 7)

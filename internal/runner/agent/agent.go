@@ -266,11 +266,17 @@ func (r *run) prepare(ctx context.Context, raw []byte, env []string) (engine.Spe
 	// The pull request's diff comes with the code, read at the same commit
 	// by the fetch job (prdiff); it joins the agent's copy of the context.
 	forAgent := raw
+	diffFile, noDiff := "", "the run fetched no code"
 	if diff, rec, ok, err := checkout.ReadDiff(r.cfg.TargetDir, r.fetched, r.cfg.MaxDiffBytes); err != nil {
 		return engine.Spec{}, err
 	} else if ok {
 		if forAgent, err = prdiff.Into(raw, diff, rec); err != nil {
 			return engine.Spec{}, err
+		}
+		if noDiff = ""; rec.Unavailable != "" {
+			noDiff = "GitHub would not send it: " + rec.Unavailable
+		} else if diffFile, err = filepath.Abs(filepath.Join(r.cfg.TargetDir, checkout.DiffFile)); err != nil {
+			return engine.Spec{}, fmt.Errorf("diff path: %w", err)
 		}
 	}
 	clean, rep, err := sanitize.Context(forAgent, j.TriggerID)
@@ -306,6 +312,7 @@ func (r *run) prepare(ctx context.Context, raw []byte, env []string) (engine.Spe
 		SystemPrompt: system, Bot: r.cfg.BotLogin, Repo: j.Repo, Number: j.Number, IsPR: j.IsPR,
 		ThreadURL: threadURL, TriggerURL: j.TriggerURL, Author: j.Author, Task: j.Task,
 		ContextPath: ctxPath, Context: items, WorkDir: workDir, PolicyWords: pol.Words(), CanEdit: canEdit(r.cfg.AllowedTools),
+		Tools: pol.Tools(j.IsPR),
 	})
 	if err := localfs.Or(r.o.FS).WriteFile(filepath.Join(r.dir, PromptFile), []byte(text), 0o644); err != nil {
 		return engine.Spec{}, fmt.Errorf("write the prompt: %w", err)
@@ -331,6 +338,9 @@ func (r *run) prepare(ctx context.Context, raw []byte, env []string) (engine.Spe
 		// same policy with the same function
 		Flags: j.Flags.String(), Ceilings: &ceilings, Blocklist: list, RepoIDs: repoIDs,
 		AllowWorkflowChanges: r.cfg.AllowWorkflowChanges, MaxBundleBytes: int64(r.cfg.MaxBundleBytes), JobID: j.JobID,
+		// the facts reviews and label changes are checked against, as
+		// publish gathers them again from trusted data
+		HereIsPR: j.IsPR, DiffFile: diffFile, NoDiff: noDiff, Labels: job.Labels(raw),
 	}
 	// Only a checkout the runner made from the fetched code can become a
 	// pull request; without one the gate refuses them.

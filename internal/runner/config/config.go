@@ -164,7 +164,7 @@ var Settings = []Setting{
 	{Env: "MR_WORKSPACE", Input: "workspace", Doc: "Where the agent works. With `target-dir` set (as the workflow does), an empty directory the fetched code is checked out into. Without it, plain files and no code: no git runs there, no pull request can be made, and a git checkout (a `.git`) is refused. Defaults to the current directory.", Modes: "agent"},
 	{Env: "MR_TARGET_DIR", Input: "target-dir", Doc: "fetch: where the target's code (one shallow pack and its manifest) is written; agent: where it is read from and checked out into the workspace, with the git directory kept outside it. Empty in agent mode: the agent gets no code (see `workspace`).", Modes: "fetch,agent"},
 	{Env: "MR_MAX_CHECKOUT_BYTES", Input: "max-checkout-bytes", Default: "209715200", Doc: "Largest fetch of the target's code (one commit, depth 1) accepted; the fetch stops with an error above it.", Modes: "fetch", check: intRange(1024, 4<<30)},
-	{Env: "MR_MAX_DIFF_BYTES", Input: "max-diff-bytes", Default: "1048576", Doc: "A pull request's diff (read by fetch at the recorded head) is cut at a line end to this many bytes; the agent refuses a larger one. Keep fetch's and agent's equal.", Modes: "fetch,agent", check: intRange(1024, 64<<20)},
+	{Env: "MR_MAX_DIFF_BYTES", Input: "max-diff-bytes", Default: "1048576", Doc: "A pull request's diff (read by fetch at the recorded head) is cut at a line end to this many bytes; the agent refuses a larger one. Publish reads it again to check reviews' inline comments. Keep fetch's, agent's and publish's equal.", Modes: "fetch,agent,publish", check: intRange(1024, 64<<20)},
 }
 
 // Config is the parsed settings.

@@ -20,7 +20,7 @@ import (
 // Entry is one queued write.
 type Entry struct {
 	Index  int         `json:"index"`
-	Kind   policy.Kind `json:"kind"` // comment | issue | pull_request
+	Kind   policy.Kind `json:"kind"` // comment | issue | pull_request | review | labels | noop
 	Repo   string      `json:"repo"`
 	Number int         `json:"number,omitempty"` // comment: the issue/PR
 	Title  string      `json:"title,omitempty"`
@@ -32,6 +32,10 @@ type Entry struct {
 	Bundle  string `json:"bundle,omitempty"` // file name in the run dir
 	HeadSHA string `json:"head_sha,omitempty"`
 	Commits int    `json:"commits,omitempty"`
+	// reviews: the inline comments (Body is the review's summary)
+	Comments []ReviewComment `json:"comments,omitempty"`
+	// labels: Labels are removed instead of added
+	Remove bool `json:"remove,omitempty"`
 	// noop carries the agent's reason for writing nothing
 	Reason string    `json:"reason,omitempty"`
 	At     time.Time `json:"at"`
@@ -45,7 +49,22 @@ func (e Entry) Action() (policy.Action, bool) {
 	if e.Kind == KindNoop {
 		return policy.Action{}, false
 	}
-	return policy.Action{Kind: e.Kind, Repo: e.Repo, Number: e.Number}, true
+	a := policy.Action{Kind: e.Kind, Repo: e.Repo, Number: e.Number}
+	if e.Kind == policy.KindLabels {
+		a.Changes = len(e.Labels)
+	}
+	return a, true
+}
+
+// ReviewComment is one inline comment of a review: on Line of Path (a
+// range from StartLine when set), on Side (RIGHT, the head's lines, when
+// empty; LEFT, the base's).
+type ReviewComment struct {
+	Path      string `json:"path"`
+	Line      int    `json:"line"`
+	StartLine int    `json:"start_line,omitempty"`
+	Side      string `json:"side,omitempty"`
+	Body      string `json:"body"`
 }
 
 // Queue appends entries to outputs.jsonl. Safe for concurrent use.

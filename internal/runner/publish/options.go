@@ -29,7 +29,11 @@ type Options struct {
 
 	Ceilings      policy.Ceilings
 	BlocklistPath string // "" = contract.BlocklistPath
-	Git           GitOptions
+	// MaxDiffBytes caps the pull request diff publish reads again to check
+	// reviews (0 = prdiff.DefaultMaxBytes); keep it equal to the fetch
+	// job's, so both see the same lines.
+	MaxDiffBytes int
+	Git          GitOptions
 
 	ServerURL      string // web base for links, e.g. https://github.com
 	WorkflowRunURL string
@@ -92,6 +96,9 @@ type Written struct {
 	URL      string
 	Existing bool   // found by its marker, not written again
 	HeadRepo string // pull requests: where the branch was pushed
+	// label changes: the labels added and removed (each as the repository
+	// spells it), whether or not the thread already had them
+	Added, Removed []string
 }
 
 func (o *Options) withDefaults() {

@@ -29,6 +29,8 @@ type publisher struct {
 	control *markerIndex // comments on the log issue, by ControlLogin
 	res     *Result
 	rec     *record.Recorder // the run record, continued; nil without one
+	facts   outputs.Facts    // what reviews and label changes are checked against
+	headSHA string           // the pull request head the context recorded (reviews' commit_id)
 }
 
 func (p *publisher) logf(format string, a ...any) { p.o.Logf(format, a...) }
@@ -94,7 +96,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err := p.resolveIDs(ctx, entries); err != nil {
 		p.polErr = errors.Join(p.polErr, err)
 	}
-	plan := Recheck(entries, readErr, p.polErr, p.pol)
+	if p.polErr == nil {
+		p.facts = p.gatherFacts(ctx, entries)
+	}
+	plan := RecheckFacts(entries, readErr, p.polErr, p.pol, p.facts)
 	p.res.Refused = plan.Refused
 	p.openRecord()
 	defer func() {

@@ -19,6 +19,8 @@ const (
 	RuleBundleTooLarge    = "bundle-too-large"
 	RulePRWrongRepo       = outputs.RulePRWrongRepo
 	RulePRWrongBase       = outputs.RulePRWrongBase
+	RuleNotInDiff         = outputs.RuleNotInDiff
+	RuleNoSuchLabel       = outputs.RuleNoSuchLabel
 )
 
 // Plan is the outcome of the re-check: the writes to apply, in order, the
@@ -35,6 +37,13 @@ type Plan struct {
 // refused. policyErr (context or blocklist unusable) refuses everything
 // too. Nothing the agent job wrote about its own decisions is consulted.
 func Recheck(entries []outputs.Entry, readErr, policyErr error, p policy.Policy) Plan {
+	return RecheckFacts(entries, readErr, policyErr, p, outputs.Facts{Here: p.Here})
+}
+
+// RecheckFacts is Recheck with the run's trusted facts, which reviews and
+// label changes are judged by (outputs.CheckFacts, after the policy, as
+// the gate does).
+func RecheckFacts(entries []outputs.Entry, readErr, policyErr error, p policy.Policy, f outputs.Facts) Plan {
 	var plan Plan
 	if readErr != nil {
 		reason := fmt.Sprintf("outputs.jsonl failed strict parsing (%v); every write of this run is refused rather than guessing which entries are genuine", readErr)
@@ -60,10 +69,15 @@ func Recheck(entries []outputs.Entry, readErr, policyErr error, p policy.Policy)
 			continue
 		}
 		a, _ := e.Action()
-		if d := p.Apply(a, ledger); !d.Allowed {
+		if d := p.Decide(a, ledger); !d.Allowed {
 			plan.Refused = append(plan.Refused, refusal(e, d.Rule, d.Reason))
 			continue
 		}
+		if inv := outputs.CheckFacts(e, f, p); inv != nil {
+			plan.Refused = append(plan.Refused, refusal(e, inv.Rule, inv.Reason))
+			continue
+		}
+		ledger.Record(a)
 		plan.Writes = append(plan.Writes, e)
 	}
 	return plan

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/mention-runner/mention-runner/internal/core/contract"
+	"github.com/mention-runner/mention-runner/internal/core/policy"
 	"github.com/mention-runner/mention-runner/internal/runner/record"
 	"github.com/mention-runner/mention-runner/internal/runner/render"
 	"github.com/mention-runner/mention-runner/internal/runner/session"
@@ -74,7 +75,22 @@ func (p *publisher) writtenEvent(w Written) {
 		what = "no-write notice"
 	}
 	p.event(contract.EventOutputWritten, record.SeverityInfo, fmt.Sprintf("%s %s: %s", what, verb, w.URL),
-		map[string]any{"index": w.Index, "kind": w.Kind, "repo": w.Repo, "number": w.Number, "url": w.URL, "existing": w.Existing, "head_repo": w.HeadRepo})
+		writtenData(w))
+}
+
+func writtenData(w Written) map[string]any {
+	d := map[string]any{"index": w.Index, "kind": w.Kind, "repo": w.Repo, "number": w.Number, "url": w.URL, "existing": w.Existing, "head_repo": w.HeadRepo}
+	if w.Kind == policy.KindLabels {
+		d["added"], d["removed"] = nonNil(w.Added), nonNil(w.Removed)
+	}
+	return d
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // recordOutcome is the run's one final status, as the log issue and its

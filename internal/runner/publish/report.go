@@ -100,8 +100,10 @@ func buildReport(t thread, pol policy.Policy, polErr error, run AgentRun, res *R
 	}
 	for _, w := range res.Written {
 		switch w.Kind {
-		case policy.KindComment:
+		case policy.KindComment, policy.KindReview:
 			r.Comments = append(r.Comments, w.URL)
+		case policy.KindLabels:
+			r.Labels = append(r.Labels, render.LabelChange(w.Repo, w.Number, w.Added, w.Removed))
 		case policy.KindIssue:
 			r.Issues = append(r.Issues, fmt.Sprintf("%s#%d", w.Repo, w.Number))
 		case policy.KindPullRequest:

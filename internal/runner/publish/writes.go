@@ -24,6 +24,12 @@ func (p *publisher) apply(ctx context.Context, e outputs.Entry) ([]Written, *ren
 		return []Written{w}, nil, err
 	case policy.KindPullRequest:
 		return p.pullRequest(ctx, e)
+	case policy.KindReview:
+		w, err := p.review(ctx, e)
+		return []Written{w}, nil, err
+	case policy.KindLabels:
+		w, err := p.labels(ctx, e, p.facts.Labels[strings.ToLower(e.Repo)])
+		return []Written{w}, nil, err
 	}
 	// Recheck let through only the kinds above; this guards a future kind.
 	r := refusal(e, policy.RuleInvalidAction, fmt.Sprintf("denied: publish cannot apply a %q write", e.Kind))

@@ -57,6 +57,7 @@ func buildRoutes() {
 	add("POST", r+"/issues/{number}/labels", (*call).addIssueLabels)
 	add("DELETE", r+"/issues/{number}/labels/{name...}", (*call).removeIssueLabel)
 	add("POST", r+"/labels", (*call).createLabel)
+	add("GET", r+"/labels", (*call).listRepoLabels)
 	add("GET", r+"/labels/{name...}", (*call).getLabel)
 
 	add("GET", r+"/pulls/comments/{id}/reactions", (*call).listReviewCommentReactions)
@@ -64,6 +65,7 @@ func buildRoutes() {
 	add("GET", r+"/pulls/{number}", (*call).getPull)
 	add("POST", r+"/pulls", (*call).createPull)
 	add("GET", r+"/pulls/{number}/reviews", (*call).listReviews)
+	add("POST", r+"/pulls/{number}/reviews", (*call).createReview)
 	add("GET", r+"/pulls/{number}/comments", (*call).listReviewComments)
 	add("GET", r+"/compare/{basehead...}", (*call).compareDiff)
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/core/contract"
 	"github.com/mention-runner/mention-runner/internal/core/policy"
+	"github.com/mention-runner/mention-runner/internal/runner/outputs"
 )
 
 // Input limits. Bodies and titles: contract.AgentBodyChars and
@@ -170,6 +171,57 @@ func (a *args) labels() ([]string, error) {
 		}
 	}
 	return ls, nil
+}
+
+// reviewComments reads a review's inline comments strictly: each an
+// object with path, line and body, optional start_line and side. Where
+// they may go is outputs.CheckFacts's to say, with the diff.
+func (a *args) reviewComments() ([]outputs.ReviewComment, error) {
+	if !a.has("comments") {
+		return nil, nil
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(a.m["comments"], &raws); err != nil {
+		return nil, a.errf(`"comments" must be a list of {path, line, body} objects`)
+	}
+	if len(raws) > contract.AgentReviewCommentsMax {
+		return nil, a.errf(`"comments" has %d entries; a review may have at most %d (and this run's review-comment-limit may be lower)`, len(raws), contract.AgentReviewCommentsMax)
+	}
+	out := make([]outputs.ReviewComment, 0, len(raws))
+	for i, raw := range raws {
+		c, err := parseArgs(a.tool, raw, "path", "line", "start_line", "side", "body")
+		if err != nil {
+			return nil, a.errf("comment %d: %s", i+1, err.(*ArgError).Msg)
+		}
+		path, err := c.text("path", contract.AgentPathChars, true)
+		if err != nil {
+			return nil, a.errf("comment %d: %s", i+1, err.(*ArgError).Msg)
+		}
+		line, err := c.number("line")
+		if err != nil {
+			return nil, a.errf("comment %d: %s", i+1, err.(*ArgError).Msg)
+		}
+		start := 0
+		if c.has("start_line") {
+			if start, err = c.number("start_line"); err != nil {
+				return nil, a.errf("comment %d: %s", i+1, err.(*ArgError).Msg)
+			}
+		}
+		side, err := c.optText("side", 10)
+		if err != nil {
+			return nil, a.errf("comment %d: %s", i+1, err.(*ArgError).Msg)
+		}
+		side = strings.ToUpper(side)
+		if side != "" && side != "RIGHT" && side != "LEFT" {
+			return nil, a.errf(`comment %d: "side" must be RIGHT or LEFT, got %q`, i+1, clip(side, 20))
+		}
+		body, err := c.text("body", contract.AgentBodyChars, false)
+		if err != nil {
+			return nil, a.errf("comment %d: %s", i+1, err.(*ArgError).Msg)
+		}
+		out = append(out, outputs.ReviewComment{Path: path, Line: line, StartLine: start, Side: side, Body: body})
+	}
+	return out, nil
 }
 
 // validBranch accepts what git check-ref-format --branch would, minus

@@ -10,6 +10,8 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/core/blocklist"
 	"github.com/mention-runner/mention-runner/internal/core/policy"
+	"github.com/mention-runner/mention-runner/internal/core/prdiff"
+	"github.com/mention-runner/mention-runner/internal/runner/outputs"
 )
 
 // Config is the gate's configuration file, written by `runner agent` before
@@ -51,6 +53,28 @@ type Config struct {
 	// GitDir, when set, is WorkDir's git directory, kept outside the tree
 	// so the agent cannot change it ("" = WorkDir/.git).
 	GitDir string `json:"git_dir,omitempty"`
+	// HereIsPR says the triggering thread is a pull request; DiffFile is
+	// its diff at the recorded head as the fetch job wrote it ("" = none,
+	// NoDiff says why): create_review's inline comments must lie in it.
+	HereIsPR bool   `json:"here_is_pr,omitempty"`
+	DiffFile string `json:"diff_file,omitempty"`
+	NoDiff   string `json:"no_diff,omitempty"`
+	// Labels are the label names of each repository whose labels the
+	// trusted context lists (lower-case owner/name → names).
+	Labels map[string][]string `json:"labels,omitempty"`
+}
+
+// facts reads the run's trusted facts for outputs.CheckFacts.
+func (c Config) facts() (outputs.Facts, error) {
+	f := outputs.Facts{Here: policy.Thread{Repo: c.Here.Repo, Number: c.Here.Number}, IsPR: c.HereIsPR, NoDiff: c.NoDiff, Labels: c.Labels}
+	if c.DiffFile != "" {
+		b, err := os.ReadFile(c.DiffFile)
+		if err != nil {
+			return f, fmt.Errorf("gate: read the pull request's diff: %w", err)
+		}
+		f.Diff = prdiff.Parse(string(b))
+	}
+	return f, nil
 }
 
 // Thread names an issue or pull request.

@@ -33,9 +33,10 @@ const denialHint = "\nThis limit comes from the run's permission policy and cann
 // one mutex covers decide → queue → record, so two calls can never both
 // take the last slot.
 type Gate struct {
-	cfg Config
-	pol policy.Policy
-	now func() time.Time
+	cfg   Config
+	pol   policy.Policy
+	facts outputs.Facts
+	now   func() time.Time
 
 	mu     sync.Mutex
 	ledger *policy.Ledger
@@ -77,7 +78,11 @@ func New(cfg Config) (*Gate, error) {
 	}
 	pol := policy.Effective(f, *cfg.Ceilings, policy.Thread{Repo: cfg.Here.Repo, Number: cfg.Here.Number}, b)
 	pol.IDs = cfg.RepoIDs
-	return &Gate{cfg: cfg, pol: pol, now: time.Now, ledger: policy.Replay(done), queue: q, next: len(entries)}, nil
+	facts, err := cfg.facts()
+	if err != nil {
+		return nil, err
+	}
+	return &Gate{cfg: cfg, pol: pol, facts: facts, now: time.Now, ledger: policy.Replay(done), queue: q, next: len(entries)}, nil
 }
 
 // Policy is the policy the gate enforces.
@@ -91,6 +96,9 @@ func (g *Gate) Server(version string) *mcp.Server {
 	parsers := map[string]func(json.RawMessage) (request, error){
 		contract.ToolAddComment: parseAddComment, contract.ToolCreateIssue: parseCreateIssue,
 		contract.ToolCreatePullRequest: parseCreatePullRequest, contract.ToolNoop: parseNoop,
+		contract.ToolCreateReview: parseCreateReview,
+		contract.ToolAddLabels:    parseLabels(contract.ToolAddLabels, false),
+		contract.ToolRemoveLabels: parseLabels(contract.ToolRemoveLabels, true),
 	}
 	for _, t := range toolDefs {
 		parse := parsers[t.Name]
@@ -164,6 +172,10 @@ func (g *Gate) decide(ctx context.Context, tool string, raw json.RawMessage, par
 				dec = DecisionInvalid
 			}
 			return outcome{decision: dec, rule: d.Rule, text: d.Reason + denialHint}
+		}
+		// the policy first, so a flag's denial names the flag
+		if inv := outputs.CheckFacts(e, g.facts, g.pol); inv != nil {
+			return outcome{decision: DecisionDenied, rule: inv.Rule, text: inv.Reason + factsHint(inv.Rule)}
 		}
 		if e.Kind == policy.KindPullRequest {
 			if o, refused := g.capture(ctx, &e); refused {
@@ -249,8 +261,28 @@ func queuedText(e outputs.Entry) string {
 	case policy.KindPullRequest:
 		return fmt.Sprintf("queued (output #%d): the pull request %q in %s (%d commit(s), head %s, into %s) will be opened after review.",
 			e.Index, e.Title, e.Repo, e.Commits, short(e.HeadSHA), e.Base)
+	case policy.KindReview:
+		return fmt.Sprintf("queued (output #%d): the review of %s#%d with %d inline comment(s) will be posted after review.", e.Index, e.Repo, e.Number, len(e.Comments))
+	case policy.KindLabels:
+		verb := "added to"
+		if e.Remove {
+			verb = "removed from"
+		}
+		return fmt.Sprintf("queued (output #%d): the label(s) %s will be %s %s#%d after review.", e.Index, strings.Join(e.Labels, ", "), verb, e.Repo, e.Number)
 	}
 	return fmt.Sprintf("recorded (output #%d): nothing will be written.", e.Index)
+}
+
+// factsHint follows a denial on the run's facts: unlike a policy limit,
+// the agent can fix the call (another line, an existing label).
+func factsHint(rule string) string {
+	switch rule {
+	case outputs.RuleNotInDiff:
+		return "\nPlace each inline comment on a line the diff shows (added or unchanged lines on RIGHT, removed ones on LEFT), or say it in the review's summary."
+	case outputs.RuleNoSuchLabel:
+		return "\nUse only labels the repository has; this run cannot create labels."
+	}
+	return denialHint
 }
 
 func short(sha string) string {

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -64,6 +65,37 @@ var toolDefs = []*mcp.Tool{
 		}, "repo", "title", "body"),
 	},
 	{
+		Name:  contract.ToolCreateReview,
+		Title: "Review the pull request",
+		Description: "Post one review (a comment review: it never approves or requests changes) on the pull request where you were mentioned: a summary plus inline comments, each on a line of the pull request's diff at the commit you were given (the diff is in the context file). " +
+			"side RIGHT (the default) is the pull request's version of the file (added or unchanged lines), LEFT the base's (removed lines); start_line makes a comment span lines start_line..line of one hunk. A comment on a line outside the diff is refused with the hunks that exist. A review counts as one comment on the pull request." + queuedNote,
+		InputSchema: object(map[string]any{
+			"repo":   str("Repository as owner/name: the pull request's."),
+			"number": map[string]any{"type": "integer", "minimum": 1, "description": "Number of the pull request."},
+			"body":   strMax("The review's summary, GitHub Markdown.", contract.AgentBodyChars),
+			"comments": map[string]any{"type": "array", "maxItems": contract.AgentReviewCommentsMax, "description": "Inline comments (optional).",
+				"items": object(map[string]any{
+					"path":       strMax("File path in the repository, as the diff names it (e.g. src/app.go).", contract.AgentPathChars),
+					"line":       map[string]any{"type": "integer", "minimum": 1, "description": "Line number in the file on the chosen side (the last line of a range)."},
+					"start_line": map[string]any{"type": "integer", "minimum": 1, "description": "Optional first line of a range, in the same hunk."},
+					"side":       map[string]any{"type": "string", "enum": []string{"RIGHT", "LEFT"}, "description": "RIGHT (default): the pull request's lines; LEFT: the base's."},
+					"body":       strMax("The comment, GitHub Markdown.", contract.AgentBodyChars),
+				}, "path", "line", "body")},
+		}, "repo", "number", "body"),
+	},
+	{
+		Name:        contract.ToolAddLabels,
+		Title:       "Add labels",
+		Description: "Add labels to the issue or pull request where you were mentioned (or one in a repository the requester allowed with repo=). Only labels the repository already has can be added (its labels are in the context file); labels are never created. Adding a label that is already there changes nothing." + queuedNote,
+		InputSchema: labelsSchema("Label names to add."),
+	},
+	{
+		Name:        contract.ToolRemoveLabels,
+		Title:       "Remove labels",
+		Description: "Remove labels from the issue or pull request where you were mentioned (or one in a repository the requester allowed with repo=). Removing a label that is not there changes nothing." + queuedNote,
+		InputSchema: labelsSchema("Label names to remove."),
+	},
+	{
 		Name:        contract.ToolNoop,
 		Title:       "Finish without writing",
 		Description: "Record that you are deliberately writing nothing to GitHub, and why (e.g. the request needs no reply, or is not something you should do). The reason appears in the run log.",
@@ -71,6 +103,14 @@ var toolDefs = []*mcp.Tool{
 			"reason": strMax("Why nothing is written.", MaxReasonChars),
 		}, "reason"),
 	},
+}
+
+func labelsSchema(desc string) map[string]any {
+	return object(map[string]any{
+		"repo":   str("Repository as owner/name."),
+		"number": map[string]any{"type": "integer", "minimum": 1, "description": "Number of the issue or pull request."},
+		"labels": map[string]any{"type": "array", "minItems": 1, "maxItems": MaxLabels, "items": strMax("A label name.", MaxLabelChars), "description": desc},
+	}, "repo", "number", "labels")
 }
 
 func object(props map[string]any, required ...string) map[string]any {
@@ -157,6 +197,69 @@ func parseCreatePullRequest(raw json.RawMessage) (request, error) {
 		entry:  outputs.Entry{Kind: policy.KindPullRequest, Repo: repo, Title: title, Body: body, Base: base, Draft: draft},
 		action: policy.Action{Kind: policy.KindPullRequest, Repo: repo},
 	}, nil
+}
+
+func parseCreateReview(raw json.RawMessage) (request, error) {
+	a, err := parseArgs(contract.ToolCreateReview, raw, "repo", "number", "body", "comments")
+	if err != nil {
+		return request{}, err
+	}
+	repo, err := a.repo(policy.ValidRepo)
+	if err != nil {
+		return request{}, err
+	}
+	n, err := a.number("number")
+	if err != nil {
+		return request{}, err
+	}
+	body, err := a.text("body", contract.AgentBodyChars, false)
+	if err != nil {
+		return request{}, err
+	}
+	comments, err := a.reviewComments()
+	if err != nil {
+		return request{}, err
+	}
+	return request{
+		entry:  outputs.Entry{Kind: policy.KindReview, Repo: repo, Number: n, Body: body, Comments: comments},
+		action: policy.Action{Kind: policy.KindReview, Repo: repo, Number: n},
+	}, nil
+}
+
+// parseLabels reads add_labels or remove_labels; a label named twice
+// (in any letter case) counts once.
+func parseLabels(tool string, remove bool) func(json.RawMessage) (request, error) {
+	return func(raw json.RawMessage) (request, error) {
+		a, err := parseArgs(tool, raw, "repo", "number", "labels")
+		if err != nil {
+			return request{}, err
+		}
+		repo, err := a.repo(policy.ValidRepo)
+		if err != nil {
+			return request{}, err
+		}
+		n, err := a.number("number")
+		if err != nil {
+			return request{}, err
+		}
+		ls, err := a.labels()
+		if err != nil {
+			return request{}, err
+		}
+		var uniq []string
+		for _, l := range ls {
+			if !slices.ContainsFunc(uniq, func(u string) bool { return strings.EqualFold(u, l) }) {
+				uniq = append(uniq, l)
+			}
+		}
+		if len(uniq) == 0 {
+			return request{}, a.errf(`"labels" must name at least one label`)
+		}
+		return request{
+			entry:  outputs.Entry{Kind: policy.KindLabels, Repo: repo, Number: n, Labels: uniq, Remove: remove},
+			action: policy.Action{Kind: policy.KindLabels, Repo: repo, Number: n, Changes: len(uniq)},
+		}, nil
+	}
 }
 
 func parseNoop(raw json.RawMessage) (request, error) {

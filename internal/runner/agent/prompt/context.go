@@ -25,6 +25,7 @@ var known = []struct{ key, what string }{
 	{contract.KeyComments, "the thread's comments, oldest first"},
 	{contract.KeyReviews, "the pull request's reviews"},
 	{contract.KeyReviewComments, "review comments on the pull request's code"},
+	{contract.KeyLabels, "the repository's labels (the only ones add_labels may add)"},
 	{contract.KeyDiff, "the pull request's diff"},
 	{contract.KeyTruncation, "what was cut to keep the data small"},
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mention-runner/mention-runner/internal/core/contract"
+	"github.com/mention-runner/mention-runner/internal/core/policy"
 	"github.com/mention-runner/mention-runner/internal/core/sanitize"
 )
 
@@ -28,6 +29,8 @@ type Input struct {
 	Context      []Item // what the context file holds
 	WorkDir      string // the target checkout, "" when there is none
 	PolicyWords  string // policy.Policy.Words()
+	// Tools is the policy's verdict on each gate tool (policy.Policy.Tools).
+	Tools []policy.ToolVerdict
 	// CanEdit says whether the engine may change files (and so commit for a
 	// pull request); without it the checkout is read-only for the agent.
 	CanEdit bool
@@ -85,7 +88,19 @@ func Render(in Input) string {
 	} else {
 		fmt.Fprintf(&b, "- `%s(repo, title, body, base, draft)`: open a pull request from commits in the working directory (you cannot change files in this run, so there will be none).\n", contract.EngineToolName(contract.ToolCreatePullRequest))
 	}
+	fmt.Fprintf(&b, "- `%s(repo, number, body, comments)`: review the pull request where you were mentioned: a summary and inline comments `{path, line, start_line, side, body}` on lines of its diff (the diff is in the data file).\n", contract.EngineToolName(contract.ToolCreateReview))
+	fmt.Fprintf(&b, "- `%s(repo, number, labels)` / `%s(repo, number, labels)`: add or remove labels the repository already has (listed under `labels` in the data file).\n", contract.EngineToolName(contract.ToolAddLabels), contract.EngineToolName(contract.ToolRemoveLabels))
 	fmt.Fprintf(&b, "- `%s(reason)`: say that no write is needed, and why.\n", contract.EngineToolName(contract.ToolNoop))
+	if len(in.Tools) > 0 {
+		b.WriteString("\nWhat this run's policy allows, tool by tool:\n\n")
+		for _, t := range in.Tools {
+			verdict := "allowed"
+			if !t.Allowed {
+				verdict = "denied"
+			}
+			fmt.Fprintf(&b, "- `%s`: %s: %s.\n", t.Tool, verdict, t.Why)
+		}
+	}
 	b.WriteString("\nThe policy for this run, set by the person who asked and the operator:\n\n")
 	for _, line := range strings.Split(strings.TrimSpace(in.PolicyWords), "\n") {
 		if line = strings.TrimSpace(line); line != "" {

@@ -193,11 +193,11 @@ func TestArgs(t *testing.T) {
 		rest    []string
 	}{
 		{"minimal", engine.Spec{}, "Read,Glob,Grep",
-			"mcp__gate__add_comment,mcp__gate__create_issue,mcp__gate__create_pull_request,mcp__gate__noop", []string{}},
+			"mcp__gate__add_comment,mcp__gate__create_issue,mcp__gate__create_pull_request,mcp__gate__create_review,mcp__gate__add_labels,mcp__gate__remove_labels,mcp__gate__noop", []string{}},
 		{"all", engine.Spec{WorkDir: "/w/t/", MaxTurns: 7, MaxBudgetUSD: 1.5, Model: "claude-x",
 			AllowedTools: []string{"Edit", "Write", "Bash(git commit:*)", "Read(//ctx.json)", "Edit(//elsewhere/**)", "mcp__other__x", " "}},
 			"Read,Glob,Grep,Edit,Write,Bash",
-			"mcp__gate__add_comment,mcp__gate__create_issue,mcp__gate__create_pull_request,mcp__gate__noop," +
+			"mcp__gate__add_comment,mcp__gate__create_issue,mcp__gate__create_pull_request,mcp__gate__create_review,mcp__gate__add_labels,mcp__gate__remove_labels,mcp__gate__noop," +
 				"Read(//w/t/**),Glob(//w/t/**),Grep(//w/t/**),Edit(//w/t/**),Write(//w/t/**),Bash(git commit:*),Read(//ctx.json),Edit(//elsewhere/**),mcp__other__x",
 			[]string{"--max-turns", "7", "--max-budget-usd", "1.5", "--model", "claude-x"}},
 	}

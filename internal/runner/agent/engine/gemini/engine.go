@@ -54,7 +54,13 @@ const DefaultModel = "gemini-2.5-pro"
 var ReadOnlyTools = []string{"read_file", "list_directory", "glob", "grep_search"}
 
 // GateTools are the gate's tools as the Gemini CLI names them.
-var GateTools = []string{"mcp_gate_add_comment", "mcp_gate_create_issue", "mcp_gate_create_pull_request", "mcp_gate_noop"}
+var GateTools = func() []string {
+	out := make([]string, len(contract.GateTools))
+	for i, t := range contract.GateTools {
+		out[i] = "mcp_" + contract.GateServer + "_" + t
+	}
+	return out
+}()
 
 // Engine runs the Gemini CLI. The zero value is not usable; set Bin.
 type Engine struct {

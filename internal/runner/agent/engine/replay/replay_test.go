@@ -84,7 +84,7 @@ func TestReplayAgainstRealGate(t *testing.T) {
 	init := evs[0].Init
 	require.NotNil(t, init)
 	assert.Equal(t, []session.MCPServer{{Name: "gate", Status: "connected"}}, init.MCPServers)
-	assert.Subset(t, init.Tools, []string{"mcp__gate__add_comment", "mcp__gate__create_issue", "mcp__gate__create_pull_request", "mcp__gate__noop"})
+	assert.Subset(t, init.Tools, []string{"mcp__gate__add_comment", "mcp__gate__create_issue", "mcp__gate__create_pull_request", "mcp__gate__create_review", "mcp__gate__add_labels", "mcp__gate__remove_labels", "mcp__gate__noop"})
 
 	use1, res1, use2, res2 := evs[2], evs[3], evs[4], evs[5]
 	assert.Equal(t, "mcp__gate__add_comment", use1.ToolName)
