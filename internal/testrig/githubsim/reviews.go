@@ -256,3 +256,16 @@ func (s *Sim) Reviews(repo string, number int) []ReviewSummary {
 	}
 	return out
 }
+
+// AddIssueLabels puts labels on an issue or pull request (test setup),
+// creating missing ones as GitHub does.
+func (s *Sim) AddIssueLabels(repo string, number int, names ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.repos[lower(repo)]
+	if r == nil || r.issues[number] == nil {
+		return
+	}
+	is := r.issues[number]
+	is.labels = s.ensureLabelsLocked(r, append(append([]string{}, is.labels...), names...))
+}
