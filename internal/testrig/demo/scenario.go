@@ -25,7 +25,12 @@ type Scenario struct {
 	// script file (demo/replay.jsonl).
 	Script   string
 	Settings []string // extra runner settings (MR_*=…)
-	Want     Want
+	// PR makes the thread a pull request (SeedOptions.PR); Labels and
+	// ThreadLabels seed the repository's labels and the thread's.
+	PR                   bool
+	Labels, ThreadLabels []string
+	BotPermission        string // the bot's role on the target (SeedOptions.BotPermission)
+	Want                 Want
 }
 
 // Want is what the scenario must show to have behaved as intended.
@@ -40,6 +45,13 @@ type Want struct {
 	ErrorHeading string
 	Denied       bool     // the gate denied a write (shown in the session, not an error)
 	Replies      []string // the bot's replies on the thread contain these, in order
+	// Reviews are the inline comment counts of the bot's reviews on the
+	// thread, in order (nil = not checked).
+	Reviews []int
+	// LabelChanges is the Label Changes list's length; ThreadLabels the
+	// thread's labels at the end (nil = not checked).
+	LabelChanges int
+	ThreadLabels []string
 }
 
 // Scenarios are the stories `make demo SCENARIO=…` tells.
@@ -63,6 +75,40 @@ var Scenarios = []Scenario{
 		),
 		Settings: []string{"MR_ALLOWED_TOOLS=Bash"},
 		Want:     Want{Run: true, Status: "completed", PRs: 1},
+	},
+	{
+		Name:  "review",
+		About: "a review of the pull request with inline comments on its diff; a comment on a line outside the diff is denied",
+		PR:    true,
+		Comments: []string{"@" + BotLogin + " !cfg here-only\n" +
+			"Please review this pull request."},
+		Script: lines(
+			`{"text": "The pull request adds `+PROnlyFile+`; I will comment on it."}`,
+			`{"tool": "create_review", "args": {"repo": "`+TargetRepo+`", "number": 1, "body": "One note on the new file.", "comments": [{"path": "`+PROnlyFile+`", "line": 7, "body": "Line 7?"}]}}`,
+			`{"text": "Line 7 is not in the diff; the file has one line."}`,
+			`{"tool": "create_review", "args": {"repo": "`+TargetRepo+`", "number": 1, "body": "One note on the new file.", "comments": [{"path": "`+PROnlyFile+`", "line": 1, "body": "Say why this file exists only on the branch."}]}}`,
+			`{"text": "I reviewed the pull request."}`,
+		),
+		Want: Want{Run: true, Status: "completed", Comments: 1, Denied: true, Reviews: []int{1}},
+	},
+	{
+		Name:         "triage",
+		About:        "triage: labels the repository has are added and needs-triage removed; a label it does not have is denied",
+		Labels:       []string{"bug", "windows", "needs-triage"},
+		ThreadLabels: []string{"needs-triage"},
+		// labelling needs the triage role on GitHub
+		BotPermission: "triage",
+		Comments: []string{"@" + BotLogin + " !cfg no-pr no-issue\n" +
+			"Please triage this issue."},
+		Script: lines(
+			`{"text": "A Windows build bug."}`,
+			`{"tool": "add_labels", "args": {"repo": "`+TargetRepo+`", "number": 1, "labels": ["bug", "windows", "crlf"]}}`,
+			`{"text": "There is no crlf label; bug and windows then."}`,
+			`{"tool": "add_labels", "args": {"repo": "`+TargetRepo+`", "number": 1, "labels": ["bug", "windows"]}}`,
+			`{"tool": "remove_labels", "args": {"repo": "`+TargetRepo+`", "number": 1, "labels": ["needs-triage"]}}`,
+			`{"text": "Triaged."}`,
+		),
+		Want: Want{Run: true, Status: "completed", Denied: true, LabelChanges: 2, ThreadLabels: []string{"bug", "windows"}},
 	},
 	{
 		Name:     "bad-cfg",
@@ -146,7 +192,7 @@ func RunScenario(ctx context.Context, sc Scenario, base Options) (*Outcome, erro
 	if len(sc.Comments) == 0 {
 		return nil, fmt.Errorf("scenario %s: no comments", sc.Name)
 	}
-	w, err := Seed(SeedOptions{Comment: sc.Comments[0]})
+	w, err := Seed(SeedOptions{Comment: sc.Comments[0], PR: sc.PR, Labels: sc.Labels, ThreadLabels: sc.ThreadLabels, BotPermission: sc.BotPermission})
 	if err != nil {
 		return nil, err
 	}
@@ -253,6 +299,23 @@ func (o *Outcome) verify() []string {
 			bad("%s lists %d, want %d", c.head, got, c.n)
 		}
 	}
+	if got := listCount(body, "Label Changes:"); got != want.LabelChanges {
+		bad("Label Changes: lists %d, want %d", got, want.LabelChanges)
+	}
+	if want.ThreadLabels != nil && !slices.Equal(w.Sim.IssueLabels(TargetRepo, w.Issue), want.ThreadLabels) {
+		bad("the thread's labels are %q, want %q", w.Sim.IssueLabels(TargetRepo, w.Issue), want.ThreadLabels)
+	}
+	if want.Reviews != nil {
+		var got []int
+		for _, r := range w.Sim.Reviews(TargetRepo, w.Issue) {
+			if strings.EqualFold(r.Author, BotLogin) {
+				got = append(got, len(r.Comments))
+			}
+		}
+		if !slices.Equal(got, want.Reviews) {
+			bad("the bot's reviews have %v inline comments, want %v", got, want.Reviews)
+		}
+	}
 	var errs []string
 	for _, c := range w.Sim.Comments(ControlRepo, o.Flow.LogIssue) {
 		if strings.HasPrefix(c.GetBody(), "## Error:") {
@@ -342,6 +405,15 @@ func (o *Outcome) Show(w io.Writer) {
 	section(fmt.Sprintf("Thread %s#%d", TargetRepo, o.World.Issue))
 	for _, c := range o.World.Sim.Comments(TargetRepo, o.World.Issue) {
 		fmt.Fprintf(w, "--- @%s:\n%s\n", c.GetUser().GetLogin(), strings.TrimSpace(c.GetBody()))
+	}
+	for _, r := range o.World.Sim.Reviews(TargetRepo, o.World.Issue) {
+		fmt.Fprintf(w, "--- review by @%s (%s):\n%s\n", r.Author, r.State, strings.TrimSpace(r.Body))
+		for _, c := range r.Comments {
+			fmt.Fprintf(w, "    inline on %s line %d: %s\n", c.Path, c.Line, c.Body)
+		}
+	}
+	if ls := o.World.Sim.IssueLabels(TargetRepo, o.World.Issue); len(ls) > 0 {
+		fmt.Fprintf(w, "--- labels: %s\n", strings.Join(ls, ", "))
 	}
 	if o.Flow != nil && o.Flow.LogIssue > 0 {
 		if is, _ := o.World.Sim.Issue(ControlRepo, o.Flow.LogIssue); is != nil {

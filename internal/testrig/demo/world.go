@@ -84,7 +84,13 @@ type SeedOptions struct {
 	PRHead PRHeadFunc
 	// Private makes the target repository private (the bot can read it).
 	Private bool
-	Logf    func(string, ...any)
+	// Labels are created in the target repository; ThreadLabels (some of
+	// them) are put on the thread, before the trigger comment.
+	Labels, ThreadLabels []string
+	// BotPermission is the bot's role on the target ("" = none beyond
+	// reading a public repository); labelling needs "triage".
+	BotPermission string
+	Logf          func(string, ...any)
 }
 
 // Seed starts a simulator on loopback and creates the demo world: the bot
@@ -150,6 +156,15 @@ func (w *World) seed(o SeedOptions) error {
 		return err
 	}
 	w.Issue = n
+	if o.BotPermission != "" {
+		s.SetPermission(TargetRepo, BotLogin, o.BotPermission)
+	}
+	for _, l := range o.Labels {
+		if err := s.CreateLabel(TargetRepo, l, ""); err != nil {
+			return err
+		}
+	}
+	s.AddIssueLabels(TargetRepo, n, o.ThreadLabels...)
 	if o.Shard {
 		// ~150 KB of discussion: more than two dispatches' worth of base64.
 		for i := 1; i <= 60; i++ {
