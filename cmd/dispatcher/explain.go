@@ -55,7 +55,10 @@ type explainMention struct {
 type explainOut struct {
 	Mentions []explainMention `json:"mentions"`
 	Policy   *policy.Policy   `json:"policy,omitempty"`
-	Error    *string          `json:"error"`
+	// Tools is the policy's verdict on each gate tool (on a pull request
+	// thread; an issue thread has no review or push).
+	Tools []policy.ToolVerdict `json:"tools,omitempty"`
+	Error *string              `json:"error"`
 }
 
 func runExplain(_ context.Context, env *cli.Env, args []string) error {
@@ -65,6 +68,9 @@ func runExplain(_ context.Context, env *cli.Env, args []string) error {
 	fs.IntVar(&ceil.CommentLimit, "comment-limit", ceil.CommentLimit, "operator ceiling: comments per issue/PR (env COMMENT_LIMIT)")
 	fs.IntVar(&ceil.IssueLimit, "issue-limit", ceil.IssueLimit, "operator ceiling: issues per run (env ISSUE_LIMIT)")
 	fs.IntVar(&ceil.PRLimit, "pr-limit", ceil.PRLimit, "operator ceiling: pull requests per run (env PR_LIMIT)")
+	fs.IntVar(&ceil.LabelLimit, "label-limit", ceil.LabelLimit, "operator ceiling: label changes per run (the runner's label-limit)")
+	fs.IntVar(&ceil.ReviewComments, "review-comment-limit", ceil.ReviewComments, "operator ceiling: inline comments per review (the runner's review-comment-limit)")
+	fs.BoolVar(&ceil.AllowPush, "allow-push", ceil.AllowPush, "the operator lets push_to_pull_request push (the runner's allow-push)")
 	if err := cli.ParseFlags(fs, args, false); err != nil {
 		return err
 	}
@@ -99,6 +105,7 @@ func runExplain(_ context.Context, env *cli.Env, args []string) error {
 	} else {
 		p := policy.Effective(f, ceil, policy.Thread{}, nil)
 		out.Policy = &p
+		out.Tools = p.Tools(true)
 	}
 	enc := json.NewEncoder(env.Stdout)
 	if err := enc.Encode(out); err != nil {

@@ -41,6 +41,20 @@ func TestExplain(t *testing.T) {
 		{"operator ceiling", "@bot !cfg comment-limit=9", []string{"--comment-limit", "2"}, 0, func(t *testing.T, out map[string]any) {
 			assert.Equal(t, float64(2), out["policy"].(map[string]any)["comment_limit"])
 		}},
+		{"new kinds in the effective policy", "@bot !cfg comment-only\nreview it", []string{"--label-limit", "2", "--allow-push"}, 0, func(t *testing.T, out map[string]any) {
+			p := out["policy"].(map[string]any)
+			assert.Equal(t, float64(0), p["label_limit"], "comment-only: no labels")
+			assert.Equal(t, float64(30), p["review_comment_limit"])
+			assert.Equal(t, true, p["allow_push"])
+			verdict := map[string]map[string]any{}
+			for _, v := range out["tools"].([]any) {
+				verdict[v.(map[string]any)["tool"].(string)] = v.(map[string]any)
+			}
+			assert.Equal(t, true, verdict["create_review"]["allowed"])
+			assert.Equal(t, false, verdict["add_labels"]["allowed"])
+			assert.Contains(t, verdict["add_labels"]["why"], "comment-only")
+			assert.Equal(t, false, verdict["remove_labels"]["allowed"])
+		}},
 		{"go away", "thanks\n@bot go away", nil, 0, func(t *testing.T, out map[string]any) {
 			m := out["mentions"].([]any)[0].(map[string]any)
 			assert.Equal(t, "go_away", m["command"])

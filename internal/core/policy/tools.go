@@ -22,6 +22,10 @@ type ToolVerdict struct {
 // (reviews and pushes need one); pass true when it is not known.
 func (p Policy) Tools(isPR bool) []ToolVerdict {
 	here := p.hereName()
+	pr := "the pull request where the mention was made"
+	if p.Here.Repo != "" {
+		pr = p.Here.String()
+	}
 	var out []ToolVerdict
 	add := func(tool string, ok bool, format string, a ...any) {
 		if slices.Contains(contract.GateTools, tool) {
@@ -58,7 +62,7 @@ func (p Policy) Tools(isPR bool) []ToolVerdict {
 	case p.MaxWrites == 0 || p.CommentLimit == 0:
 		add(contract.ToolCreateReview, false, "a review counts as a comment, and no comment may be written")
 	default:
-		add(contract.ToolCreateReview, true, "on %s only, event COMMENT; it counts as one comment there; at most %d inline comments, each on a line of the diff", here, p.ReviewComments)
+		add(contract.ToolCreateReview, true, "on %s only, event COMMENT; it counts as one comment there; at most %d inline comments, each on a line of the diff", pr, p.ReviewComments)
 	}
 	switch {
 	case !isPR:
@@ -70,7 +74,7 @@ func (p Policy) Tools(isPR bool) []ToolVerdict {
 	case p.PRLimit == 0:
 		add(contract.ToolPushToPullRequest, false, "a push counts as a pull request, and pr-limit is 0")
 	default:
-		add(contract.ToolPushToPullRequest, true, "onto the branch of %s only; it counts as one pull request", here)
+		add(contract.ToolPushToPullRequest, true, "onto the branch of %s only; it counts as one pull request", pr)
 	}
 	for _, tool := range []string{contract.ToolAddLabels, contract.ToolRemoveLabels} {
 		switch {

@@ -170,6 +170,7 @@ func TestApplyThenFailEachWriteEndpoint(t *testing.T) {
 			}
 		})
 		require.Zero(t, p.measure(), "the clean run")
+		require.Zero(t, p.lostNewKinds(), "the clean run")
 		a.checkReplies(t, ctx)
 	}
 	sort.SliceStable(targets, func(i, j int) bool { return stageIndex(targets[i].stage) < stageIndex(targets[j].stage) })
@@ -238,6 +239,7 @@ func TestApplyThenFailEachWriteEndpoint(t *testing.T) {
 				}
 				require.NotZero(t, fired, "a write was applied and its answer lost")
 				assert.Zero(t, p.measure())
+				assert.Zero(t, p.lostNewKinds(), "every review and label change is on GitHub once")
 				a.checkReplies(t, ctx)
 				assert.Zero(t, a.unread(), "every thread read")
 				for id, st := range claimStates(t, ctx, a.w, append(a.ms, a.badCfg, a.goAway)) {

@@ -18,6 +18,9 @@ type Mention struct {
 	JobID   string
 	// Payload is the issue_comment webhook delivery GitHub would send.
 	Payload []byte
+	// DiffPath is the file a pull request's diff changes (line 1 on the
+	// right is in it); "" for an issue.
+	DiffPath string
 }
 
 // SeedMentions opens n threads round-robin over the repos (every prEvery-th
@@ -44,6 +47,7 @@ func (w *World) SeedMentions(n, prEvery int) ([]Mention, error) {
 			return nil, fmt.Errorf("seed thread %d: %w", i, err)
 		}
 		_, _ = w.Sim.Comment(repo, num, "ops", "I can reproduce this.")
+		w.Sim.AddIssueLabels(repo, num, TriageLabel)
 		if w.PadEvery > 0 && i%w.PadEvery == w.PadEvery-1 {
 			// a log paste in three comments (each under GitHub's 65,536
 			// characters, or it would be refused): the context goes out as
@@ -54,9 +58,12 @@ func (w *World) SeedMentions(n, prEvery int) ([]Mention, error) {
 				}
 			}
 		}
-		m, err := w.MentionOn(repo, num, isPR, user, fmt.Sprintf("@%s !cfg here-only comment-limit=2\nplease look at this (%d)", Bot, i))
+		m, err := w.MentionOn(repo, num, isPR, user, fmt.Sprintf("@%s !cfg comment-limit=%d\nplease look at this (%d)", Bot, QueuedComments+1, i))
 		if err != nil {
 			return nil, fmt.Errorf("seed mention %d: %w", i, err)
+		}
+		if isPR {
+			m.DiffPath = fmt.Sprintf("f%d", i)
 		}
 		w.Clock.Advance(100 * 1e6) // 100 ms between mentions
 		out = append(out, m)

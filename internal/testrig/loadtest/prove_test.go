@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -130,6 +131,11 @@ func (p *proveRun) measure() Measures {
 				seen[idx]++
 			}
 		}
+		for _, r := range p.w.Sim.Reviews(mm.Repo, mm.Number) {
+			if job, idx, ok := contract.ParseOutputMarker(r.Body); ok && job == mm.JobID && strings.EqualFold(r.Author, Bot) {
+				seen[idx]++
+			}
+		}
 		for _, k := range seen {
 			if k > 1 {
 				m.DupWrites += k - 1
@@ -137,6 +143,33 @@ func (p *proveRun) measure() Measures {
 		}
 	}
 	return m
+}
+
+// lostNewKinds counts the published jobs whose review (pull requests) or
+// label changes are not on GitHub exactly once: nothing lost.
+func (p *proveRun) lostNewKinds() int {
+	lost := 0
+	for _, mm := range p.ms {
+		if _, ok := p.readyRun[mm.JobID]; !ok {
+			continue
+		}
+		if !slices.Equal(p.w.Sim.IssueLabels(mm.Repo, mm.Number), []string{AddedLabel}) {
+			lost++
+			continue
+		}
+		if mm.IsPR {
+			n := 0
+			for _, r := range p.w.Sim.Reviews(mm.Repo, mm.Number) {
+				if job, _, ok := contract.ParseOutputMarker(r.Body); ok && job == mm.JobID && len(r.Comments) == 1 {
+					n++
+				}
+			}
+			if n != 1 {
+				lost++
+			}
+		}
+	}
+	return lost
 }
 
 func proveCtx(t *testing.T) context.Context {
@@ -177,8 +210,9 @@ func TestProve(t *testing.T) {
 		p.deliver(t, ctx, w.Sim.Dispatches(Control), 1)
 		p.publish(t, ctx)
 		m := p.measure()
-		rows = append(rows, m.Row(fmt.Sprintf("%d mentions / %d repos, 20%% apply-then-fail + 10%% faults", n, repos)))
+		rows = append(rows, m.Row(fmt.Sprintf("%d mentions / %d repos (comments, reviews, label changes), 20%% apply-then-fail + 10%% faults", n, repos)))
 		assert.Zero(t, m)
+		assert.Zero(t, p.lostNewKinds(), "every review and label change is on GitHub once")
 	})
 
 	t.Run("double delivery", func(t *testing.T) {

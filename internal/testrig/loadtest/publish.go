@@ -20,6 +20,14 @@ import (
 // QueuedComments is how many comments each job's agent queues on its thread.
 const QueuedComments = 2
 
+// Each job's agent also adds AddedLabel to its thread and removes
+// TriageLabel (which the thread has), and on a pull request queues one
+// review with an inline comment on its diff.
+const (
+	AddedLabel  = "bug"
+	TriageLabel = "needs-triage"
+)
+
 // WriteRun writes the run directory the agent job would leave: a completed
 // run.json and outcome.json and QueuedComments comments on the thread in
 // outputs.jsonl.
@@ -41,6 +49,19 @@ func WriteRun(dir string, m Mention, at time.Time) error {
 	for i := 0; i < QueuedComments; i++ {
 		e := outputs.Entry{Kind: policy.KindComment, Repo: m.Repo, Number: m.Number, At: at,
 			Body: fmt.Sprintf("answer %d for job %s", i, m.JobID)}
+		if _, err := q.Append(e); err != nil {
+			return err
+		}
+	}
+	more := []outputs.Entry{
+		{Kind: policy.KindLabels, Repo: m.Repo, Number: m.Number, At: at, Labels: []string{AddedLabel}},
+		{Kind: policy.KindLabels, Repo: m.Repo, Number: m.Number, At: at, Labels: []string{TriageLabel}, Remove: true},
+	}
+	if m.IsPR {
+		more = append(more, outputs.Entry{Kind: policy.KindReview, Repo: m.Repo, Number: m.Number, At: at,
+			Body: "review for job " + m.JobID, Comments: []outputs.ReviewComment{{Path: m.DiffPath, Line: 1, Body: "this line"}}})
+	}
+	for _, e := range more {
 		if _, err := q.Append(e); err != nil {
 			return err
 		}

@@ -117,6 +117,14 @@ func NewWorld(o WorldOptions) (*World, error) {
 			return nil, w.fail(err)
 		}
 		w.Repos = append(w.Repos, repo)
+		// labels need the triage role; each repository has the two
+		// labels the jobs change
+		sim.SetPermission(repo, Bot, "triage")
+		for _, l := range []string{AddedLabel, TriageLabel} {
+			if err := sim.CreateLabel(repo, l, ""); err != nil {
+				return nil, w.fail(err)
+			}
+		}
 	}
 	if o.Latency > 0 {
 		sim.AddFault(githubsim.Fault{Kind: githubsim.FaultSlow, Rate: 1, Delay: o.Latency})
