@@ -74,7 +74,11 @@ func (p *publisher) writtenEvent(w Written) {
 	if w.Index < 0 {
 		what = "no-write notice"
 	}
-	p.event(contract.EventOutputWritten, record.SeverityInfo, fmt.Sprintf("%s %s: %s", what, verb, w.URL),
+	shown := w.URL
+	if w.Kind == policy.KindLabels {
+		shown = render.LabelChange(w.Repo, w.Number, w.Added, w.Removed)
+	}
+	p.event(contract.EventOutputWritten, record.SeverityInfo, fmt.Sprintf("%s %s: %s", what, verb, shown),
 		writtenData(w))
 }
 
