@@ -11,9 +11,9 @@ func (p Policy) Words() string {
 	var s []string
 	switch {
 	case p.HereOnly:
-		s = append(s, fmt.Sprintf("Only comments may be written, and only on %s; no issues or pull requests may be created.", p.hereName()))
+		s = append(s, fmt.Sprintf("Only comments (or a review of the pull request) may be written, and only on %s; no issues or pull requests may be created and no labels changed.", p.hereName()))
 	case p.CommentOnly:
-		s = append(s, "Only comments may be written; no issues or pull requests may be created and nothing may be pushed.")
+		s = append(s, "Only comments and reviews may be written; no issues or pull requests may be created, no labels changed and nothing may be pushed.")
 	}
 	switch len(p.AllowRepos) {
 	case 0:

@@ -25,23 +25,26 @@ import (
 // leaves NoDiff saying why: inline comments are then refused.
 func (p *publisher) gatherFacts(ctx context.Context, entries []outputs.Entry) outputs.Facts {
 	f := outputs.Facts{Here: p.job.Thread(), IsPR: p.job.IsPR, Labels: job.Labels(p.o.Context)}
+	if !p.job.IsPR {
+		return f
+	}
+	t, err := checkout.FromContext(p.o.Context)
+	if err != nil {
+		f.NoDiff = fmt.Sprintf("the trusted context names no pull request head: %v", err)
+		return f
+	}
+	p.headSHA = t.HeadSHA // every review goes on the commit the mention saw
 	wantDiff := false
 	for _, e := range entries {
 		wantDiff = wantDiff || (e.Kind == policy.KindReview && len(e.Comments) > 0)
 	}
-	if !wantDiff || !p.job.IsPR {
-		return f
-	}
-	t, err := checkout.FromContext(p.o.Context)
 	switch {
-	case err != nil:
-		f.NoDiff = fmt.Sprintf("the trusted context names no pull request head: %v", err)
+	case !wantDiff:
 		return f
 	case t.BaseRef == "":
 		f.NoDiff = "the trusted context records no base branch"
 		return f
 	}
-	p.headSHA = t.HeadSHA
 	d, err := threadctx.FetchDiff(ctx, p.o.Bot, t.Repo, t.BaseRef, t.HeadSHA, p.o.MaxDiffBytes)
 	switch {
 	case err != nil:

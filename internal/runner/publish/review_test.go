@@ -183,3 +183,20 @@ func (f *fixture) jobID() string {
 	require.NoError(f.t, json.Unmarshal(f.context, &c))
 	return transport.JobID(c.Trigger.NodeID)
 }
+
+func TestPublishReviewSummaryOnly(t *testing.T) {
+	f := newFixture(t, "here-only")
+	pr := f.withPR("here-only")
+	f.add(reviewEntry(pr))
+	f.add(labelEntry(pr, false, "bug")) // here-only: a label is not a comment
+	res := f.run(f.labelOptions())
+	require.Len(t, res.Written, 1)
+	require.Len(t, res.Refused, 1)
+	assert.Equal(t, policy.RuleHereOnly, res.Refused[0].Rule)
+	rs := f.sim.Reviews(testTarget, pr)
+	require.Len(t, rs, 1)
+	p, _, err := f.bot.PullRequests.Get(context.Background(), "acme", "widgets", pr)
+	require.NoError(t, err)
+	assert.Equal(t, p.GetHead().GetSHA(), rs[0].CommitID, "commit_id is the recorded head without inline comments too")
+	assert.Empty(t, f.sim.IssueLabels(testTarget, pr))
+}

@@ -150,7 +150,7 @@ func TestFlowClaude(t *testing.T) {
 	}
 	assert.NoFileExists(t, filepath.Join(promptPath(t, agent[0], workDirRE), "x.txt"))
 	assert.Contains(t, agent[0].UserText(), "why the build fails on Windows")
-	assert.Contains(t, agent[0].UserText(), fmt.Sprintf("Only comments may be written, and only on %s#%d", demo.TargetRepo, w.Issue))
+	assert.Contains(t, agent[0].UserText(), fmt.Sprintf("Only comments (or a review of the pull request) may be written, and only on %s#%d", demo.TargetRepo, w.Issue))
 	// the model saw the denial as a tool error and could adapt
 	assert.True(t, denial.IsError, "the denial reaches the model as a tool error")
 	assert.Contains(t, denial.Content, fmt.Sprintf("here-only allows comments and reviews only on %s#%d", demo.TargetRepo, w.Issue))
