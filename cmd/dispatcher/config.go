@@ -25,7 +25,7 @@ type setting struct {
 	env, flag, def, doc string
 }
 
-// settings is every dispatcher setting; the README table lists the same.
+// settings is every dispatcher setting; the table in docs/configuration.md lists the same.
 var settings = []setting{
 	{"BOT_LOGIN", "bot", "", "the bot's login (required)"},
 	{"BOT_TOKEN", "token", "", "the bot's classic token: notifications + repo (or public_repo) (required except --dry-run)"},

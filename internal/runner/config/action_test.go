@@ -12,7 +12,7 @@ import (
 
 // action.yml is the user-facing face of these settings: every input must
 // reach the runner as the variable Settings declares, with the same default,
-// or the README and the action would disagree about what a run does.
+// or docs/configuration.md and the action would disagree about what a run does.
 func TestActionYAMLMatchesSettings(t *testing.T) {
 	raw, err := os.ReadFile("../../../action.yml")
 	require.NoError(t, err)

@@ -1,6 +1,6 @@
 // Package config reads the runner's settings from the environment (the
 // composite action maps its inputs to these variables). Every setting is
-// declared once in Settings, which also feeds the README table; a malformed
+// declared once in Settings, which also feeds the table in docs/configuration.md; a malformed
 // value is an error naming the variable, never a silent default.
 package config
 
@@ -144,7 +144,7 @@ var Settings = []Setting{
 	{Env: "MR_REVIEW_COMMENT_LIMIT", Input: "review-comment-limit", Default: strconv.Itoa(policy.DefaultReviewComments), Doc: "Operator ceiling: inline comments in one create_review; a review with more is denied.", check: intRange(0, policy.MaxLimit)},
 	{Env: "MR_ALLOW_PUSH", Input: "allow-push", Default: "false", Doc: "Let push_to_pull_request commit the agent's changes onto the pull request's own head branch (never forced; counts as a pull request).", check: boolean},
 	{Env: "MR_LOOP_THRESHOLD", Input: "loop-threshold", Default: "6", Doc: "Identical consecutive tool calls that count as a loop.", Modes: "agent", check: intRange(2, 100)},
-	{Env: "MR_ALLOWED_TOOLS", Input: "allowed-tools", Doc: "Extra engine tools the agent may use, comma-separated Claude Code permission rules. `Edit,Write` is what pull requests need: bare file tools are scoped to the checkout, and the gate commits the edits itself. Reading stays limited to the checkout; GitHub writes still only go through the gate. Adding `Bash` gives the agent a shell: see the README's security model.", Modes: "agent", check: toolList},
+	{Env: "MR_ALLOWED_TOOLS", Input: "allowed-tools", Doc: "Extra engine tools the agent may use, comma-separated Claude Code permission rules. `Edit,Write` is what pull requests need: bare file tools are scoped to the checkout, and the gate commits the edits itself. Reading stays limited to the checkout; GitHub writes still only go through the gate. Adding `Bash` gives the agent a shell: see docs/security.md.", Modes: "agent", check: toolList},
 	{Env: "MR_SYSTEM_PROMPT_FILE", Input: "system-prompt-file", Doc: "Operator system prompt file, prepended to the agent's prompt.", Modes: "agent"},
 	{Env: "MR_ALLOW_PUSH_TO_TARGET", Input: "allow-push-to-target", Default: "false", Doc: "Push PR branches to the target repo instead of the bot's fork.", Modes: "publish", check: boolean},
 	{Env: "MR_WRITE_GAP", Input: "write-gap", Default: "1s", Doc: "Least time between two content-creating requests of the publish job (GitHub's secondary limits also cap it at 80/min and 500/h); 0s turns the gap off, the caps stay.", Modes: "publish", check: durRange(0, time.Minute)},
@@ -288,7 +288,7 @@ func firstSentence(doc string) string {
 	return doc
 }
 
-// MarkdownTable renders Settings for the README.
+// MarkdownTable renders Settings for docs/configuration.md.
 func MarkdownTable() string {
 	var b strings.Builder
 	b.WriteString("| action input | variable | default | used by | meaning |\n|---|---|---|---|---|\n")

@@ -25,7 +25,7 @@ func readAgentRun(t *testing.T) (map[string]workflowInput, map[string]workflowJo
 }
 
 // TestReusableWorkflowTakesEverySetting: every runner setting an operator
-// sets (README's settings table and action.yml list the same, by the tests
+// sets (docs/configuration.md's settings table and action.yml list the same, by the tests
 // beside this one) is an input of agent-run.yml with the same default, and
 // every job whose runner mode reads it passes it on to the action.
 func TestReusableWorkflowTakesEverySetting(t *testing.T) {

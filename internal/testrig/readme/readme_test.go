@@ -19,36 +19,52 @@ import (
 
 const runMarker = "<!-- readme-test: run -->"
 
-// block is one ```sh code block of README.md.
+// block is one ```sh code block of README.md or a docs/ page.
 type block struct {
+	file string // relative to the repository root
 	line int    // 1-based line of the opening fence
 	run  bool   // marked to be run as written
 	body string // without the fences
 }
 
+// docFiles is README.md and every page under docs/.
+func docFiles(t *testing.T) []string {
+	t.Helper()
+	pages, err := filepath.Glob("../../../docs/*.md")
+	require.NoError(t, err)
+	require.NotEmpty(t, pages, "no docs/*.md")
+	files := []string{"README.md"}
+	for _, p := range pages {
+		files = append(files, filepath.ToSlash(filepath.Join("docs", filepath.Base(p))))
+	}
+	return files
+}
+
 func shellBlocks(t *testing.T) []block {
 	t.Helper()
-	raw, err := os.ReadFile("../../../README.md")
-	require.NoError(t, err)
-	lines := strings.Split(string(raw), "\n")
 	var out []block
-	for i := 0; i < len(lines); i++ {
-		if strings.TrimSpace(lines[i]) != "```sh" {
-			continue
+	for _, file := range docFiles(t) {
+		raw, err := os.ReadFile(filepath.Join("../../..", file))
+		require.NoError(t, err)
+		lines := strings.Split(string(raw), "\n")
+		for i := 0; i < len(lines); i++ {
+			if strings.TrimSpace(lines[i]) != "```sh" {
+				continue
+			}
+			b := block{file: file, line: i + 1, run: i > 0 && strings.TrimSpace(lines[i-1]) == runMarker}
+			var body []string
+			for i++; i < len(lines) && strings.TrimSpace(lines[i]) != "```"; i++ {
+				body = append(body, lines[i])
+			}
+			b.body = strings.Join(body, "\n") + "\n"
+			out = append(out, b)
 		}
-		b := block{line: i + 1, run: i > 0 && strings.TrimSpace(lines[i-1]) == runMarker}
-		var body []string
-		for i++; i < len(lines) && strings.TrimSpace(lines[i]) != "```"; i++ {
-			body = append(body, lines[i])
-		}
-		b.body = strings.Join(body, "\n") + "\n"
-		out = append(out, b)
 	}
 	return out
 }
 
-// TestREADMEExamplesRun runs every block marked readme-test: run with bash
-// (errexit, pipefail) in an empty directory whose bin/ holds freshly built
+// TestREADMEExamplesRun runs every block of README.md and docs/*.md marked
+// readme-test: run with bash (errexit, pipefail) in an empty directory whose bin/ holds freshly built
 // dispatcher and runner; each "# → TEXT" line must appear in the output.
 func TestREADMEExamplesRun(t *testing.T) {
 	if testing.Short() {
@@ -60,7 +76,7 @@ func TestREADMEExamplesRun(t *testing.T) {
 			runs = append(runs, b)
 		}
 	}
-	require.NotEmpty(t, runs, "README has no %s block", runMarker)
+	require.NotEmpty(t, runs, "README and docs/ have no %s block", runMarker)
 
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -73,10 +89,10 @@ func TestREADMEExamplesRun(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		err := cmd.Run()
-		require.NoError(t, err, "README.md line %d:\n%s\nstdout:\n%s\nstderr:\n%s", b.line, b.body, stdout.String(), stderr.String())
+		require.NoError(t, err, "%s line %d:\n%s\nstdout:\n%s\nstderr:\n%s", b.file, b.line, b.body, stdout.String(), stderr.String())
 		for _, l := range strings.Split(b.body, "\n") {
 			if want, ok := strings.CutPrefix(strings.TrimSpace(l), "# → "); ok {
-				assert.Contains(t, stdout.String(), want, "README.md line %d", b.line)
+				assert.Contains(t, stdout.String(), want, "%s line %d", b.file, b.line)
 			}
 		}
 	}
@@ -103,10 +119,10 @@ func TestREADMECommandsExist(t *testing.T) {
 				continue
 			}
 			m := makeCmd.FindStringSubmatch(cmdText)
-			if !assert.NotNil(t, m, "README.md block at line %d: %q is neither a make target nor in a %s block", b.line, cmdText, runMarker) {
+			if !assert.NotNil(t, m, "%s block at line %d: %q is neither a make target nor in a %s block", b.file, b.line, cmdText, runMarker) {
 				continue
 			}
-			assert.Regexp(t, regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(m[1])+`:`), makefile, "README.md line %d: no Makefile target %s", b.line, m[1])
+			assert.Regexp(t, regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(m[1])+`:`), makefile, "%s line %d: no Makefile target %s", b.file, b.line, m[1])
 		}
 	}
 }
