@@ -51,6 +51,7 @@ var applyFailStages = []string{"dispatch", "assemble", "publish"}
 // run runs the pipeline; around(stage, f) runs each stage.
 func (a *applyFailWorld) run(t *testing.T, ctx context.Context, around func(stage string, f func())) *proveRun {
 	p := newProveRun(a.w, a.ms)
+	p.all = true
 	around("dispatch", func() {
 		for i := 0; ; i++ {
 			a.w.Clock.Advance(time.Minute) // the next scheduled run

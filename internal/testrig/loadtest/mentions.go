@@ -23,6 +23,9 @@ type Mention struct {
 	DiffPath string
 }
 
+// DiffPath is the file every seeded pull request's diff changes.
+const DiffPath = "change.txt"
+
 // SeedMentions opens n threads round-robin over the repos (every prEvery-th
 // one a pull request; 0 = none) and posts one mention on each, by a user
 // of its own so no per-user limit applies.
@@ -38,7 +41,9 @@ func (w *World) SeedMentions(n, prEvery int) ([]Mention, error) {
 		var num int
 		var err error
 		if isPR {
-			diff := fmt.Sprintf("diff --git a/f%d b/f%d\n--- a/f%d\n+++ b/f%d\n@@ -1 +1 @@\n-old\n+new\n", i, i, i, i)
+			// one path for every pull request: the simulator serves a
+			// seeded diff by head sha, and these heads are all main's tip
+			diff := fmt.Sprintf("diff --git a/%s b/%s\n--- a/%s\n+++ b/%s\n@@ -1 +1 @@\n-old\n+new %d\n", DiffPath, DiffPath, DiffPath, DiffPath, i)
 			num, err = w.Sim.CreatePR(repo, user, fmt.Sprintf("change %d", i), "a change", fmt.Sprintf("feature-%d", i), "main", diff)
 		} else {
 			num, err = w.Sim.CreateIssue(repo, user, fmt.Sprintf("bug %d", i), "it breaks")
@@ -63,7 +68,7 @@ func (w *World) SeedMentions(n, prEvery int) ([]Mention, error) {
 			return nil, fmt.Errorf("seed mention %d: %w", i, err)
 		}
 		if isPR {
-			m.DiffPath = fmt.Sprintf("f%d", i)
+			m.DiffPath = DiffPath
 		}
 		w.Clock.Advance(100 * 1e6) // 100 ms between mentions
 		out = append(out, m)

@@ -20,9 +20,9 @@ import (
 // QueuedComments is how many comments each job's agent queues on its thread.
 const QueuedComments = 2
 
-// Each job's agent also adds AddedLabel to its thread and removes
-// TriageLabel (which the thread has), and on a pull request queues one
-// review with an inline comment on its diff.
+// With WriteRunAll each job's agent also adds AddedLabel to its thread and
+// removes TriageLabel (which the thread has), and on a pull request queues
+// one review with an inline comment on its diff.
 const (
 	AddedLabel  = "bug"
 	TriageLabel = "needs-triage"
@@ -31,7 +31,13 @@ const (
 // WriteRun writes the run directory the agent job would leave: a completed
 // run.json and outcome.json and QueuedComments comments on the thread in
 // outputs.jsonl.
-func WriteRun(dir string, m Mention, at time.Time) error {
+func WriteRun(dir string, m Mention, at time.Time) error { return writeRun(dir, m, at, false) }
+
+// WriteRunAll is WriteRun whose agent also changes labels and, on a pull
+// request, reviews it: what make prove's fault rows publish.
+func WriteRunAll(dir string, m Mention, at time.Time) error { return writeRun(dir, m, at, true) }
+
+func writeRun(dir string, m Mention, at time.Time, all bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("run dir: %w", err)
 	}
@@ -52,6 +58,9 @@ func WriteRun(dir string, m Mention, at time.Time) error {
 		if _, err := q.Append(e); err != nil {
 			return err
 		}
+	}
+	if !all {
+		return nil
 	}
 	more := []outputs.Entry{
 		{Kind: policy.KindLabels, Repo: m.Repo, Number: m.Number, At: at, Labels: []string{AddedLabel}},
