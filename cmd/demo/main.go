@@ -54,7 +54,7 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 	fs := cli.FlagSet(env, "demo", "", "[--comment TEXT] [--shard] [--engine replay|claude|codex|gemini] [--out DIR]")
 	comment := fs.String("comment", env.Env("COMMENT"), "the trigger comment (env COMMENT); \\n is a line break; default: "+strings.ReplaceAll(demo.DefaultComment, "\n", `\n`))
 	shard := fs.Bool("shard", env.Env("SHARD") == "1", "pad the thread so the context is sent as agent_shard events (env SHARD=1)")
-	engine := fs.String("engine", envOr(env, "ENGINE", demo.EngineReplay), "agent engine: replay (scripted, offline), claude (real Claude Code and model API; needs ANTHROPIC_API_KEY), codex or gemini (the real CLI against a fake model API playing --script, or the real API when OPENAI_API_KEY / GEMINI_API_KEY is set) (env ENGINE)")
+	engine := fs.String("engine", envOr(env, "ENGINE", demo.EngineReplay), "agent engine: replay (scripted, offline), or claude, codex or gemini: the real CLI against a fake model API on loopback playing --script, or the real API when ANTHROPIC_API_KEY / OPENAI_API_KEY / GEMINI_API_KEY is set (env ENGINE)")
 	script := fs.String("script", "demo/replay.jsonl", "replay engine: the scripted session")
 	claudeBin := fs.String("claude-bin", envOr(env, "CLAUDE_BIN", "tools/claude-code/node_modules/.bin/claude"), "claude engine: the Claude Code executable (env CLAUDE_BIN)")
 	codexBin := fs.String("codex-bin", envOr(env, "CODEX_BIN", "tools/codex/node_modules/.bin/codex"), "codex engine: the Codex executable (env CODEX_BIN)")
@@ -91,32 +91,27 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 	switch *engine {
 	case demo.EngineReplay:
 		o.ReplayScript = inRoot(root, *script)
-	case demo.EngineClaude:
-		key := env.Env("ANTHROPIC_API_KEY")
-		if key == "" {
-			return cli.Usagef("--engine claude talks to the real model API: set ANTHROPIC_API_KEY (or use the default replay engine)")
-		}
-		o.ClaudeBin = inRoot(root, *claudeBin)
-		if _, err := os.Stat(o.ClaudeBin); err != nil {
-			return cli.Usagef("Claude Code not found at %s: run `make claude-code` or set CLAUDE_BIN", o.ClaudeBin)
-		}
-		o.EngineEnv = []string{"ANTHROPIC_API_KEY=" + key}
-		for _, k := range []string{"ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL"} {
-			if v := env.Env(k); v != "" {
-				o.EngineEnv = append(o.EngineEnv, k+"="+v)
-			}
-		}
-	case demo.EngineCodex, demo.EngineGemini:
-		bin, keyName, makeTarget := inRoot(root, *codexBin), "OPENAI_API_KEY", "codex"
-		if *engine == demo.EngineGemini {
+	case demo.EngineClaude, demo.EngineCodex, demo.EngineGemini:
+		bin, keyName, makeTarget := inRoot(root, *claudeBin), "ANTHROPIC_API_KEY", "claude-code"
+		switch *engine {
+		case demo.EngineCodex:
+			bin, keyName, makeTarget = inRoot(root, *codexBin), "OPENAI_API_KEY", "codex"
+		case demo.EngineGemini:
 			bin, keyName, makeTarget = inRoot(root, *geminiBin), "GEMINI_API_KEY", "gemini-cli"
 		}
 		if _, err := os.Stat(bin); err != nil {
 			return cli.Usagef("%s not found at %s: run `make %s`", *engine, bin, makeTarget)
 		}
-		o.CodexBin, o.GeminiBin = bin, bin
+		o.ClaudeBin, o.CodexBin, o.GeminiBin = bin, bin, bin
 		if key := env.Env(keyName); key != "" {
 			o.EngineEnv = []string{keyName + "=" + key}
+			if *engine == demo.EngineClaude {
+				for _, k := range []string{"ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL"} {
+					if v := env.Env(k); v != "" {
+						o.EngineEnv = append(o.EngineEnv, k+"="+v)
+					}
+				}
+			}
 			if m := env.Env("MR_MODEL"); m != "" {
 				o.Settings = append(o.Settings, "MR_MODEL="+m)
 			}

@@ -21,8 +21,8 @@ func TestUsageErrors(t *testing.T) {
 		want string
 	}{
 		{"unknown engine", nil, []string{"--engine", "gpt"}, `--engine "gpt"`},
-		{"claude needs a key", nil, []string{"--engine", "claude"}, "ANTHROPIC_API_KEY"},
-		{"claude needs the binary", map[string]string{"ANTHROPIC_API_KEY": "x"}, []string{"--engine", "claude", "--claude-bin", "/nonexistent/claude"}, "Claude Code not found"},
+		{"claude needs the binary", nil, []string{"--engine", "claude", "--claude-bin", "/nonexistent/claude"}, "claude not found at /nonexistent/claude: run `make claude-code`"},
+		{"claude with a key needs the binary too", map[string]string{"ANTHROPIC_API_KEY": "x"}, []string{"--engine", "claude", "--claude-bin", "/nonexistent/claude"}, "claude not found"},
 		{"unknown flag", nil, []string{"--nope"}, "nope"},
 		{"stray argument", nil, []string{"extra"}, "unexpected argument"},
 		{"unknown scenario", nil, []string{"--scenario", "nope"}, `--scenario "nope": want one of default, pr`},

@@ -14,11 +14,12 @@ const (
 	CauseMaxTurns = "max-turns"     // the engine hit its turn limit
 	CauseLoop     = "loop-detected" // N identical consecutive tool calls
 	CauseCrash    = "crash"         // the engine died: non-zero exit, signal, or no result
+	CauseBudget   = "budget"        // the engine spent the run's cost budget
 )
 
 // CauseLabels lists every label a failed run can leave on its log issue,
 // so a later successful publish can clear them.
-var CauseLabels = []string{CauseFailed, CauseLoop, CauseTimeout, CauseMaxTurns}
+var CauseLabels = []string{CauseFailed, CauseLoop, CauseTimeout, CauseMaxTurns, CauseCrash, CauseBudget}
 
 // LogLabel marks every run-log issue.
 const LogLabel = "mention-runner"

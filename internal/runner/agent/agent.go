@@ -421,6 +421,11 @@ func (r *run) runEngine(ctx context.Context, eng engine.Engine, spec engine.Spec
 	r.drainGate(true)
 	if res != nil {
 		r.out.Turns, r.out.CostUSD = res.NumTurns, res.TotalCostUSD
+		// An engine stopped at its turn limit counts the turn it was refused
+		// (Claude Code reports max+1): the record says the turns it had.
+		if res.Subtype == "error_max_turns" && r.cfg.MaxTurns > 0 && r.out.Turns > r.cfg.MaxTurns {
+			r.out.Turns = r.cfg.MaxTurns
+		}
 	} else {
 		// stopped or crashed before a result: count the replies we saw
 		r.out.Turns = countMessages(r.builder.Session(), "assistant")
@@ -441,8 +446,11 @@ func (r *run) classify(ctx context.Context, cause error, res *session.Result, en
 		return contract.CauseFailed, fmt.Errorf("stopped: the runner was cancelled: %w", cause)
 	case res != nil && res.Subtype == "error_max_turns":
 		// the engine's own words first, the runner's limit beside them
-		return contract.CauseMaxTurns, fmt.Errorf("%s\n(the runner's turn limit MR_MAX_TURNS=%d was reached after %d turns)",
-			nonEmpty(engineText(res), "error_max_turns"), r.cfg.MaxTurns, res.NumTurns)
+		return contract.CauseMaxTurns, fmt.Errorf("%s\n(the runner's turn limit MR_MAX_TURNS=%d was reached: %d turns used)",
+			nonEmpty(engineText(res), "error_max_turns"), r.cfg.MaxTurns, r.out.Turns)
+	case res != nil && res.Subtype == "error_max_budget_usd":
+		return contract.CauseBudget, fmt.Errorf("%s\n(the runner's cost budget MR_MAX_BUDGET_USD=%g was reached: $%.4f spent)",
+			nonEmpty(engineText(res), "error_max_budget_usd"), r.cfg.MaxBudgetUSD, deref(res.TotalCostUSD))
 	case engErr != nil && res != nil && res.IsError:
 		return contract.CauseFailed, reported(res, engErr.Error())
 	case engErr != nil:
@@ -616,4 +624,12 @@ func nonEmpty(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// deref is the value behind p, or 0 when the engine reported none.
+func deref(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }

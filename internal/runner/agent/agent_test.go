@@ -77,16 +77,18 @@ func TestFailures(t *testing.T) {
 		failure  string
 		contains []string
 	}{
-		{"turn limit", nil, `echo '{"type":"result","subtype":"error_max_turns","is_error":true,"num_turns":3,"errors":["Reached maximum number of turns (2)"]}'; exit 1`, contract.CauseMaxTurns,
-			[]string{"Reached maximum number of turns (2)\n(the runner's turn limit MR_MAX_TURNS="}},
+		{"turn limit", func(t *testing.T, f *fixture) { f.env["MR_MAX_TURNS"] = "2" },
+			`echo '{"type":"result","subtype":"error_max_turns","is_error":true,"num_turns":3,"errors":["Reached maximum number of turns (2)"]}'; exit 1`, contract.CauseMaxTurns,
+			[]string{"Reached maximum number of turns (2)\n(the runner's turn limit MR_MAX_TURNS=2 was reached: 2 turns used)"}},
 		{"engine crashes", nil, `echo "Error: segfault in node" >&2; exit 3`, contract.CauseCrash,
 			[]string{"exited with status 3", "segfault in node"}},
 		{"engine error result", nil, `echo '{"type":"result","subtype":"error_during_execution","is_error":true,"result":"boom"}'`, contract.CauseFailed,
 			[]string{"error_during_execution", "boom"}},
 		{"engine ends without result", nil, `echo '{"type":"system","subtype":"init"}'`, contract.CauseCrash,
 			[]string{"without reporting a result"}},
-		{"budget reached", nil, `echo '{"type":"result","subtype":"error_max_budget_usd","is_error":true,"result":""}'; exit 1`, contract.CauseFailed,
-			[]string{"error_max_budget_usd"}},
+		{"budget reached", func(t *testing.T, f *fixture) { f.env["MR_MAX_BUDGET_USD"] = "0.5" },
+			`echo '{"type":"result","subtype":"error_max_budget_usd","is_error":true,"result":"","total_cost_usd":0.51}'; exit 1`, contract.CauseBudget,
+			[]string{"error_max_budget_usd", "MR_MAX_BUDGET_USD=0.5 was reached: $0.5100 spent"}},
 		{"timeout", func(t *testing.T, f *fixture) { f.env["MR_TIMEOUT"] = "1s" }, `exec sleep 60`, contract.CauseTimeout,
 			[]string{"wall-clock limit of 1s (MR_TIMEOUT)"}},
 		{"loop through the script engine", func(t *testing.T, f *fixture) { f.env["MR_LOOP_THRESHOLD"] = "3" }, strings.Repeat(
@@ -119,6 +121,9 @@ func TestFailures(t *testing.T) {
 			require.NotNil(t, out)
 			assert.Equal(t, contract.StatusFailed, out.Status)
 			assert.Equal(t, tc.failure, out.Failure)
+			if tc.failure == contract.CauseMaxTurns {
+				assert.Equal(t, 2, out.Turns, "the record counts the turns the limit allowed, not the refused one")
+			}
 			for _, c := range tc.contains {
 				assert.Contains(t, out.Error, c)
 			}

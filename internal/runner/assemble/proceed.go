@@ -125,7 +125,7 @@ func (r *run) since() time.Time {
 
 // report is the log issue's metadata as far as assemble knows it.
 func (r *run) report(j *job.Job, status string) render.Report {
-	rep := render.Report{WorkflowRunURL: r.runURL, Engine: r.cfg.Engine, Model: r.cfg.Model, Status: status}
+	rep := render.Report{WorkflowRunURL: r.runURL, ServerURL: r.cfg.ServerURL, Engine: r.cfg.Engine, Model: r.cfg.Model, Status: status}
 	if j == nil {
 		return rep
 	}

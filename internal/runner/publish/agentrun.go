@@ -177,7 +177,7 @@ func (a *AgentRun) readEvents(dir string) {
 func classify(status, failure string) string {
 	switch failure {
 	case "":
-	case contract.CauseLoop, contract.CauseTimeout, contract.CauseMaxTurns:
+	case contract.CauseLoop, contract.CauseTimeout, contract.CauseMaxTurns, contract.CauseCrash, contract.CauseBudget:
 		return failure
 	default:
 		return contract.CauseFailed

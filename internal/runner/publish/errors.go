@@ -16,6 +16,7 @@ import (
 const (
 	HeadingTimeout  = "## Error: Timeout"
 	HeadingMaxTurns = "## Error: Max Turns Reached"
+	HeadingBudget   = "## Error: Cost Budget Reached"
 	HeadingNoRecord = "## Error: Agent Produced No Record"
 	HeadingPublish  = "## Error: Publish Problems"
 	HeadingNoWrite  = "## Error: Nothing Written"
@@ -65,7 +66,9 @@ func errorComments(run AgentRun, res *Result, o Options) []errorComment {
 		add(errorIndexCause, HeadingTimeout+"\n\nThe engine was stopped at the run's wall-clock limit (MR_TIMEOUT)."+engineText(run.ErrorText))
 	case run.Cause == contract.CauseMaxTurns:
 		add(errorIndexCause, HeadingMaxTurns+"\n\nThe engine used every turn it was allowed (MR_MAX_TURNS) before finishing."+engineText(run.ErrorText))
-	case run.Cause == contract.CauseFailed:
+	case run.Cause == contract.CauseBudget:
+		add(errorIndexCause, HeadingBudget+"\n\nThe engine spent the run's cost budget (MR_MAX_BUDGET_USD) before finishing."+engineText(run.ErrorText))
+	case run.Cause == contract.CauseFailed || run.Cause == contract.CauseCrash:
 		if res.NothingWritten && run.Status == "completed" {
 			add(errorIndexCause, HeadingNoWrite+"\n\nThe agent finished without asking for any write and without calling `noop` to say why, so the run counts as failed.")
 			break
@@ -114,6 +117,10 @@ func failureReason(run AgentRun, res *Result, o Options) string {
 		why = "the engine ran past the wall-clock limit (MR_TIMEOUT) and was stopped"
 	case run.Cause == contract.CauseMaxTurns:
 		why = "the engine used every turn it was allowed (MR_MAX_TURNS): " + firstLine(run.ErrorText)
+	case run.Cause == contract.CauseBudget:
+		why = "the engine spent the run's cost budget (MR_MAX_BUDGET_USD): " + firstLine(run.ErrorText)
+	case run.Cause == contract.CauseCrash:
+		why = "the engine crashed: " + cmp.Or(firstLine(run.ErrorText), "no error text")
 	case run.Cause == contract.CauseFailed:
 		why = "the engine failed: " + cmp.Or(firstLine(run.ErrorText), "no error text")
 	case res.NothingWritten:

@@ -22,7 +22,7 @@ func TestLoadAgentRunReadsOutcome(t *testing.T) {
 		cause string
 	}{
 		{"completed", record.Outcome{Status: contract.StatusCompleted, Turns: 3}, ""},
-		{"crash", record.Outcome{Status: contract.StatusFailed, Failure: contract.CauseCrash, Error: "claude exited 3: boom"}, contract.CauseFailed},
+		{"crash", record.Outcome{Status: contract.StatusFailed, Failure: contract.CauseCrash, Error: "claude exited 3: boom"}, contract.CauseCrash},
 		{"timeout", record.Outcome{Status: contract.StatusFailed, Failure: contract.CauseTimeout}, contract.CauseTimeout},
 		{"max turns", record.Outcome{Status: contract.StatusFailed, Failure: contract.CauseMaxTurns}, contract.CauseMaxTurns},
 		{"loop", record.Outcome{Status: contract.StatusFailed, Failure: contract.CauseLoop,

@@ -207,7 +207,7 @@ func (p *publisher) outcome(ctx context.Context, run AgentRun, plan Plan) {
 			p.res.NothingWritten = true
 			p.res.Problems = append(p.res.Problems, nothingWritten)
 		}
-		if err := p.notice(ctx); err != nil {
+		if err := p.notice(ctx, noticeCause(cause, run, p.res.NothingWritten, p.o.RunDir == "")); err != nil {
 			p.res.Problems = append(p.res.Problems, err.Error())
 			p.res.PublishProblems = append(p.res.PublishProblems, err.Error())
 		}

@@ -83,6 +83,7 @@ func buildReport(t thread, pol policy.Policy, polErr error, run AgentRun, res *R
 		TargetURL:      fmt.Sprintf("%s/%s/%s/%d", strings.TrimSuffix(o.ServerURL, "/"), repo, kind, number),
 		TriggerAuthor:  author,
 		TriggerURL:     trigger,
+		ServerURL:      o.ServerURL,
 		WorkflowRunURL: o.WorkflowRunURL,
 		Engine:         cmp.Or(run.Engine, o.Engine),
 		Model:          run.Model,

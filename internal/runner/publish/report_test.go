@@ -93,7 +93,7 @@ func TestFailureLabels(t *testing.T) {
 	tests := []struct {
 		runJSON, label, heading string
 	}{
-		{`{"status":"failed","failure":"crash","error":"claude exited 3: boom"}`, contract.CauseFailed, "## Error: Claude Code Runtime Error"},
+		{`{"status":"failed","failure":"crash","error":"claude exited 3: boom"}`, contract.CauseCrash, "## Error: Claude Code Runtime Error"},
 		{`{"status":"failed","failure":"loop-detected","loop":{"tool":"Read","arguments":"{\"f\":1}","count":6}}`, contract.CauseLoop, "## Error: Loop Detected"},
 		{`{"status":"failed","failure":"timeout"}`, contract.CauseTimeout, HeadingTimeout},
 		{`{"status":"failed","failure":"max-turns","error":"error_max_turns"}`, contract.CauseMaxTurns, HeadingMaxTurns},

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/google/go-github/v62/github"
+	"github.com/mention-runner/mention-runner/internal/core/contract"
 	"github.com/mention-runner/mention-runner/internal/core/policy"
 	"github.com/mention-runner/mention-runner/internal/runner/render"
 )
@@ -56,9 +57,36 @@ func triggerKind(url, nodeID string) string {
 	return "issue"
 }
 
-// notice tells the thread that the run wrote nothing, when the policy lets
-// the bot comment there at all.
-func (p *publisher) notice(ctx context.Context) error {
+// noticeCause says in fixed words why a run wrote nothing: the thread is
+// told the cause, never the engine's own text (that stays on the log issue).
+func noticeCause(cause string, run AgentRun, nothingWritten, noRecord bool) string {
+	switch {
+	case noRecord:
+		return "the agent job left no run record, so nothing it asked for could be published"
+	case run.Local != nil:
+		return "the agent job's machine could not write its files (a runner storage problem, not the agent)"
+	case cause == contract.CauseLoop:
+		return "the agent repeated the same tool call over and over, so the runner stopped it (loop detected)"
+	case cause == contract.CauseTimeout:
+		return "the agent ran past the run's time limit (MR_TIMEOUT) and was stopped"
+	case cause == contract.CauseMaxTurns:
+		if run.Turns > 0 {
+			return fmt.Sprintf("the agent used all %d turns it was allowed (MR_MAX_TURNS) before finishing", run.Turns)
+		}
+		return "the agent used every turn it was allowed (MR_MAX_TURNS) before finishing"
+	case cause == contract.CauseBudget:
+		return "the agent spent the run's cost budget (MR_MAX_BUDGET_USD) before finishing"
+	case cause == contract.CauseCrash:
+		return "the agent's engine crashed"
+	case nothingWritten:
+		return "the agent finished without asking for any write and without saying why"
+	}
+	return "the agent's engine reported an error"
+}
+
+// notice tells the thread that the run wrote nothing and why, when the
+// policy lets the bot comment there at all.
+func (p *publisher) notice(ctx context.Context, why string) error {
 	if p.polErr != nil {
 		return nil // no trusted policy: write nothing
 	}
@@ -69,7 +97,7 @@ func (p *publisher) notice(ctx context.Context) error {
 	}
 	k := noticeKey(j.JobID)
 	link := fmt.Sprintf("%s/%s/issues/%d", strings.TrimSuffix(p.o.ServerURL, "/"), p.o.ControlRepo, p.res.LogIssue)
-	text := fmt.Sprintf("This run ended without writing anything, so it counts as failed. The run log has the details: %s", link)
+	text := fmt.Sprintf("This run ended without writing anything: %s. It counts as failed; the run log has the details: %s", why, link)
 	body := render.WithNote(text, p.o.ControlRepo, p.res.LogIssue, p.o.BotLogin, k.job, k.index)
 	owner, name := splitRepo(j.Repo)
 	f, existed, err := p.writeOnce(ctx, fmt.Sprintf("no-write notice on %s#%d", j.Repo, j.Number),

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"regexp"
@@ -8,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mention-runner/mention-runner/internal/core/contract"
 	"github.com/mention-runner/mention-runner/internal/core/redact"
 )
 
@@ -17,6 +19,7 @@ type Report struct {
 	TargetURL      string
 	TriggerAuthor  string // login, shown as a link (no @, so no ping)
 	TriggerURL     string
+	ServerURL      string // the web base for links built here ("" = github.com)
 	WorkflowRunURL string
 	Engine, Model  string
 	Duration       time.Duration
@@ -167,7 +170,8 @@ func LogIssueBody(r Report) string {
 	item("Target", link(r.Target, r.TargetURL))
 	author := value(r.TriggerAuthor)
 	if r.TriggerAuthor != "" {
-		author = link(r.TriggerAuthor, "https://github.com/"+oneLine(r.TriggerAuthor))
+		base := strings.TrimSuffix(cmp.Or(r.ServerURL, contract.DefaultServerURL), "/")
+		author = link(r.TriggerAuthor, base+"/"+oneLine(r.TriggerAuthor))
 	}
 	if r.TriggerURL != "" {
 		author += " (" + link("trigger comment", r.TriggerURL) + ")"

@@ -426,3 +426,20 @@ func TestErrorRuntimeNamesTheEngine(t *testing.T) {
 		assert.Contains(t, out, "unexpected status 401")
 	}
 }
+
+// Links the log issue builds itself follow the server it runs against, so
+// an Enterprise installation links to its own host.
+func TestLogIssueAuthorLinkFollowsServerURL(t *testing.T) {
+	tests := []struct{ server, want string }{
+		{"", "(https://github.com/alice)"},
+		{"https://ghe.example.com", "(https://ghe.example.com/alice)"},
+		{"https://ghe.example.com/", "(https://ghe.example.com/alice)"},
+	}
+	for _, tc := range tests {
+		body := LogIssueBody(Report{Target: "acme/widgets#1", TriggerAuthor: "alice", ServerURL: tc.server, Status: "completed"})
+		assert.Contains(t, body, tc.want, "server %q", tc.server)
+		if tc.server != "" {
+			assert.NotContains(t, body, "https://github.com/alice")
+		}
+	}
+}

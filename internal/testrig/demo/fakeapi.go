@@ -12,7 +12,7 @@ import (
 )
 
 // FakeAPI is a fake model API on loopback that plays a replay script to a
-// real engine CLI, so `make demo ENGINE=codex|gemini` runs offline.
+// real engine CLI, so `make demo ENGINE=claude|codex|gemini` runs offline.
 type FakeAPI struct {
 	// EngineEnv points the engine at the fake (base URL, a dummy key) and
 	// names a model the fake answers for.
@@ -24,7 +24,7 @@ type FakeAPI struct {
 func (f *FakeAPI) Close() { f.close() }
 
 // StartFakeAPI serves the replay script at path as the model's replies for
-// engine (codex or gemini): each tool step becomes one reply calling the
+// engine (claude, codex or gemini): each tool step becomes one reply calling the
 // gate tool (with the text steps before it), the trailing text the last.
 func StartFakeAPI(engine, path string) (*FakeAPI, error) {
 	f, err := os.Open(path)
@@ -37,6 +37,10 @@ func StartFakeAPI(engine, path string) (*FakeAPI, error) {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
 	switch engine {
+	case EngineClaude:
+		s := fakemodel.New(fakemodel.Sequence(replies(steps, "mcp__gate__")...)).Start()
+		return &FakeAPI{close: s.Close, EngineEnv: []string{"ANTHROPIC_BASE_URL=" + s.URL(),
+			"ANTHROPIC_API_KEY=fake-demo-key", "CLAUDE_CODE_MAX_RETRIES=0"}}, nil
 	case EngineCodex:
 		s := fakeopenai.New(fakemodel.Sequence(replies(steps, "mcp__gate__")...)).Start()
 		return &FakeAPI{close: s.Close, EngineEnv: []string{codex.BaseURLEnv + "=" + s.URL() + "/v1",
@@ -46,7 +50,7 @@ func StartFakeAPI(engine, path string) (*FakeAPI, error) {
 		return &FakeAPI{close: s.Close, EngineEnv: []string{"GOOGLE_GEMINI_BASE_URL=" + s.URL(),
 			"GEMINI_API_KEY=fake-demo-key", "MR_MODEL=gemini-fake"}}, nil
 	}
-	return nil, fmt.Errorf("demo: no fake model API for engine %q (want %s or %s)", engine, EngineCodex, EngineGemini)
+	return nil, fmt.Errorf("demo: no fake model API for engine %q (want %s, %s or %s)", engine, EngineClaude, EngineCodex, EngineGemini)
 }
 
 // replies turns script steps into model replies; gate tools get prefix.

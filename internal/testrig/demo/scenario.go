@@ -69,7 +69,7 @@ var Scenarios = []Scenario{
 			"Please fix the line endings for good and open a pull request."},
 		Script: lines(
 			`{"text": "The lint step fails on CRLF line endings; a .gitattributes fixes that for every checkout."}`,
-			`{"bash": "printf '* text=auto eol=lf\\n' > .gitattributes && git add .gitattributes && GIT_AUTHOR_DATE=2026-01-01T00:00:00Z GIT_COMMITTER_DATE=2026-01-01T00:00:00Z git -c user.name=agent -c user.email=agent@example.invalid commit -q -m 'Normalize line endings with .gitattributes'"}`,
+			`{"bash": "printf '* text=auto eol=lf\\n' > .gitattributes"}`,
 			`{"tool": "create_pull_request", "args": {"repo": "`+TargetRepo+`", "title": "Normalize line endings with .gitattributes", "body": "Windows checkouts get LF endings, so the lint step passes.", "base": "main"}}`,
 			`{"text": "I opened a pull request with the .gitattributes fix."}`,
 		),
@@ -137,7 +137,7 @@ var Scenarios = []Scenario{
 		Comments: []string{DefaultComment},
 		Script: lines(`{"text": "Reading the build log."}`,
 			`{"crash": "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory"}`),
-		Want: Want{Run: true, Status: "failed", Cause: "failed", Comments: 1, ErrorHeading: "## Error: Replay Runtime Error"},
+		Want: Want{Run: true, Status: "failed", Cause: "crash", Comments: 1, ErrorHeading: "## Error: Replay Runtime Error"},
 	},
 	{
 		Name:     "max-turns",
@@ -317,9 +317,25 @@ func (o *Outcome) verify() []string {
 		}
 	}
 	var errs []string
+	failed, firstFailed := 0, ""
 	for _, c := range w.Sim.Comments(ControlRepo, o.Flow.LogIssue) {
 		if strings.HasPrefix(c.GetBody(), "## Error:") {
 			errs = append(errs, c.GetBody())
+		}
+		failed += strings.Count(c.GetBody(), failedCall)
+		if firstFailed == "" {
+			firstFailed = failedLine(c.GetBody())
+		}
+	}
+	// a happy path shows the reader no failed tool call but the gate's
+	// denials it sets out to show
+	if want.Status == "completed" {
+		denied := 0
+		if sum, err := o.Flow.Summarize(); err == nil {
+			denied = len(sum.Denials)
+		}
+		if failed > denied {
+			bad("the session shows %d failed tool call(s) on a happy path, %d of them gate denials: %q", failed, denied, firstFailed)
 		}
 	}
 	switch {
@@ -448,4 +464,17 @@ func (o *Outcome) Show(w io.Writer) {
 	for _, p := range o.Problems {
 		fmt.Fprintf(w, "NOT AS INTENDED: %s\n", p)
 	}
+}
+
+// failedCall ends the summary line of a failed tool call in the session.
+const failedCall = " — failed</summary>"
+
+// failedLine is the summary line of the first failed tool call in body.
+func failedLine(body string) string {
+	for _, l := range strings.Split(body, "\n") {
+		if strings.Contains(l, failedCall) {
+			return l
+		}
+	}
+	return ""
 }

@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -61,13 +62,16 @@ func (f *Flow) Summarize() (*Summary, error) {
 	if f.Agent != nil {
 		s.AgentStatus, _ = f.agentStatus()
 	}
-	if f.RecordDir == "" {
+	// The complete record publish uploaded, not the agent job's interim one
+	// (whose Deliverables are still empty).
+	dir := cmp.Or(f.FinalRecordDir, f.RecordDir)
+	if dir == "" {
 		return s, nil
 	}
-	s.RecordDir = f.RecordDir
-	s.Events = filepath.Join(f.RecordDir, contract.EventsFile)
-	s.Transcript = filepath.Join(f.RecordDir, contract.TranscriptFile)
-	meta, ok, err := record.ReadMeta(f.RecordDir)
+	s.RecordDir = dir
+	s.Events = filepath.Join(dir, contract.EventsFile)
+	s.Transcript = filepath.Join(dir, contract.TranscriptFile)
+	meta, ok, err := record.ReadMeta(dir)
 	if err != nil {
 		return s, err
 	}

@@ -212,6 +212,14 @@ func assertFinalState(t *testing.T, w *demo.World, f *demo.Flow, wantBody string
 	assert.Contains(t, li.GetBody(), lists)
 	assert.Contains(t, li.GetBody(), "here-only")
 
+	// the summary points at the complete record, whose Deliverables list
+	// what publish wrote (the agent job's interim record lists nothing)
+	require.NotEmpty(t, f.FinalRecordDir)
+	assert.Equal(t, f.FinalRecordDir, sum.RecordDir)
+	transcript, err := os.ReadFile(sum.Transcript)
+	require.NoError(t, err)
+	assert.Contains(t, string(transcript), c.GetHTMLURL(), "the final transcript lists the comment publish wrote")
+
 	assert.Contains(t, sum.Reactions, "eyes", "the dispatcher saw the mention")
 	assert.Contains(t, sum.Reactions, "rocket", "publish finished the job")
 
