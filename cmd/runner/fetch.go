@@ -47,7 +47,7 @@ func runFetch(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	token := env.Env("BOT_TOKEN")
 	m, err := checkout.Fetch(ctx, t, checkout.FetchOptions{ServerURL: cfg.ServerURL, Token: token,
-		MaxBytes: int64(cfg.MaxCheckoutBytes), OutDir: cfg.TargetDir})
+		MaxBytes: int64(cfg.MaxCheckoutBytes), MaxTreeBytes: cfg.MaxTreeBytes, OutDir: cfg.TargetDir})
 	if err != nil {
 		return err
 	}

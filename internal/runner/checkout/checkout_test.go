@@ -2,6 +2,7 @@ package checkout
 
 import (
 	"context"
+	"fmt"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -237,6 +238,41 @@ func TestFetchSizeCap(t *testing.T) {
 	require.ErrorAs(t, err, &tl)
 	assert.Contains(t, err.Error(), "over the 1048576-byte cap")
 	assert.NoFileExists(t, filepath.Join(out, PackFile))
+}
+
+// TestFetchTreeSizeCap: a pack of a few KiB whose tree names one 16 MiB
+// blob of zeros under 200 paths would check out 3.2 GiB: the fetch
+// refuses it against the checkout cap (default 1 GiB), before writing a
+// pack or manifest for the agent job; the same tree under the cap passes.
+func TestFetchTreeSizeCap(t *testing.T) {
+	t.Parallel() // each test has its own origin repos
+	o := newOrigin(t)
+	zeros := filepath.Join(t.TempDir(), "zeros")
+	require.NoError(t, os.WriteFile(zeros, nil, 0o644))
+	require.NoError(t, os.Truncate(zeros, 16<<20))
+	blob := o.git(o.dir, "hash-object", "-w", zeros)
+	var info strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&info, "100644 %s\tbomb/%03d.bin\n", blob, i)
+	}
+	c := gitexec.Isolated(o.dir, "", gitTimeout)
+	_, err := c.RunInput(context.Background(), []byte(info.String()), "update-index", "--index-info")
+	require.NoError(t, err)
+	o.git(o.dir, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "--quiet", "-m", "bomb")
+	o.git(o.dir, "push", "--quiet", "origin", "main")
+
+	m, out, err := o.fetch(t, Target{Repo: "octo/hello", DefaultBranch: "main"}, 0)
+	var tl *TreeTooLargeError
+	require.ErrorAs(t, err, &tl, "pack of %d bytes", m.PackBytes)
+	assert.Equal(t, int64(200*16<<20+len("# hello\n")+len("/etc/passwd")+len("* filter=evil\n")+len("#!/bin/sh\ntouch /tmp/never\n")), tl.Size)
+	assert.Contains(t, err.Error(), "over the 1073741824-byte cap on a checkout; raise max-tree-bytes")
+	assert.NoFileExists(t, filepath.Join(out, PackFile))
+	assert.NoFileExists(t, filepath.Join(out, ManifestFile))
+
+	m, err = Fetch(context.Background(), Target{Repo: "octo/hello", DefaultBranch: "main"},
+		FetchOptions{ServerURL: "file://" + o.root, OutDir: t.TempDir(), MaxTreeBytes: 4 << 30})
+	require.NoError(t, err, "under a raised cap")
+	assert.Less(t, m.PackBytes, int64(1<<20), "the pack is small; the checkout is not")
 }
 
 func TestUnpackRefusesNonEmptyWorkspace(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,12 +31,28 @@ func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("checkout: the target's code at this commit is over the %d-byte cap (%d bytes fetched so far); raise max-checkout-bytes or mention the bot on a smaller repository", e.Max, e.Size)
 }
 
+// DefaultMaxTreeBytes caps the checked-out size when
+// FetchOptions.MaxTreeBytes is 0.
+const DefaultMaxTreeBytes = 1 << 30
+
+// TreeTooLargeError means the files of the fetched commit add up to more
+// than the cap: a small pack can hold a tree that would fill the disk
+// when checked out (compressible or repeated content).
+type TreeTooLargeError struct{ Size, Max int64 }
+
+func (e *TreeTooLargeError) Error() string {
+	return fmt.Sprintf("checkout: the target's files at this commit add up to %d bytes, over the %d-byte cap on a checkout; raise max-tree-bytes or mention the bot on a smaller repository", e.Size, e.Max)
+}
+
 // FetchOptions configure Fetch.
 type FetchOptions struct {
 	ServerURL string // web base URL, e.g. https://github.com (clone URLs are <ServerURL>/<owner>/<name>.git)
 	Token     string // the bot's token; "" fetches anonymously
 	MaxBytes  int64  // cap on the fetched objects; 0 = DefaultMaxBytes
-	OutDir    string // where PackFile and ManifestFile are written
+	// MaxTreeBytes caps the sum of the commit's file sizes, what a
+	// checkout writes; 0 = DefaultMaxTreeBytes.
+	MaxTreeBytes int64
+	OutDir       string // where PackFile and ManifestFile are written
 	// Poll is how often the size of the fetch is checked; 0 = 100ms.
 	Poll time.Duration
 }
@@ -44,7 +61,9 @@ type FetchOptions struct {
 // request from a fork, the default branch's tip), or the default branch's
 // tip — at depth 1 with opts.Token, and writes the pack and the
 // manifest into opts.OutDir. The fetch stops with a *TooLargeError as soon
-// as it grows past the cap.
+// as it grows past the cap, and a commit whose files add up to more than
+// opts.MaxTreeBytes is refused (*TreeTooLargeError) before anything is
+// written there: the agent job would check them all out.
 func Fetch(ctx context.Context, t Target, opts FetchOptions) (Manifest, error) {
 	if opts.OutDir == "" || opts.ServerURL == "" {
 		return Manifest{}, errors.New("checkout: fetch needs an output directory and a server URL")
@@ -113,6 +132,15 @@ func Fetch(ctx context.Context, t Target, opts FetchOptions) (Manifest, error) {
 	if t.IsPR() && commit != t.HeadSHA {
 		return Manifest{}, fmt.Errorf("checkout: %s#%d's head is now %s, not %s as when the bot was mentioned; mention the bot again to work on the new head", t.Repo, t.PullNumber, short(commit), short(t.HeadSHA))
 	}
+	maxTree := opts.MaxTreeBytes
+	if maxTree <= 0 {
+		maxTree = DefaultMaxTreeBytes
+	}
+	if n, err := treeBytes(ctx, remote, commit); err != nil {
+		return Manifest{}, err
+	} else if n > maxTree {
+		return Manifest{}, &TreeTooLargeError{Size: n, Max: maxTree}
+	}
 	m := Manifest{Target: t, Commit: commit}
 	if t.FromFork() {
 		out, err := remote.Run(ctx, "rev-parse", "--verify", "--end-of-options", baseRef+"^{commit}")
@@ -145,6 +173,28 @@ func Fetch(ctx context.Context, t Target, opts FetchOptions) (Manifest, error) {
 		return Manifest{}, err
 	}
 	return m, nil
+}
+
+// treeBytes sums the sizes of the blobs in commit's tree, read from the
+// object headers (ls-tree's objectsize: no blob is inflated); a submodule
+// entry ("-") adds nothing, as no file is written for it.
+func treeBytes(ctx context.Context, g gitexec.Command, commit string) (int64, error) {
+	out, err := g.Run(ctx, "ls-tree", "-r", "--format=%(objectsize)", "--end-of-options", commit)
+	if err != nil {
+		return 0, fmt.Errorf("checkout: size the tree of %s: %w", short(commit), err)
+	}
+	var n int64
+	for _, f := range strings.Fields(string(out)) {
+		if f == "-" {
+			continue
+		}
+		size, err := strconv.ParseInt(f, 10, 64)
+		if err != nil || size < 0 {
+			return 0, fmt.Errorf("checkout: size the tree of %s: git listed a size %q", short(commit), f)
+		}
+		n += size
+	}
+	return n, nil
 }
 
 func writeManifest(dir string, m Manifest) error {

@@ -164,6 +164,7 @@ var Settings = []Setting{
 	{Env: "MR_WORKSPACE", Input: "workspace", Doc: "Where the agent works. With `target-dir` set (as the workflow does), an empty directory the fetched code is checked out into. Without it, plain files and no code: no git runs there, no pull request can be made, and a git checkout (a `.git`) is refused. Defaults to the current directory.", Modes: "agent"},
 	{Env: "MR_TARGET_DIR", Input: "target-dir", Doc: "fetch: where the target's code (one shallow pack and its manifest) is written; agent: where it is read from and checked out into the workspace, with the git directory kept outside it. Empty in agent mode: the agent gets no code (see `workspace`).", Modes: "fetch,agent"},
 	{Env: "MR_MAX_CHECKOUT_BYTES", Input: "max-checkout-bytes", Default: "209715200", Doc: "Largest fetch of the target's code (one commit, depth 1) accepted; the fetch stops with an error above it.", Modes: "fetch", check: intRange(1024, 4<<30)},
+	{Env: "MR_MAX_TREE_BYTES", Input: "max-tree-bytes", Default: "1073741824", Doc: "Largest checkout of the target's code: the sizes of the fetched commit's files added up (what the agent job writes to disk, however well the pack compressed them); fetch refuses a larger one before the agent job starts.", Modes: "fetch", check: intRange(1024, 64<<30)},
 	{Env: "MR_MAX_DIFF_BYTES", Input: "max-diff-bytes", Default: "1048576", Doc: "A pull request's diff (read by fetch at the recorded head) is cut at a line end to this many bytes; the agent refuses a larger one. Publish reads it again to check reviews' inline comments. Keep fetch's, agent's and publish's equal.", Modes: "fetch,agent,publish", check: intRange(1024, 64<<20)},
 }
 
@@ -186,6 +187,7 @@ type Config struct {
 	CodexBin, GeminiBin                              string
 	Workspace, TargetDir                             string
 	MaxCheckoutBytes, MaxDiffBytes                   int
+	MaxTreeBytes                                     int64
 	ContextFile, ContextSHA256                       string
 	LogIssue                                         int // 0 = unknown
 	AllowedTools                                     []string
@@ -236,7 +238,8 @@ func Load(getenv func(string) string) (*Config, error) {
 		BlocklistPath: v["MR_BLOCKLIST_PATH"], ReplayScript: v["MR_REPLAY_SCRIPT"], ClaudeBin: v["MR_CLAUDE_BIN"],
 		CodexBin: v["MR_CODEX_BIN"], GeminiBin: v["MR_GEMINI_BIN"],
 		Workspace: v["MR_WORKSPACE"], TargetDir: v["MR_TARGET_DIR"], MaxCheckoutBytes: atoi("MR_MAX_CHECKOUT_BYTES"), MaxDiffBytes: atoi("MR_MAX_DIFF_BYTES"),
-		ContextFile: v["MR_CONTEXT_FILE"], ContextSHA256: v["MR_CONTEXT_SHA256"],
+		MaxTreeBytes: int64(atoi("MR_MAX_TREE_BYTES")),
+		ContextFile:  v["MR_CONTEXT_FILE"], ContextSHA256: v["MR_CONTEXT_SHA256"],
 		LogIssue: atoi("MR_LOG_ISSUE"), AllowedTools: splitList(v["MR_ALLOWED_TOOLS"]),
 		WriteGap:    gap,
 		AgentResult: v["MR_AGENT_RESULT"], AgentStage: v["MR_AGENT_STAGE"],

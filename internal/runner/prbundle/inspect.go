@@ -48,6 +48,8 @@ const maxHeader = 64 << 10
 // Info.HeadSHA from there without fetching it again: scratchDir must be a
 // repository the caller made for this and throws away, never a checkout
 // anyone reads afterwards (on refusal it may hold the refused objects).
+// A bundle changing a symlink or submodule entry is refused
+// (*SpecialEntryError), as Capture refuses to write one.
 func InspectInto(ctx context.Context, scratchDir, bundlePath string) (Info, error) {
 	st, err := os.Stat(bundlePath)
 	if err != nil {
@@ -96,8 +98,14 @@ func InspectInto(ctx context.Context, scratchDir, bundlePath string) (Info, erro
 	for i := 0; i+2 < len(f); i += 3 {
 		info.Commits = append(info.Commits, Commit{SHA: strings.TrimLeft(f[i], "\n"), Author: f[i+1], Subject: f[i+2]})
 	}
-	if _, info.Paths, err = touchedPaths(ctx, scratchDir, rng...); err != nil {
+	var special []string
+	if _, info.Paths, special, err = touchedPaths(ctx, scratchDir, rng...); err != nil {
 		return Info{}, fmt.Errorf("prbundle: list changed paths: %w", err)
+	}
+	if len(special) > 0 {
+		// The same rule as Capture's, from the bundle's own objects: every
+		// write built from a bundle refuses it, whatever the gate recorded.
+		return Info{}, &SpecialEntryError{Paths: special}
 	}
 	info.TouchesWorkflows = len(WorkflowPaths(info.Paths)) > 0
 	return info, nil

@@ -77,6 +77,7 @@ func TestHostileConfigSeesTruePaths(t *testing.T) {
 		build    func(t *testing.T, r *repo) (base string, want []string)
 		config   func(prog string) []string // settings for the checkout's config; prog leaves the canary
 		noShared bool                       // HEAD is a root commit: publish refuses it outright
+		special  bool                       // want names a submodule: both refuse it (*SpecialEntryError)
 	}{
 		{
 			// A root commit's files are its whole diff: showRoot=false
@@ -176,7 +177,8 @@ func TestHostileConfigSeesTruePaths(t *testing.T) {
 				r.git("commit", "--quiet", "-m", "submodule")
 				return base, []string{".github/actions/build", ".gitmodules"}
 			},
-			config: func(string) []string { return []string{"diff.ignoreSubmodules=all"} },
+			config:  func(string) []string { return []string{"diff.ignoreSubmodules=all"} },
+			special: true,
 		},
 		{
 			// Settings the command line already overrides (-z writes names
@@ -211,6 +213,18 @@ func TestHostileConfigSeesTruePaths(t *testing.T) {
 			ctx := context.Background()
 			out := filepath.Join(t.TempDir(), "b")
 			b, err := Capture(ctx, r.dir, base, Options{Out: out, AllowWorkflowChanges: true})
+			if row.special {
+				var se *SpecialEntryError
+				require.ErrorAs(t, err, &se, "the gate")
+				assert.Equal(t, want[:1], se.Paths, "the gate")
+				// a bundle made by git itself reaches publish
+				r.git("bundle", "create", "--quiet", out, "HEAD", "^"+base)
+				_, err = InspectInto(ctx, r.dir, out)
+				require.ErrorAs(t, err, &se, "publish")
+				assert.Equal(t, want[:1], se.Paths, "publish")
+				assert.NoFileExists(t, canary, "no program of the checkout's ran")
+				return
+			}
 			require.NoError(t, err, "the gate")
 			assert.Equal(t, want, b.Paths, "the gate")
 

@@ -29,6 +29,22 @@ func (e *WorkflowError) Error() string {
 	return fmt.Sprintf("the commits change GitHub Actions workflows (%s); workflow changes are not allowed in this run", strings.Join(e.Paths, ", "))
 }
 
+// SpecialEntryError means the commits add, change, delete or change the
+// mode of a symbolic link (mode 120000) or a submodule (gitlink, mode
+// 160000). The checkout holds a symlink as a plain file with its target as
+// text, so an agent editing that text points the link anywhere
+// (/proc/self/environ, another user's key) once GitHub serves it; a gitlink
+// names code from another repository. Neither is ever written.
+type SpecialEntryError struct{ Paths []string }
+
+// RuleSpecialEntry is the rule the gate and publish record when they refuse
+// a *SpecialEntryError.
+const RuleSpecialEntry = "symlink-or-submodule"
+
+func (e *SpecialEntryError) Error() string {
+	return fmt.Sprintf("the commits change symbolic links or submodules (%s); such entries are never changed by this bot: leave them as they are and edit regular files only", strings.Join(e.Paths, ", "))
+}
+
 // TooLargeError means the bundle is bigger than the cap.
 type TooLargeError struct{ Size, Max int64 }
 
@@ -56,8 +72,9 @@ type Bundle struct {
 
 // Capture bundles base..HEAD of the repository at workdir into opts.Out.
 // It refuses (typed errors) when there are no commits, when any commit
-// touches .github/workflows/ unless allowed, and when the bundle is over the
-// cap; on refusal no file is left behind.
+// touches .github/workflows/ unless allowed, when any commit changes a
+// symlink or submodule entry (*SpecialEntryError, always), and when the
+// bundle is over the cap; on refusal no file is left behind.
 func Capture(ctx context.Context, workdir, base string, opts Options) (Bundle, error) {
 	if base == "" || strings.HasPrefix(base, "-") {
 		return Bundle{}, fmt.Errorf("prbundle: invalid base %q", base)
@@ -80,12 +97,15 @@ func capture(ctx context.Context, workdir, base, baseSHA string, opts Options) (
 	if max <= 0 {
 		max = DefaultMaxBytes
 	}
-	commits, paths, err := touchedPaths(ctx, workdir, baseSHA+"..HEAD")
+	commits, paths, special, err := touchedPaths(ctx, workdir, baseSHA+"..HEAD")
 	if err != nil {
 		return Bundle{}, fmt.Errorf("prbundle: list commits and changed paths: %w", err)
 	}
 	if len(commits) == 0 {
 		return Bundle{}, ErrNoCommits
+	}
+	if len(special) > 0 {
+		return Bundle{}, &SpecialEntryError{Paths: special}
 	}
 	// HEAD is the walk's only starting point, so git log lists it first:
 	// no rev-parse of its own.
@@ -154,14 +174,16 @@ func resolve(ctx context.Context, dir, rev string) (string, error) {
 // for a commit line or hide the path after it. Output of any other shape
 // is an error, not a guess. --ignore-submodules=none: a submodule's
 // change is a path too, whatever diff.ignoreSubmodules or the checkout's
-// .gitmodules ("ignore = all", which no -c overrides) say.
-func touchedPaths(ctx context.Context, dir string, rng ...string) (commits, paths []string, err error) {
+// .gitmodules ("ignore = all", which no -c overrides) say. special lists
+// the paths whose record names mode 120000 (symlink) or 160000 (gitlink)
+// on either side: added, deleted, modified or changed to or from one.
+func touchedPaths(ctx context.Context, dir string, rng ...string) (commits, paths, special []string, err error) {
 	args := append([]string{"log", "--no-renames", "--ignore-submodules=none", "-m", "--raw", "--no-abbrev", "--format=%x01%H", "-z"}, rng...)
 	out, err := git(ctx, dir, args...)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	seenCommit, seenPath := map[string]bool{}, map[string]bool{}
+	seenCommit, seenPath, seenSpecial := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	f := bytes.Split(out, []byte{0})
 	if len(f) > 0 && len(f[len(f)-1]) == 0 {
 		f = f[:len(f)-1] // the terminator of the last path or commit line
@@ -171,12 +193,21 @@ func touchedPaths(ctx context.Context, dir string, rng ...string) (commits, path
 		switch {
 		case strings.HasPrefix(strings.TrimPrefix(tok, "\n"), ":"):
 			if i+1 >= len(f) || len(f[i+1]) == 0 {
-				return nil, nil, fmt.Errorf("git log: status record %q without its path", tok)
+				return nil, nil, nil, fmt.Errorf("git log: status record %q without its path", tok)
+			}
+			sp, err := specialMode(tok)
+			if err != nil {
+				return nil, nil, nil, err
 			}
 			i++
-			if p := string(f[i]); !seenPath[p] {
+			p := string(f[i])
+			if !seenPath[p] {
 				seenPath[p] = true
 				paths = append(paths, p)
+			}
+			if sp && !seenSpecial[p] {
+				seenSpecial[p] = true
+				special = append(special, p)
 			}
 		case strings.HasPrefix(tok, "\x01") && isHex(tok[1:]):
 			if !seenCommit[tok[1:]] { // a merge comes once per parent
@@ -184,11 +215,28 @@ func touchedPaths(ctx context.Context, dir string, rng ...string) (commits, path
 				commits = append(commits, tok[1:])
 			}
 		default:
-			return nil, nil, fmt.Errorf("git log: unexpected output %q", tok)
+			return nil, nil, nil, fmt.Errorf("git log: unexpected output %q", tok)
 		}
 	}
 	sort.Strings(paths)
-	return commits, paths, nil
+	sort.Strings(special)
+	return commits, paths, special, nil
+}
+
+// specialMode reads a --raw status record (":<src mode> <dst mode> <src id>
+// <dst id> <status>") and says whether either mode is a symlink (120000) or
+// a gitlink (160000). A record of another shape is an error, not a guess.
+func specialMode(rec string) (bool, error) {
+	f := strings.Fields(strings.TrimPrefix(strings.TrimPrefix(rec, "\n"), ":"))
+	if len(f) != 5 || len(f[0]) != 6 || len(f[1]) != 6 {
+		return false, fmt.Errorf("git log: status record %q is not :<mode> <mode> <id> <id> <status>", rec)
+	}
+	for _, m := range f[:2] {
+		if m == "120000" || m == "160000" {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // ErrNoBase means neither origin/<branch> nor the fallback commit exists.

@@ -168,6 +168,10 @@ func (p *publisher) inspect(ctx context.Context, e outputs.Entry, repoDir, bundl
 	// repoDir is this job's scratch repository: the bundle is fetched
 	// into it once, checked there, and pushed from there
 	info, err := prbundle.InspectInto(ctx, repoDir, bundle)
+	var special *prbundle.SpecialEntryError
+	if errors.As(err, &special) {
+		return reject(RuleSpecialEntry, "%s", special.Error())
+	}
 	if err != nil {
 		return reject(RuleBundleRejected, "the bundle does not apply on the base branch: %v", err)
 	}

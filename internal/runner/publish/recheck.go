@@ -5,6 +5,7 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/core/policy"
 	"github.com/mention-runner/mention-runner/internal/runner/outputs"
+	"github.com/mention-runner/mention-runner/internal/runner/prbundle"
 	"github.com/mention-runner/mention-runner/internal/runner/render"
 )
 
@@ -17,6 +18,7 @@ const (
 	RuleBundleRejected    = "bundle-rejected"
 	RuleWorkflowChanges   = "workflow-changes"
 	RuleBundleTooLarge    = "bundle-too-large"
+	RuleSpecialEntry      = prbundle.RuleSpecialEntry
 	RulePRWrongRepo       = outputs.RulePRWrongRepo
 	RulePRWrongBase       = outputs.RulePRWrongBase
 	RuleNotInDiff         = outputs.RuleNotInDiff

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"regexp"
@@ -27,21 +28,32 @@ func (f *Files) ReadFile(p string, offset, limit int) (string, error) {
 	if st.IsDir() {
 		return "", fmt.Errorf("%q is a directory: use %s", p, "list_files")
 	}
-	b, err := f.root.ReadFile(rel)
+	// The file is read as a stream, never whole: a checkout may hold a
+	// file of any size, and a call costs at most a buffered line and the
+	// MaxReadBytes answer (TestReadHugeFileBoundedMemory).
+	fh, err := f.root.Open(rel)
 	if err != nil {
 		return "", outside(p, err)
 	}
-	if !utf8.Valid(b[:min(len(b), 8192)]) || bytes.IndexByte(b[:min(len(b), 8192)], 0) >= 0 {
-		return fmt.Sprintf("(%s is a binary file of %d bytes)", rel, len(b)), nil
+	defer fh.Close()
+	br := bufio.NewReaderSize(fh, readBuffer)
+	if binaryHead(br) {
+		return fmt.Sprintf("(%s is a binary file of %d bytes)", rel, st.Size()), nil
 	}
 	if offset < 1 {
 		offset = 1
 	}
 	var out strings.Builder
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 64<<10), MaxReadBytes)
+	lr := lineReader{br: br, max: MaxReadBytes}
 	n := 0
-	for sc.Scan() {
+	for {
+		line, cut, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return "", fmt.Errorf("read %s: %w", rel, err)
+		}
 		n++
 		if n < offset {
 			continue
@@ -50,14 +62,17 @@ func (f *Files) ReadFile(p string, offset, limit int) (string, error) {
 			fmt.Fprintf(&out, "(more lines follow; read on with offset %d)\n", n)
 			break
 		}
-		if out.Len()+len(sc.Bytes()) > MaxReadBytes {
+		if cut && out.Len() == 0 {
+			// one line longer than the cap: its start, and where to go on
+			fmt.Fprintf(&out, "%6d\t%s…\n(line %d is longer than %d bytes and is shown cut; read on with offset %d)\n",
+				n, line[:MaxReadBytes-longLineNote], n, MaxReadBytes, n+1)
+			break
+		}
+		if out.Len()+len(line) > MaxReadBytes {
 			fmt.Fprintf(&out, "(output cut at %d bytes; read on with offset %d)\n", MaxReadBytes, n)
 			break
 		}
-		fmt.Fprintf(&out, "%6d\t%s\n", n, sc.Text())
-	}
-	if err := sc.Err(); err != nil {
-		return "", fmt.Errorf("read %s: %w", rel, err)
+		fmt.Fprintf(&out, "%6d\t%s\n", n, line)
 	}
 	if out.Len() == 0 {
 		return fmt.Sprintf("(%s has %d lines; nothing at offset %d)", rel, n, offset), nil
@@ -141,29 +156,118 @@ func (f *Files) SearchFiles(expr, dir, glob string) (string, error) {
 		if strings.HasPrefix(p, "(") {
 			continue
 		}
-		b, err := f.root.ReadFile(p)
-		if err != nil || bytes.IndexByte(b[:min(len(b), 8192)], 0) >= 0 {
-			continue
+		done, err := f.searchFile(re, p, &out, &n)
+		if err != nil {
+			return "", err
 		}
-		for i, line := range strings.Split(string(b), "\n") {
-			if !re.MatchString(line) {
-				continue
-			}
-			if n == MaxMatches {
-				fmt.Fprintf(&out, "(cut at %d matches; narrow the search)\n", MaxMatches)
-				return out.String(), nil
-			}
-			n++
-			if len(line) > 500 {
-				line = line[:500] + "…"
-			}
-			fmt.Fprintf(&out, "%s:%d: %s\n", p, i+1, line)
+		if done {
+			return out.String(), nil
 		}
 	}
 	if n == 0 {
 		return "(no matches)", nil
 	}
 	return out.String(), nil
+}
+
+// searchFile adds the lines of p matching re to out, counting them in n,
+// reading p line by line (lines longer than maxSearchLine are matched on
+// their start); done: MaxMatches was reached. A file that cannot be opened
+// or is binary is skipped.
+func (f *Files) searchFile(re *regexp.Regexp, p string, out *strings.Builder, n *int) (done bool, err error) {
+	fh, err := f.root.Open(p)
+	if err != nil {
+		return false, nil
+	}
+	defer fh.Close()
+	br := bufio.NewReaderSize(fh, readBuffer)
+	if head, _ := br.Peek(binarySniff); bytes.IndexByte(head, 0) >= 0 {
+		return false, nil
+	}
+	lr := lineReader{br: br, max: maxSearchLine}
+	for i := 1; ; i++ {
+		line, _, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("search %s: %w", p, err)
+		}
+		if !re.Match(line) {
+			continue
+		}
+		if *n == MaxMatches {
+			fmt.Fprintf(out, "(cut at %d matches; narrow the search)\n", MaxMatches)
+			return true, nil
+		}
+		*n++
+		shown := string(line)
+		if len(shown) > 500 {
+			shown = shown[:500] + "…"
+		}
+		fmt.Fprintf(out, "%s:%d: %s\n", p, i, shown)
+	}
+}
+
+const (
+	readBuffer    = 64 << 10 // bufio buffer per open file
+	binarySniff   = 8192     // bytes looked at to call a file binary
+	maxSearchLine = 64 << 10 // bytes of a line search_files matches on
+	longLineNote  = 256      // room kept in MaxReadBytes for the note on a cut line
+)
+
+// binaryHead says whether the start of br looks binary (a NUL byte or
+// invalid UTF-8 in its first binarySniff bytes); it consumes nothing.
+func binaryHead(br *bufio.Reader) bool {
+	head, _ := br.Peek(binarySniff)
+	return !utf8.Valid(head) || bytes.IndexByte(head, 0) >= 0
+}
+
+// lineReader reads a stream line by line, holding at most max bytes of a
+// line: the rest of a longer line (cut is true) is read past only when the
+// next line is asked for, so a caller that stops there reads no further.
+// Line ends ("\n", "\r\n") are dropped, as bufio.ScanLines does.
+type lineReader struct {
+	br   *bufio.Reader
+	buf  []byte
+	max  int
+	skip bool // the last line was cut: its rest comes first
+}
+
+func (l *lineReader) next() (line []byte, cut bool, err error) {
+	for l.skip {
+		_, err := l.br.ReadSlice('\n')
+		switch {
+		case err == nil:
+			l.skip = false
+		case !errors.Is(err, bufio.ErrBufferFull):
+			return nil, false, err
+		}
+	}
+	l.buf = l.buf[:0]
+	read := false
+	for {
+		frag, err := l.br.ReadSlice('\n')
+		read = read || len(frag) > 0
+		end := err == nil
+		if end {
+			frag = frag[:len(frag)-1]
+		}
+		if room := l.max - len(l.buf); len(frag) > room {
+			l.buf = append(l.buf, frag[:room]...)
+			l.skip = !end
+			return l.buf, true, nil
+		}
+		l.buf = append(l.buf, frag...)
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case end, errors.Is(err, io.EOF) && read:
+			return bytes.TrimSuffix(l.buf, []byte{'\r'}), false, nil
+		default:
+			return nil, false, err
+		}
+	}
 }
 
 // WriteFile creates or replaces a file in the checkout (parent directories
@@ -210,6 +314,10 @@ func (f *Files) EditFile(p, old, new string, all bool) (string, error) {
 	}
 	if !st.Mode().IsRegular() {
 		return "", fmt.Errorf("%q is not a regular file", p)
+	}
+	if st.Size() > MaxWriteBytes {
+		// the edited file could not be written back anyway
+		return "", fmt.Errorf("%q is %d bytes, over the %d-byte limit of the file tools: edit a smaller file", p, st.Size(), MaxWriteBytes)
 	}
 	b, err := f.root.ReadFile(rel)
 	if err != nil {

@@ -236,6 +236,7 @@ func (g *Gate) capture(ctx context.Context, e *outputs.Entry) (outcome, bool) {
 	var wf *prbundle.WorkflowError
 	var big *prbundle.TooLargeError
 	var conflict *prbundle.ConflictError
+	var special *prbundle.SpecialEntryError
 	switch {
 	case errors.Is(err, prbundle.ErrNoCommits):
 		return refuse(DecisionInvalid, RuleNoCommits, fmt.Sprintf("there are no changes to propose against %s: edit the files in the working directory first (the gate commits them for you)", e.Base))
@@ -243,6 +244,8 @@ func (g *Gate) capture(ctx context.Context, e *outputs.Entry) (outcome, bool) {
 		return refuse(DecisionDenied, RuleWorkflowChange, "denied: "+wf.Error()+denialHint)
 	case errors.As(err, &big):
 		return refuse(DecisionDenied, RuleBundleTooLarge, "denied: "+big.Error())
+	case errors.As(err, &special):
+		return refuse(DecisionDenied, RuleSpecialEntry, "denied: "+special.Error()+denialHint)
 	case errors.As(err, &conflict):
 		return refuse(DecisionInvalid, RuleBaseConflict, conflict.Error())
 	case err != nil:

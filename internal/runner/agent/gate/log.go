@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mention-runner/mention-runner/internal/core/redact"
+	"github.com/mention-runner/mention-runner/internal/runner/prbundle"
 )
 
 // Decision values in the log. A denial is the policy working, not an
@@ -31,6 +32,7 @@ const (
 	RuleNoCheckout     = "no-checkout"
 	RuleWorkflowChange = "workflow-change"
 	RuleBundleTooLarge = "bundle-too-large"
+	RuleSpecialEntry   = prbundle.RuleSpecialEntry
 )
 
 // maxLoggedArgs caps the arguments kept per line; bodies are bounded by
