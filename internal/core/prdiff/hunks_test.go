@@ -1,6 +1,7 @@
 package prdiff
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -111,4 +112,19 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkParse: a 1 MiB diff (the default cap), read once by the gate at
+// start-up and once by publish.
+func BenchmarkParse(b *testing.B) {
+	var sb strings.Builder
+	for i := 0; sb.Len() < DefaultMaxBytes; i++ {
+		fmt.Fprintf(&sb, "diff --git a/f%d.go b/f%d.go\n--- a/f%d.go\n+++ b/f%d.go\n@@ -1,4 +1,5 @@\n a\n-b\n+b2\n+b3\n c\n d\n", i, i, i, i)
+	}
+	text := sb.String()
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = Parse(text)
+	}
 }
