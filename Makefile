@@ -176,7 +176,7 @@ release:
 clean:
 	rm -rf $(BIN) demo-out dist
 
-# prove runs the reliability scenarios at full scale (issue 13) and prints
+# prove runs the reliability scenarios at full scale and prints
 # one row per scenario: lost mentions, duplicate agent runs, duplicate
 # writes, duplicate log issues, manual re-runs needed. `make test` runs the
 # same scenarios small.

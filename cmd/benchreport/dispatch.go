@@ -17,7 +17,7 @@ func (t *tableRun) dispatch() []benchreport.Row {
 		return []benchreport.Row{benchreport.Failed("dispatcher", command, err)}
 	}
 	var rows []benchreport.Row
-	// Goals (issue 16): 0 = no goal for that figure.
+	// Goals: 0 = no goal for that figure.
 	for _, sub := range []struct {
 		name, label        string
 		maxReqs, maxRounds float64

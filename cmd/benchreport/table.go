@@ -241,7 +241,7 @@ func (t *tableRun) assemble() []benchreport.Row {
 
 // assembleRequests reads assemble's request and round-trip counts from
 // internal/runner/assemble's BenchmarkAssembleRequests (250 ms of latency on every
-// request), with issue 16's goals.
+// request), with their goals.
 func (t *tableRun) assembleRequests() []benchreport.Row {
 	const bench = "BenchmarkAssembleRequests"
 	res, command, err := goBench(t.ctx, "./internal/runner/assemble", "^"+bench+"$", "-benchtime", "3x")

@@ -127,8 +127,8 @@ func TestExplainNeedsBot(t *testing.T) {
 	assert.Contains(t, stderr.String(), "--bot is required")
 }
 
-// TestExplainStrayCfg: each way issue 14 found to drop a written
-// restriction silently is now an error naming the !cfg.
+// TestExplainStrayCfg: each way a written restriction could be dropped
+// silently is an error naming the !cfg.
 func TestExplainStrayCfg(t *testing.T) {
 	for _, body := range []string{
 		"@bot hi\n@bot !cfg here-only do X",

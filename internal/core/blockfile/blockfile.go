@@ -23,8 +23,8 @@ type Store struct {
 	Path   string // "" = DefaultPath
 	// Attempts bounds the read-modify-write loop on conflicts (0 = 5).
 	Attempts int
-	// IDs, when set, gives entries written before ids were kept their
-	// repository or account id on every write (best effort: an entry it
+	// IDs, when set, gives entries that carry no id their repository or
+	// account id on every write (best effort: an entry it
 	// cannot resolve keeps matching by name).
 	IDs *identity.Resolver
 }

@@ -44,8 +44,7 @@ func DispatchedRef(jobID string) string { return DispatchedRefPrefix + jobID }
 func RunStateRef(jobID string) string { return RunStateRefPrefix + jobID }
 
 // PaceRef is the write budget ledger of the account login (lower case):
-// its first generation, the only one before ledgers were rotated. Each
-// later generation is PaceGenRef; the highest that exists is the ledger.
+// its first generation, a name without a number. Each later generation is PaceGenRef; the highest that exists is the ledger.
 func PaceRef(login string) string { return PaceRefPrefix + strings.ToLower(login) }
 
 // PaceGenRef is generation gen of the account's ledger: PaceRef for 0,
@@ -82,7 +81,7 @@ func PaceGen(login, ref string) (int, bool) {
 // opened in: a generation opened by a rotation (or the upgrade from
 // sequentially numbered ones) is named PaceWindowGen of the closer's
 // clock, so a process that holds nothing yet reads the ledger in one
-// request, at the name its own clock gives (writebudget, issue 16).
+// request, at the name its own clock gives (writebudget).
 const PaceWindow = time.Hour
 
 // PaceWindowGen is the generation named for the window holding t: whole

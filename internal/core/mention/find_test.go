@@ -181,7 +181,7 @@ var findCases = []struct {
 	{"lazy line starts new list", "- a\n  b\n2. ~~~\n   @bot", nil},
 	{"thematic break in list item", "1. ***\n    -\n\t    - @bot", []want{task(3)}},
 	{"html block has no code spans", "<!-- c --> ` (@bot) `", nil},
-	// Where GitHub shows no mention (issue 14): lazy quote lines, HTML
+	// Where GitHub shows no mention: lazy quote lines, HTML
 	// blocks of every kind, inline elements, links, definitions.
 	{"lazy quote continuation", "> **Note**\n@bot go away", nil},
 	{"lazy quote in list", "- > a\n  @bot", nil},

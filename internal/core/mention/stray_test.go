@@ -7,7 +7,7 @@ import (
 )
 
 // TestReadStrayCfg: every !cfg a reader would see, other than the first
-// mention's own, is reported (issue 14's examples first), and none in code.
+// mention's own, is reported, and none in code.
 func TestReadStrayCfg(t *testing.T) {
 	cases := []struct {
 		name, body string

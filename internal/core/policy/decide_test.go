@@ -168,8 +168,7 @@ func TestHereOnlyWithoutThread(t *testing.T) {
 }
 
 // TestMaxWritesAndControlRepo: one run may not write more than max-writes
-// in all (issue 14: the default policy let a run comment on 25 issues),
-// and never to the control repository, whatever the flags.
+// in all (without it a run could comment on 25 issues), and never to the control repository, whatever the flags.
 func TestMaxWritesAndControlRepo(t *testing.T) {
 	c := DefaultCeilings()
 	c.ControlRepo = "Ops/Control"

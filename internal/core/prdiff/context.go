@@ -16,8 +16,8 @@ type Record struct {
 }
 
 // Into returns the context object ctx with the diff under contract.KeyDiff
-// (where the dispatcher used to put it: after review_comments, before
-// trigger_comment; a diff ctx already holds is replaced) and rec's fields
+// (after review_comments, before trigger_comment; a diff ctx already holds
+// is replaced) and rec's fields
 // set in the truncation record. Every other key keeps its place and bytes.
 func Into(ctx []byte, text string, rec Record) ([]byte, error) {
 	top, err := members(ctx)

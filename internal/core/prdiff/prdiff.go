@@ -3,10 +3,10 @@
 // record of what was cut. The diff is read by the runner's fetch job
 // (threadctx.FetchDiff), pinned to the head sha the mention's context
 // recorded, beside the code it fetches at that same sha: the diff the
-// agent reads and the code it sees always agree, which a diff read at
-// mention time did not promise (a push between the two reads), and the
-// dispatched context stays small (a large diff no longer turns one
-// dispatch into many shards). No GitHub client here: the agent job links
+// agent reads and the code it sees always agree (a diff read at mention
+// time would miss a push between the two reads), and the dispatched
+// context stays small (a large diff does not turn one dispatch into many
+// shards). No GitHub client here: the agent job links
 // this package.
 package prdiff
 

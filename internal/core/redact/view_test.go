@@ -9,8 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// TestStringSeesWhatGitHubRenders: each form issue 14 found GitHub showing
-// as the token is redacted, and the text around it is kept.
+// TestStringSeesWhatGitHubRenders: each form GitHub shows as the token is redacted, and the text around it is kept.
 func TestStringSeesWhatGitHubRenders(t *testing.T) {
 	tok := "ghp_" + strings.Repeat("a1B2", 9)
 	ant := "sk-ant-api03-" + strings.Repeat("k", 30)

@@ -10,7 +10,7 @@ import (
 // ledger. A dispatcher claims mentions with it (the claim ref points at
 // it, refstate reads it as claimed by Holder since At) instead of making a
 // claim commit of its own: a fresh process's first claim then waits for
-// no commit of its own after its grant (issue 16).
+// no commit of its own after its grant.
 type Grant struct {
 	Commit string
 	At     time.Time // the commit's date (whole seconds)

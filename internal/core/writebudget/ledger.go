@@ -452,8 +452,8 @@ func (l *Ledger) reserve(ctx context.Context, size func() int) (at time.Time, af
 // pause) with l.io let go meanwhile, so this handle's other ledger writes
 // are not held up behind it: above all a SlowDown, which would otherwise
 // be recorded for the account's other processes only when this grant's
-// wait ended, up to a minute into the pause (issue 16's flaky
-// TestProveAccountPacing). reserve reads the ledger again after every
+// wait ended, up to a minute into the pause
+// (TestProveAccountPacing). reserve reads the ledger again after every
 // wait, so nothing it read before is used after. The caller holds l.io;
 // it holds it again on return.
 func (l *Ledger) sleepUnlocked(ctx context.Context, d time.Duration) error {

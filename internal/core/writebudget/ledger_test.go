@@ -192,8 +192,8 @@ func TestSlowDownReachesEveryProcess(t *testing.T) {
 
 // TestSlowDownWhileAGrantWaits: a process whose next grant is waiting for
 // room in the account's minute records a slow-down at once, not when that
-// wait ends (it used to hold the ledger's lock through the wait: the other
-// processes learnt of the pause up to a minute late); the waiting grant
+// wait ends (holding the ledger's lock through the wait would tell the
+// other processes of the pause up to a minute late); the waiting grant
 // then starts after the pause, and Idle waits for it.
 func TestSlowDownWhileAGrantWaits(t *testing.T) {
 	w := newWorld(t)

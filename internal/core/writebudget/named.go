@@ -10,8 +10,8 @@ import (
 	"github.com/mention-runner/mention-runner/internal/core/contract"
 )
 
-// Named generations: a one-request read for a process that holds nothing
-// (issue 16). Listing the generations and then reading the highest one's
+// Named generations: a one-request read for a process that holds nothing.
+// Listing the generations and then reading the highest one's
 // commit are two requests one after the other, because a process that
 // has not written the ledger cannot know the highest one's name. So the
 // name is made one it can know: a rotation opens the generation named

@@ -252,9 +252,9 @@ func rotationUnderLostAnswers(t *testing.T) {
 	ctx := bubbleCtx(t)
 	// each fault fails one request at most twice: its fifth attempt (the
 	// client's MaxRetries) gets through. Drawn afresh for every attempt,
-	// all five failed now and then (seen once in ~900 runs): the ledger was
-	// then unusable and the process paced itself alone (Warn), as meant,
-	// but not what this test is about.
+	// all five would fail now and then (about once in 900 runs): the
+	// ledger is then unusable and the process paces itself alone (Warn),
+	// as meant, but not what this test is about.
 	for _, k := range []githubsim.FaultKind{githubsim.FaultStatus502, githubsim.FaultReset} {
 		w.sim.AddFault(githubsim.Fault{Path: "/repos/ops/control/git/*", Kind: k, Rate: 0.08, AfterApply: true, WritesOnly: true, PerRequest: 2})
 	}
@@ -419,8 +419,8 @@ func TestLateReaderReCreatesADeadGeneration(t *testing.T) {
 // TestUnsentCreationKeepsTheClosedGeneration: the closer's creation of
 // the next generation fails unsent (no answer, nothing stored). The
 // closed generation is the ledger still, with every grant: it is not
-// deleted (it was, leaving no ledger: every grant of the hour forgotten),
-// and the next grant opens the next generation carrying them on.
+// deleted (that would leave no ledger: every grant of the hour
+// forgotten), and the next grant opens the next generation carrying them on.
 func TestUnsentCreationKeepsTheClosedGeneration(t *testing.T) {
 	w := newWorld(t)
 	ctx := ctxT(t)

@@ -132,7 +132,7 @@ type grantBudget interface {
 // grantMark returns the commit of this process's latest write grant as a
 // claim commit, when it is recent enough to date claims (claimRotate):
 // the grant is needed before the first claim anyway, and claiming with
-// its commit saves the claim commit and its round trip (issue 16). The
+// its commit saves the claim commit and its round trip. The
 // commit is this process's alone (it names the ledger handle, which only
 // this dispatcher uses: grantsOwned), so a claim whose answer was lost is
 // still recognised by its commit.

@@ -182,7 +182,7 @@ func (d *Dispatcher) Handle(ctx context.Context, t *Trigger) (dec Decision, err 
 	}
 
 	// What the mention needs and that needs no other answer is asked for at
-	// once (issue 16): the thread (read on while the checks below decide;
+	// once: the thread (read on while the checks below decide;
 	// not for a !cfg error, which only replies), the opt-out list and the
 	// rate state (cached in a running dispatcher), this process's claim
 	// commit, and the write grant (the first write waits only for it).

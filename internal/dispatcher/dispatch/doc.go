@@ -1,4 +1,4 @@
-// Package dispatch is the dispatcher's pipeline (issue 4, SPEC §2–§4, §7–§9):
+// Package dispatch is the dispatcher's pipeline (SPEC §2–§4, §7–§9):
 // every mode (poll, once, serve, event) turns its input into a Trigger and
 // calls Dispatcher.Handle, which decides, in order: ignore (own text, edits,
 // no real mention, author not allowed, repo blocked), go away / come back,

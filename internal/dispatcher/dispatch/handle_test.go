@@ -131,7 +131,7 @@ func TestAllowListParsing(t *testing.T) {
 		{" @alice , carol ", "carol", 0, true},
 		{"alice", "alicex", 0, false},
 		{",,", "alice", 0, false},
-		// A pinned id (issue 14: a freed login can be re-registered).
+		// A pinned id (a freed login can be re-registered).
 		{"alice:42", "alice", 42, true},
 		{"alice:42", "alice", 43, false},        // someone else took the login
 		{"alice:42", "alice", 0, false},         // id unknown: fail closed
@@ -630,8 +630,8 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // TestOptOutRepliesRateLimited: opt-outs are open to anyone, so a stranger
-// repeating "go away" must not make the bot reply each time (issue 14: 15
-// replies under a 2/hour limit). The block itself always applies.
+// repeating "go away" must not make the bot reply each time (at most 2 an
+// hour). The block itself always applies.
 func TestOptOutRepliesRateLimited(t *testing.T) {
 	e := newEnv(t)
 	d := e.dispatcher(func(c *Config) { c.RatePerHour = 2 })

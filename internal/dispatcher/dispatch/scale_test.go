@@ -106,7 +106,7 @@ func (e *env) measureCost(d *Dispatcher, trig *Trigger) ([]string, int) {
 
 // TestRequestCost pins what one mention costs in API requests, everything
 // counted (reads, claim and its mark, dispatch, reaction, rate state, the
-// account's write ledger), and in sequential round trips (issue 16), with
+// account's write ledger), and in sequential round trips, with
 // the dispatcher wired as cmd/dispatcher wires it (wiredDispatcher). A
 // running dispatcher (serve) has the opt-out list, rate state and claim
 // commits cached and writes the rate state once per CacheTTL, not per

@@ -38,7 +38,7 @@ func BenchmarkAssemble20Shards(b *testing.B) {
 // requests and sequential round trips (latency on every request, as
 // TestRequestCounts): "small" is an agent_small event, "shards20" the run
 // that stores the last of 20 shards and proceeds (the 19 earlier runs are
-// not measured). make bench shows both against issue 16's goals.
+// not measured). make bench shows both against their goals.
 func BenchmarkAssembleRequests(b *testing.B) {
 	for _, bc := range []struct {
 		name string

@@ -72,7 +72,7 @@ func shape(p string) string {
 const latency = 250 * time.Millisecond
 
 // TestRequestCounts pins how many API requests each kind of run makes and
-// how many sequential round trips they take (issue 16; no other jobs'
+// how many sequential round trips they take (no other jobs'
 // refs present, so each sweep costs one listing). No request needs more
 // than a workflow token (no GET /user).
 func TestRequestCounts(t *testing.T) {

@@ -174,8 +174,8 @@ func TestCaptureAndInspectRoundTrip(t *testing.T) {
 	assert.Equal(t, "hello, world", cl.git("show", head+":README.md"))
 }
 
-// TestInspectTamperedBundles: what issue 14's red team pushed through
-// publish is refused: a bundle with a history of its own (no prerequisite
+// TestInspectTamperedBundles: bundles built to slip past publish are
+// refused: a bundle with a history of its own (no prerequisite
 // commits: its root commit's files were hidden by log.showRoot=false), and
 // changes anywhere under .github/ in any case, renames included.
 func TestInspectTamperedBundles(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 )
 
 // TestWithNoteAlwaysShows: whatever a body leaves open, the NOTE block
-// follows it at top level (issue 14: an unclosed <details> folded it away).
+// follows it at top level (an unclosed <details> would fold it away).
 func TestWithNoteAlwaysShows(t *testing.T) {
 	cases := []struct{ name, body, wantBefore string }{
 		{"unclosed details", "<details><summary>More</summary>\n\nhidden?", "</details>\n"},

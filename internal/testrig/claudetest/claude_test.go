@@ -32,14 +32,13 @@ import (
 // arguments, the model sees its result, and the stream-json output
 // decodes into the expected events; the rest is the capture
 // streamjson/testdata/mixed.jsonl, which `runner render` is tested on
-// (gate_success.jsonl, its first turn, was captured by a run of its own;
-// mixed.jsonl was captured before the broken server and the Write below
-// were added). The same run shows two things Claude Code does that the record relies
-// on: a second MCP server that cannot start is reported as failed while
-// Claude Code carries on without its tools, and a built-in tool outside
-// --allowedTools (Write) is refused in dontAsk mode, reported as a
-// permission denial, and does nothing (these were
-// TestClaudeReportsFailedMCPServer's, a CLI start of its own).
+// (gate_success.jsonl is its first turn; the captures hold neither the
+// broken server nor the Write below). The same run shows two things Claude
+// Code does that the record relies on: a second MCP server that cannot
+// start is reported as failed while Claude Code carries on without its
+// tools, and a built-in tool outside --allowedTools (Write) is refused in
+// dontAsk mode, reported as a permission denial, and does nothing (one CLI
+// start carries all of it).
 func TestClaudeMixedSession(t *testing.T) {
 	t.Parallel()
 	const prompt = "Please comment hello, then try a few things."

@@ -49,8 +49,7 @@ type fakeAPI interface {
 // pushes, and the pull request is opened on the simulator. Nothing from
 // the repository runs, instructs the model or changes the API key. (One
 // CLI start per engine carries the whole flow and the probes: each costs
-// seconds of CPU; the probes were internal/runner/agent's
-// TestEngineHostileRepoPRTools, the same engine configuration.) Codex runs
+// seconds of CPU.) Codex runs
 // the product's default model, the path users get: Codex offers it the
 // runner's tools only behind its tool_search, so the model searches
 // first, and finds exactly the tools this run configured.

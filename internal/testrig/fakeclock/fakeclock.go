@@ -7,9 +7,9 @@
 // writers sleeping a minute each at once take one minute, not two) run in
 // a testing/synctest bubble on its clock (Bubble): time moves only when
 // every goroutine in the bubble waits, those a process starts for itself
-// included. (A clock that counted only the processes it was told of moved
-// time while a process was mid-request whenever a goroutine of its own
-// slept: a write went out a minute after its slot was taken.)
+// included. (A clock that counted only the processes it is told of would
+// move time while a process is mid-request whenever a goroutine of its
+// own sleeps: a write would go out a minute after its slot was taken.)
 package fakeclock
 
 import (

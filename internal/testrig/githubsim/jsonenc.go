@@ -11,7 +11,7 @@ import (
 // directly; any other value goes through json.Marshal. Every answer the
 // simulator gives is such a map, and encoding/json reaches each map value
 // through reflection and sorts a copy of the keys with their reflect
-// values: that was the largest part of a simple request's CPU in the
+// values: that is the largest part of a simple request's CPU in the
 // simulator (more so under -race, which every package's tests run with).
 func marshal(v any) ([]byte, error) {
 	return appendJSON(make([]byte, 0, 1024), v)

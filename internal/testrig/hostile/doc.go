@@ -1,7 +1,7 @@
 // Package hostile holds cross-package tests that feed mention-runner what
 // an attacker, a broken client or an unlucky day would: prompt-injection
 // carriers, secrets, oversized and invalid input, forged webhooks and refs
-// left by a crashed run (issue 8). Each test drives the packages the way
+// left by a crashed run. Each test drives the packages the way
 // the dispatcher and runner chain them, so a gap between two packages
 // shows up here even when each one's own tests pass.
 //

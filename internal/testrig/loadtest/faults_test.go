@@ -74,10 +74,9 @@ func TestFaults200Mentions(t *testing.T) {
 
 	st, err := w.DispatchAll(testCtx(t), ms, 30, nil)
 	require.NoError(t, err)
-	// every request so far is the dispatcher's. Most faults it now gets
-	// over within the handling (a repeatable write sent again, an
-	// ambiguous one read back): a failed handling, retried next cycle, is
-	// no longer what shows they bit
+	// every request so far is the dispatcher's. Most faults it gets over
+	// within the handling (a repeatable write sent again, an ambiguous one
+	// read back), so a failed handling is not what shows they bit
 	hit := 0
 	for _, r := range w.Sim.Requests() {
 		if r.Fault != "" {

@@ -114,8 +114,8 @@ func TestAssemblerPendingIsACopy(t *testing.T) {
 	assert.Equal(t, session.ToolPending, a.Pending()[0].ToolCalls[0].Status)
 }
 
-// TestToolUseEncodesAsTheMap: session.json holds the same bytes as when a
-// tool_use block's content was map[string]any{"id", "name", "input"}.
+// TestToolUseEncodesAsTheMap: session.json holds the same bytes as a
+// tool_use block's content encoded as map[string]any{"id", "name", "input"}.
 func TestToolUseEncodesAsTheMap(t *testing.T) {
 	mapped := func(in []byte) any { // what the map held as "input"
 		switch {

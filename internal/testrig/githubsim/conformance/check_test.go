@@ -74,7 +74,7 @@ func TestCheck(t *testing.T) {
 		}(), "GET /repos/{owner}/{repo}/pulls/{pull_number}", nil},
 		{"labels as documented", exchange(t, "POST", "http://h/repos/o/r/issues/1/labels", `{"labels":["bug"]}`, 200, jsonType, `[]`),
 			"POST /repos/{owner}/{repo}/issues/{issue_number}/labels", nil},
-		// What go-github v62's AddLabelsToIssue sends: no longer in GitHub's spec.
+		// What go-github v62's AddLabelsToIssue sends: not in GitHub's current spec.
 		{"labels as a bare array", exchange(t, "POST", "http://h/repos/o/r/issues/1/labels", `["bug"]`, 200, jsonType, `[]`),
 			"POST /repos/{owner}/{repo}/issues/{issue_number}/labels", []string{"request body: $ matches none of the oneOf alternatives"}},
 		{"unknown operation", exchange(t, "GET", "http://h/emojis", "", 200, jsonType, `{}`),

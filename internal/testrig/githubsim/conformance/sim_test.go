@@ -202,7 +202,7 @@ func (w *simWorld) drive(t *testing.T) {
 	logIssue, _, err := bot.Issues.Create(ctx, "acme", "control", &github.IssueRequest{Title: github.String("Run log"), Body: github.String("Created Comments:\n- (none)\n"), Labels: &[]string{"mention-runner"}})
 	require.NoError(t, err, "POST issue")
 	// go-github's AddLabelsToIssue sends a bare JSON array, which GitHub's
-	// current spec no longer documents (see TestCheck); send the documented
+	// current spec does not document (see TestCheck); send the documented
 	// {"labels": […]} form as the project's client must.
 	req, err := bot.NewRequest("POST", fmt.Sprintf("repos/acme/control/issues/%d/labels", logIssue.GetNumber()), map[string][]string{"labels": {"failed"}})
 	require.NoError(t, err)

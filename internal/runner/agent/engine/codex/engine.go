@@ -51,7 +51,7 @@ const Program = "codex"
 const DefaultModel = "gpt-5.5"
 
 // BaseURLEnv in the engine's environment points Codex at another Responses
-// API (a proxy, or the tests' fake); Codex itself no longer reads it.
+// API (a proxy, or the tests' fake); Codex itself does not read it.
 const BaseURLEnv = "OPENAI_BASE_URL"
 
 // DisabledFeatures are Codex features switched off for every run: each
