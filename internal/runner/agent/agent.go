@@ -342,6 +342,9 @@ func (r *run) prepare(ctx context.Context, raw []byte, env []string) (engine.Spe
 		// publish gathers them again from trusted data
 		HereIsPR: j.IsPR, DiffFile: diffFile, NoDiff: noDiff, Labels: job.Labels(raw),
 	}
+	if can, known := job.CanLabel(raw); known && !can {
+		gc.NoTriage = true
+	}
 	// Only a checkout the runner made from the fetched code can become a
 	// pull request; without one the gate refuses them.
 	if startCommit != "" {

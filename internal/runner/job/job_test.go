@@ -71,3 +71,14 @@ func TestFromContextErrors(t *testing.T) {
 	_, err = FromContext([]byte(`{"repository":{"full_name":"bad"},"issue":{"number":1},"trigger_comment":{"node_id":"x","body":"@bot","user":{"login":"a"}}}`), "bot")
 	assert.ErrorContains(t, err, "not a valid owner/name")
 }
+
+func TestLabelsAndCanLabel(t *testing.T) {
+	ctx := []byte(`{"repository":{"full_name":"Octo/App","permissions":{"triage":false,"pull":true}},"labels":[{"name":"bug"},{"name":""},{"name":"good first issue"}]}`)
+	assert.Equal(t, map[string][]string{"octo/app": {"bug", "good first issue"}}, Labels(ctx))
+	can, known := CanLabel(ctx)
+	assert.False(t, can)
+	assert.True(t, known)
+	_, known = CanLabel([]byte(`{"repository":{"full_name":"o/n"}}`))
+	assert.False(t, known, "a webhook's repository object says nothing")
+	assert.Empty(t, Labels([]byte(`{"repository":{"full_name":"o/n"}}`)), "no labels gathered: none known")
+}

@@ -32,3 +32,21 @@ func Labels(context []byte) map[string][]string {
 	out[strings.ToLower(c.Repository.FullName)] = names
 	return out
 }
+
+// CanLabel reads whether the bot may change labels in the thread's
+// repository, from the repository object the dispatcher fetched with the
+// bot's token (permissions.triage). known is false when the context does
+// not say (a webhook's repository object carries no permissions).
+func CanLabel(context []byte) (can, known bool) {
+	var c struct {
+		Repository *struct {
+			Permissions *struct {
+				Triage *bool `json:"triage"`
+			} `json:"permissions"`
+		} `json:"repository"`
+	}
+	if json.Unmarshal(context, &c) != nil || c.Repository == nil || c.Repository.Permissions == nil || c.Repository.Permissions.Triage == nil {
+		return false, false
+	}
+	return *c.Repository.Permissions.Triage, true
+}

@@ -31,6 +31,8 @@ const (
 	RuleNoSuchLabel = "no-such-label"
 	// RuleLabelsUnknown: the run does not know the repository's labels.
 	RuleLabelsUnknown = "labels-unknown"
+	// RuleNoTriage: the bot lacks the triage role GitHub requires.
+	RuleNoTriage = "no-triage"
 )
 
 // Invalid is a queued write that must not be applied, whatever the policy.
@@ -155,6 +157,9 @@ type Facts struct {
 	// Labels are the label names each repository has, by lower-case
 	// owner/name (a repository missing: its labels are not known).
 	Labels map[string][]string
+	// NoTriage: the context says the bot has no triage role on Here's
+	// repository, so GitHub would refuse its label changes there.
+	NoTriage bool
 }
 
 // CheckFacts is the one check of a review or label change against the
@@ -188,6 +193,9 @@ func CheckFacts(e Entry, f Facts, p policy.Policy) *Invalid {
 			}
 		}
 	case policy.KindLabels:
+		if f.NoTriage && strings.EqualFold(e.Repo, f.Here.Repo) {
+			return deny(RuleNoTriage, "the bot does not have the triage role on %s, which GitHub requires to change labels; say in a comment which labels fit instead", e.Repo)
+		}
 		have, ok := f.Labels[strings.ToLower(e.Repo)]
 		if !ok {
 			return deny(RuleLabelsUnknown, "this run does not know the labels of %s (only the labels of the mention's repository are gathered)", e.Repo)

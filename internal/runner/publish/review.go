@@ -25,6 +25,9 @@ import (
 // leaves NoDiff saying why: inline comments are then refused.
 func (p *publisher) gatherFacts(ctx context.Context, entries []outputs.Entry) outputs.Facts {
 	f := outputs.Facts{Here: p.job.Thread(), IsPR: p.job.IsPR, Labels: job.Labels(p.o.Context)}
+	if can, known := job.CanLabel(p.o.Context); known && !can {
+		f.NoTriage = true
+	}
 	if !p.job.IsPR {
 		return f
 	}

@@ -200,3 +200,19 @@ func TestPublishReviewSummaryOnly(t *testing.T) {
 	assert.Equal(t, p.GetHead().GetSHA(), rs[0].CommitID, "commit_id is the recorded head without inline comments too")
 	assert.Empty(t, f.sim.IssueLabels(testTarget, pr))
 }
+
+func TestPublishLabelsWithoutTriageRole(t *testing.T) {
+	f := newFixture(t, "")
+	pr := f.withPR("")
+	var ctx map[string]any
+	require.NoError(t, json.Unmarshal(f.context, &ctx))
+	ctx["repository"].(map[string]any)["permissions"] = map[string]any{"triage": false, "pull": true}
+	var err error
+	f.context, err = json.Marshal(ctx)
+	require.NoError(t, err)
+	f.add(labelEntry(pr, false, "bug"))
+	res := f.run(f.labelOptions())
+	require.Len(t, res.Refused, 1)
+	assert.Equal(t, outputs.RuleNoTriage, res.Refused[0].Rule)
+	assert.Empty(t, f.sim.IssueLabels(testTarget, pr))
+}

@@ -201,3 +201,10 @@ func TestSameLabelQueuedTwiceAndLimit(t *testing.T) {
 		assert.Equal(t, 2, a.Changes, fmt.Sprint(i))
 	}
 }
+
+func TestLabelsWithoutTriageRole(t *testing.T) {
+	cfg := prConfig(t, "")
+	cfg.NoTriage = true
+	add, args := labels(contract.ToolAddLabels, "bug")
+	runSteps(t, cfg, []step{{add, args, DecisionDenied, outputs.RuleNoTriage, "does not have the triage role on octo/app"}})
+}
