@@ -39,13 +39,15 @@ $(GEMINI_BIN): $(GEMINI_DIR)/package-lock.json | lockcheck
 	$(NPM) ci --prefix $(GEMINI_DIR) --no-audit --no-fund
 	touch $@
 
-# No lockfile may download from anywhere but the npm registry (they
+# No lockfile (the tests' and the agent job's, tools/workflow/*) may
+# download from anywhere but the npm registry (they
 # normally record no addresses at all, so npm uses the configured registry).
 lockcheck:
 	@bad=$$(grep -oE '"(resolved|tarball)": *"[^"]*"' $(CLAUDE_CODE_DIR)/package-lock.json \
 	  $(CODEX_DIR)/package-lock.json $(GEMINI_DIR)/package-lock.json \
+	  $(CURDIR)/tools/workflow/*/package-lock.json \
 	  | grep -vF '"$(NPM_REGISTRY)' || true); \
 	if [ -n "$$bad" ]; then \
-	  echo "a tools/*/package-lock.json downloads from outside $(NPM_REGISTRY):"; \
+	  echo "a tools/*/package-lock.json or tools/workflow/*/package-lock.json downloads from outside $(NPM_REGISTRY):"; \
 	  echo "$$bad"; exit 1; \
 	fi

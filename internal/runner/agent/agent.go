@@ -107,6 +107,7 @@ func Run(ctx context.Context, o Options) (*record.Outcome, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	runID = continueRecord(o.Config.RunDir, runID)
 	r := &run{o: o, cfg: o.Config, dir: filepath.Join(o.Config.RunDir, runID),
 		loop: loopdetect.New(o.Config.LoopThreshold)}
 	r.out = record.Outcome{RunID: runID, Engine: o.Config.Engine, Model: o.Config.Model, StartedAt: o.Now().UTC()}

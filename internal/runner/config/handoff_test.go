@@ -10,13 +10,13 @@ import (
 )
 
 // TestAssembleArtifactCarriesHandOffFiles: every file assemble writes
-// beside the context for the next jobs is in the artifact the assemble job
+// beside the context for the next jobs is in the artifact the prepare job
 // uploads (a file left out would silently weaken the gate: no opt-out
 // snapshot, no repository ids).
 func TestAssembleArtifactCarriesHandOffFiles(t *testing.T) {
 	_, jobs := readAgentRun(t)
 	var paths string
-	for _, s := range jobs["assemble"].Steps {
+	for _, s := range jobs["prepare"].Steps {
 		if strings.HasPrefix(s.Uses, "actions/upload-artifact@") {
 			paths += s.With["path"]
 		}

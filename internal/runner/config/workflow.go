@@ -16,10 +16,11 @@ var WorkflowWired = map[string]bool{
 }
 
 // WorkflowOnlyInputs are reusable-workflow inputs that are not runner
-// settings: which mention-runner to run, where, and the engine CLI version.
+// settings: which mention-runner to run, where, and the engine CLI and
+// Node.js versions of the agent job.
 var WorkflowOnlyInputs = map[string]bool{
 	"runner-ref": true, "runs-on": true,
-	"claude-code-version": true, "codex-version": true, "gemini-cli-version": true,
+	"claude-code-version": true, "codex-version": true, "gemini-cli-version": true, "node-version": true,
 }
 
 // ModeUses reports whether a runner mode reads setting s.

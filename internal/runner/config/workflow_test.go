@@ -79,7 +79,7 @@ func TestReusableWorkflowTakesEverySetting(t *testing.T) {
 			assert.Equal(t, "${{ inputs.runner-ref }}", st.With["runner-ref"], "job %s tells the action its ref", name)
 		}
 	}
-	for _, m := range []string{"assemble", "agent", "publish"} {
+	for _, m := range []string{"assemble", "fetch", "agent", "publish"} {
 		assert.True(t, modes[m], "no job runs mode %s", m)
 	}
 }

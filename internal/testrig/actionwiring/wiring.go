@@ -129,6 +129,7 @@ type Call struct {
 	Secrets map[string]string            // secrets passed to the workflow
 	GitHub  map[string]string            // the github context: token, repository, action_ref…
 	Needs   map[string]map[string]string // job → its outputs
+	Steps   map[string]map[string]string // step id → its outputs, in the job evaluated
 }
 
 // Permissions returns a job's permissions for GITHUB_TOKEN: scope → level
@@ -149,27 +150,57 @@ func (w *Wiring) Permissions(jobName string) (map[string]string, error) {
 	return perms, nil
 }
 
+// JobOf returns the job whose step runs the action in mode stage
+// (assemble, fetch, agent, publish). Each mode runs in exactly one job.
+func (w *Wiring) JobOf(stage string) (string, error) {
+	var found []string
+	for name, j := range w.jobs {
+		for _, s := range j.Steps {
+			if s.Uses == ActionDir && s.With["mode"] == stage {
+				found = append(found, name)
+			}
+		}
+	}
+	if len(found) != 1 {
+		sort.Strings(found)
+		return "", fmt.Errorf("actionwiring: %s runs %s in mode %s in %d steps (jobs %v), want one", WorkflowFile, ActionDir, stage, len(found), found)
+	}
+	return found[0], nil
+}
+
+// Jobs lists the workflow's jobs, sorted.
+func (w *Wiring) Jobs() []string {
+	out := make([]string, 0, len(w.jobs))
+	for name := range w.jobs {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // StageEnv returns the environment the action's run step gives the runner
-// in job jobName: its with: evaluated, the action's defaults added, and the
-// run step's env evaluated with those inputs.
-func (w *Wiring) StageEnv(jobName string, c Call) (map[string]string, error) {
+// in stage (the action's mode: assemble, fetch, agent, publish), in the
+// job that runs it: that step's with: evaluated, the action's defaults
+// added, and the run step's env evaluated with those inputs. The step's
+// expressions see the job's steps' outputs as c.Steps gives them.
+func (w *Wiring) StageEnv(stage string, c Call) (map[string]string, error) {
+	jobName, err := w.JobOf(stage)
+	if err != nil {
+		return nil, err
+	}
 	j, wfCtx, err := w.job(jobName, c)
 	if err != nil {
 		return nil, err
 	}
-
-	var uses []Step
+	var step Step
 	for _, s := range j.Steps {
-		if s.Uses == ActionDir {
-			uses = append(uses, s)
+		if s.Uses == ActionDir && s.With["mode"] == stage {
+			step = s
 		}
-	}
-	if len(uses) != 1 {
-		return nil, fmt.Errorf("actionwiring: job %s runs %s %d times, want once", jobName, ActionDir, len(uses))
 	}
 	with := map[string]string{}
 	var errs []error
-	for name, raw := range uses[0].With {
+	for name, raw := range step.With {
 		if _, ok := w.actInputs[name]; !ok {
 			errs = append(errs, fmt.Errorf("job %s passes %s, which %s does not take", jobName, name, ActionFile))
 			continue
@@ -247,7 +278,11 @@ func (c Call) context(inputs map[string]string) Context {
 	for name, outs := range c.Needs {
 		needs[name] = map[string]any{"outputs": outs}
 	}
-	return Context{"inputs": inputs, "secrets": orEmpty(c.Secrets), "github": orEmpty(c.GitHub), "needs": needs}
+	steps := map[string]any{}
+	for id, outs := range c.Steps {
+		steps[id] = map[string]any{"outputs": outs}
+	}
+	return Context{"inputs": inputs, "secrets": orEmpty(c.Secrets), "github": orEmpty(c.GitHub), "needs": needs, "steps": steps}
 }
 
 // JobValues evaluates everything a job's steps are handed — each step's
@@ -304,4 +339,55 @@ func orEmpty(m map[string]string) map[string]string {
 		return map[string]string{}
 	}
 	return m
+}
+
+// Transfer is an artifact upload or download step of a job, its name
+// evaluated for one call.
+type Transfer struct {
+	Step      int // 1-based, in the job
+	Upload    bool
+	Name      string
+	Overwrite bool // upload: replaces an artifact of the same name (else GitHub answers 409)
+	Path      string
+}
+
+// Artifacts lists a job's upload-artifact and download-artifact steps in
+// order, their names as the workflow computes them for call c.
+func (w *Wiring) Artifacts(jobName string, c Call) ([]Transfer, error) {
+	j, ctx, err := w.job(jobName, c)
+	if err != nil {
+		return nil, err
+	}
+	var out []Transfer
+	for i, s := range j.Steps {
+		action, _, _ := strings.Cut(s.Uses, "@")
+		if action != "actions/upload-artifact" && action != "actions/download-artifact" {
+			continue
+		}
+		name, err := Interpolate(s.With["name"], ctx)
+		if err != nil {
+			return nil, fmt.Errorf("actionwiring: job %s step %d name: %w", jobName, i+1, err)
+		}
+		out = append(out, Transfer{Step: i + 1, Upload: action == "actions/upload-artifact", Name: name,
+			Overwrite: strings.TrimSpace(s.With["overwrite"]) == "true", Path: s.With["path"]})
+	}
+	return out, nil
+}
+
+// JobOutputs evaluates a job's outputs for call c (what needs.<job>.outputs
+// gives the jobs after it).
+func (w *Wiring) JobOutputs(jobName string, c Call) (map[string]string, error) {
+	j, ctx, err := w.job(jobName, c)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for name, raw := range j.Outputs {
+		v, err := Interpolate(raw, ctx)
+		if err != nil {
+			return nil, fmt.Errorf("actionwiring: job %s output %s: %w", jobName, name, err)
+		}
+		out[name] = v
+	}
+	return out, nil
 }

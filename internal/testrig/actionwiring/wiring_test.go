@@ -104,10 +104,12 @@ func FuzzEval(f *testing.F) {
 	})
 }
 
-// The tokens each job's runner gets, as agent-run.yml and action.yml wire
-// them: the workflow token only where the control repo is written
+// The tokens each stage's runner gets, as agent-run.yml and action.yml
+// wire them: the workflow token only where the control repo is written
 // (assemble, publish), the bot's token only where a target is read or
-// written (fetch, publish), nothing in the agent job.
+// written (fetch, publish), nothing in the agent job. assemble and fetch
+// are two steps of the prepare job: that job holds both tokens, each in
+// its own step, and runs no agent code.
 func TestStageTokens(t *testing.T) {
 	w, err := Load("../../..")
 	require.NoError(t, err)
@@ -115,31 +117,42 @@ func TestStageTokens(t *testing.T) {
 		With:    map[string]string{"bot-login": "bot", "runner-ref": "v0.1.0"},
 		Secrets: map[string]string{"BOT_TOKEN": "bot-secret", "ANTHROPIC_API_KEY": "model-key"},
 		GitHub:  map[string]string{"token": "workflow-token"},
-		Needs: map[string]map[string]string{"assemble": {"ready": "true", "jobid": "j", "context_sha256": "abc", "log_issue": "7"},
-			"fetch": {}, "agent": {}},
+		Needs: map[string]map[string]string{"prepare": {"ready": "true", "jobid": "j", "context_sha256": "abc", "log_issue": "7"},
+			"agent": {}},
+		Steps: map[string]map[string]string{"assemble": {"ready": "true", "jobid": "j", "context_sha256": "abc"}},
 	}
-	want := map[string][]string{
-		"assemble": {"GITHUB_TOKEN=workflow-token"},
-		"fetch":    {"BOT_TOKEN=bot-secret"},
-		"agent":    nil,
-		"publish":  {"BOT_TOKEN=bot-secret", "GITHUB_TOKEN=workflow-token"},
+	cases := []struct {
+		stage, job string
+		tokens     []string
+	}{
+		{"assemble", "prepare", []string{"GITHUB_TOKEN=workflow-token"}},
+		{"fetch", "prepare", []string{"BOT_TOKEN=bot-secret"}},
+		{"agent", "agent", nil},
+		{"publish", "publish", []string{"BOT_TOKEN=bot-secret", "GITHUB_TOKEN=workflow-token"}},
 	}
+	for _, tc := range cases {
+		job, err := w.JobOf(tc.stage)
+		require.NoError(t, err, tc.stage)
+		assert.Equal(t, tc.job, job, "stage %s runs in job %s", tc.stage, tc.job)
+		env, err := w.StageEnv(tc.stage, call)
+		require.NoError(t, err, tc.stage)
+		assert.Equal(t, tc.tokens, Tokens(env), "tokens of stage %s", tc.stage)
+		assert.Equal(t, tc.stage, env["MODE"], "stage %s runs runner %s", tc.stage, tc.stage)
+	}
+	env, err := w.StageEnv("fetch", call)
+	require.NoError(t, err)
+	assert.Equal(t, "abc", env["MR_CONTEXT_SHA256"], "fetch checks the context assemble wrote, in the same job")
 	perms := map[string]map[string]string{
-		"assemble": {"contents": "write", "issues": "write"},
-		"fetch":    {},
-		"agent":    {},
-		"publish":  {"contents": "write", "issues": "write"},
+		"prepare": {"contents": "write", "issues": "write"},
+		"agent":   {},
+		"publish": {"contents": "write", "issues": "write"},
 	}
-	for job, tokens := range want {
-		env, err := w.StageEnv(job, call)
-		require.NoError(t, err, job)
-		assert.Equal(t, tokens, Tokens(env), "tokens of job %s", job)
-		assert.Equal(t, job, env["MODE"], "job %s runs runner %s", job, job)
+	for job, want := range perms {
 		p, err := w.Permissions(job)
 		require.NoError(t, err)
-		assert.Equal(t, perms[job], p, "permissions of job %s (internal/testrig/e2e checks they are the ones it uses)", job)
+		assert.Equal(t, want, p, "permissions of job %s (internal/testrig/e2e checks they are the ones it uses)", job)
 	}
-	env, err := w.StageEnv("agent", call)
+	env, err = w.StageEnv("agent", call)
 	require.NoError(t, err)
 	for k, v := range env {
 		assert.NotContains(t, v, "secret", "agent job env %s", k)
@@ -147,11 +160,19 @@ func TestStageTokens(t *testing.T) {
 	}
 }
 
+// TestThreeJobs: a mention runs three jobs (prepare, agent, publish); the
+// trusted stages before the agent share one runner start.
+func TestThreeJobs(t *testing.T) {
+	w, err := Load("../../..")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"agent", "prepare", "publish"}, w.Jobs())
+}
+
 func TestStageEnvErrors(t *testing.T) {
 	w, err := Load("../../..")
 	require.NoError(t, err)
 	_, err = w.StageEnv("nope", Call{})
-	assert.ErrorContains(t, err, `no job "nope"`)
+	assert.ErrorContains(t, err, "in mode nope in 0 steps")
 	_, err = w.StageEnv("publish", Call{With: map[string]string{"bot-login": "bot"}})
 	assert.ErrorContains(t, err, "lacks required input runner-ref")
 	_, err = Load(t.TempDir())
@@ -175,7 +196,7 @@ func TestAgentJobHoldsOnlyTheSelectedKey(t *testing.T) {
 				With:    map[string]string{"bot-login": "bot", "runner-ref": "v0.1.0", "engine": eng},
 				Secrets: secrets,
 				GitHub:  map[string]string{"token": "workflow-token", "run_id": "1", "run_attempt": "1"},
-				Needs:   map[string]map[string]string{"assemble": {"ready": "true", "jobid": "j", "context_sha256": "abc", "log_issue": "7"}, "fetch": {}},
+				Needs:   map[string]map[string]string{"prepare": {"ready": "true", "jobid": "j", "context_sha256": "abc", "log_issue": "7"}},
 			}
 			vals, err := w.JobValues("agent", call)
 			require.NoError(t, err)
@@ -197,5 +218,67 @@ func TestAgentJobHoldsOnlyTheSelectedKey(t *testing.T) {
 			assert.Contains(t, held, want, "engine %s gets its own key", eng)
 			assert.Regexp(t, `^step \d+ env `+want+`$`, held[want], "in the variable the engine reads")
 		})
+	}
+}
+
+// TestArtifactsSurviveReruns: every artifact a job that can run again
+// uploads either replaces the last one (overwrite) or has a name of its
+// own per attempt, and publish downloads the record the agent job's last
+// attempt uploaded (its record output), even when publish alone runs again.
+func TestArtifactsSurviveReruns(t *testing.T) {
+	w, err := Load("../../..")
+	require.NoError(t, err)
+	call := func(attempt, agentAttempt string) Call {
+		c := Call{
+			With:   map[string]string{"bot-login": "bot", "runner-ref": "v0.1.0"},
+			GitHub: map[string]string{"token": "t", "run_id": "9", "run_attempt": attempt},
+			Needs:  map[string]map[string]string{"prepare": {"ready": "true", "jobid": "j"}},
+			Steps:  map[string]map[string]string{"assemble": {"ready": "true", "jobid": "j"}},
+		}
+		outs, err := w.JobOutputs("agent", Call{With: c.With, GitHub: map[string]string{"run_attempt": agentAttempt}, Needs: c.Needs})
+		require.NoError(t, err)
+		c.Needs["agent"] = outs
+		return c
+	}
+	for _, job := range w.Jobs() {
+		names := map[string]bool{}
+		for _, attempt := range []string{"1", "2"} {
+			ts, err := w.Artifacts(job, call(attempt, attempt))
+			require.NoError(t, err)
+			for _, tr := range ts {
+				if tr.Upload && !tr.Overwrite {
+					assert.False(t, names[tr.Name], "job %s uploads %s in attempts 1 and 2 without overwrite: GitHub answers 409 on a re-run", job, tr.Name)
+					names[tr.Name] = true
+				}
+			}
+		}
+	}
+	up := func(job string, c Call) string {
+		ts, err := w.Artifacts(job, c)
+		require.NoError(t, err)
+		for _, tr := range ts {
+			if tr.Upload {
+				return tr.Name
+			}
+		}
+		return ""
+	}
+	down := func(c Call) []string {
+		ts, err := w.Artifacts("publish", c)
+		require.NoError(t, err)
+		var out []string
+		for _, tr := range ts {
+			if !tr.Upload {
+				out = append(out, tr.Name)
+			}
+		}
+		return out
+	}
+	// agent and publish re-run together (the agent failed), or publish
+	// alone (the agent's record is from attempt 1)
+	for _, tc := range []struct{ attempt, agentAttempt string }{{"1", "1"}, {"2", "2"}, {"2", "1"}} {
+		c := call(tc.attempt, tc.agentAttempt)
+		agentUp := up("agent", call(tc.agentAttempt, tc.agentAttempt))
+		assert.Contains(t, down(c), agentUp, "publish in attempt %s reads the record of the agent's attempt %s", tc.attempt, tc.agentAttempt)
 	}
 }

@@ -69,17 +69,23 @@ type Options struct {
 type Flow struct {
 	o      Options
 	w      *World
-	tokens map[string][]string // job → its token variables, as the workflow wires them
+	tokens map[string][]string // stage → its token variables, as the workflow wires them
+	wiring *actionwiring.Wiring
+	art    *artifactStore // the workflow run's artifacts
 
 	mu         sync.Mutex
 	dispatches []githubsim.Dispatch // as the simulator accepted them
 	round      int                  // deliveries of the dispatches so far, minus one
-	attempt    int                  // GITHUB_RUN_ATTEMPT of the assemble runs; 0 = 1
+	attempt    int                  // GITHUB_RUN_ATTEMPT of the run's jobs now; 0 = 1
+
+	prepareAttempt int // the attempt the proceeding prepare job ran in
+	agentAttempt   int // the attempt the agent job last ran in
+	publishedIn    int // the attempt publish last ran in
 
 	Dispatcher *Stage
-	Assembles  []*Stage // one per dispatch, in dispatch order
+	Assembles  []*Stage // the prepare jobs' assemble steps, one per dispatch, in dispatch order
 	Ready      *Stage   // the assemble run that proceeded
-	Fetched    *Stage   // the fetch job
+	Fetched    *Stage   // its prepare job's fetch step
 	Agent      *Stage
 	Publishes  []*Stage // every publish run (re-runs included)
 
@@ -88,8 +94,8 @@ type Flow struct {
 	LogIssue    int
 	ContextSHA  string
 	RecordDir   string // the run record as uploaded by the agent job
-	ContextDir  string // assemble's artifact
-	TargetDir   string // the fetch job's artifact
+	ContextDir  string // the prepare job's context artifact
+	TargetDir   string // the prepare job's target artifact
 	AgentRunDir string // the run record inside the agent job
 	// FinalRecordDir is the complete record as the last publish uploaded it.
 	FinalRecordDir string
@@ -144,11 +150,21 @@ func New(o Options) (*Flow, error) {
 			return nil, fmt.Errorf("demo: %s already holds a flow's %s; use a fresh directory", out, sub)
 		}
 	}
-	tokens, err := stageTokens(o.Root)
+	root := o.Root
+	if root == "" {
+		if root, err = ModuleRoot("."); err != nil {
+			return nil, fmt.Errorf("demo: %w", err)
+		}
+	}
+	tokens, err := stageTokens(root)
 	if err != nil {
 		return nil, err
 	}
-	f := &Flow{o: o, w: o.World, tokens: tokens}
+	wiring, err := actionwiring.Load(root)
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	f := &Flow{o: o, w: o.World, tokens: tokens, wiring: wiring, art: newArtifactStore(filepath.Join(out, "artifacts"))}
 	o.World.Sim.OnDispatch(func(repo string, d githubsim.Dispatch) {
 		if repo != ControlRepo {
 			return
@@ -187,7 +203,8 @@ func (f *Flow) Stages() []*Stage {
 	return append(out, f.Publishes...)
 }
 
-// Run is the whole flow: dispatch, assemble per event, fetch, agent, publish.
+// Run is the whole flow: dispatch, the prepare job per event (assemble,
+// and fetch in the run that proceeds), agent, publish.
 // Like the workflow, publish runs even when the agent job failed.
 func (f *Flow) Run(ctx context.Context) error {
 	if err := f.Dispatch(ctx); err != nil {
@@ -196,8 +213,8 @@ func (f *Flow) Run(ctx context.Context) error {
 	if err := f.AssembleAll(ctx); err != nil {
 		return err
 	}
-	// RunAgent runs the fetch job first, as the workflow's agent job needs
-	// it; publish runs either way and reports what happened.
+	// RunAgent runs the prepare job's fetch step first, as the workflow's
+	// agent job needs it; publish runs either way and reports what happened.
 	agentErr := f.RunAgent(ctx)
 	if _, err := f.Publish(ctx); err != nil {
 		return errors.Join(agentErr, err)
@@ -242,12 +259,12 @@ func readStageTokens(root string) (map[string][]string, error) {
 		GitHub:  map[string]string{"token": ControlToken, "repository": ControlRepo},
 	}
 	out := map[string][]string{}
-	for _, job := range []string{"assemble", "fetch", "agent", "publish"} {
-		env, err := w.StageEnv(job, call)
+	for _, stage := range []string{"assemble", "fetch", "agent", "publish"} {
+		env, err := w.StageEnv(stage, call)
 		if err != nil {
 			return nil, fmt.Errorf("demo: %w", err)
 		}
-		out[job] = actionwiring.Tokens(env)
+		out[stage] = actionwiring.Tokens(env)
 	}
 	return out, nil
 }

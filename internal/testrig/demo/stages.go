@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/mention-runner/mention-runner/internal/runner/actions"
+	"github.com/mention-runner/mention-runner/internal/testrig/actionwiring"
 )
 
 // ErrNoDispatch means the dispatcher handled the mention without sending
@@ -52,8 +53,10 @@ func (f *Flow) Dispatch(ctx context.Context) error {
 	return nil
 }
 
-// AssembleAll runs `runner assemble` once per dispatch, each as its own
-// workflow run, and finds the one run that proceeds.
+// AssembleAll runs the prepare job of every workflow run the dispatches
+// start, up to its assemble step (`runner assemble`), and finds the one
+// run that proceeds; that run uploads the context artifact. Its fetch
+// step is Fetch.
 func (f *Flow) AssembleAll(ctx context.Context) error {
 	ds := f.Dispatches()
 	if len(ds) == 0 {
@@ -97,16 +100,25 @@ func (f *Flow) AssembleAll(ctx context.Context) error {
 		return &StageError{Stage: f.Ready, Err: fmt.Errorf("output log_issue=%q is not an issue number", out["log_issue"])}
 	}
 	f.LogIssue = n
-	// upload-artifact: the context (and anything assemble put beside it).
-	f.ContextDir = filepath.Join(f.o.OutDir, "artifacts", "context")
-	if err := copyFiles(filepath.Join(f.Ready.Dir, "runs"), f.ContextDir); err != nil {
+	f.prepareAttempt = f.runAttempt()
+	f.TargetDir = ""
+	// upload-artifact: the context, the files assemble put beside it and
+	// the run record it started (runs/<run id>-<attempt>/)
+	ups, err := f.uploads("prepare")
+	if err != nil {
+		return err
+	}
+	stage := filepath.Join(f.Ready.Dir, "upload-context")
+	if err := copyFiles(filepath.Join(f.Ready.Dir, "runs"), stage); err != nil {
 		return fmt.Errorf("upload the context artifact: %w", err)
 	}
-	// …and the run record assemble started (runs/<run id>-<attempt>/)
-	if rec := filepath.Join(f.Ready.Dir, "runs", f.RunID+"-1"); dirExists(rec) {
-		if err := copyTree(rec, filepath.Join(f.ContextDir, f.RunID+"-1")); err != nil {
+	if rec := filepath.Join(f.Ready.Dir, "runs", f.recordName()); dirExists(rec) {
+		if err := copyTree(rec, filepath.Join(stage, f.recordName())); err != nil {
 			return fmt.Errorf("upload the context artifact: %w", err)
 		}
+	}
+	if f.ContextDir, err = f.art.upload(ups[0], stage); err != nil {
+		return &StageError{Stage: f.Ready, Err: err}
 	}
 	f.logf("%s proceeds: job %s, log issue %s#%d", f.Ready.Name, f.JobID, ControlRepo, f.LogIssue)
 	return nil
@@ -115,8 +127,8 @@ func (f *Flow) AssembleAll(ctx context.Context) error {
 func (f *Flow) assemble(ctx context.Context, i, n int) (*Stage, error) {
 	d := f.Dispatches()[i]
 	runID := strconv.Itoa(firstRunID + f.round*runIDsPerRound + i)
-	attempt := max(f.attempt, 1)
-	name := runID + "-assemble"
+	attempt := f.runAttempt()
+	name := runID + "-prepare"
 	if attempt > 1 {
 		name += "-" + strconv.Itoa(attempt)
 	}
@@ -133,7 +145,7 @@ func (f *Flow) assemble(ctx context.Context, i, n int) (*Stage, error) {
 		return nil, fmt.Errorf("assemble: %w", err)
 	}
 	outPath := filepath.Join(dir, "github_output")
-	env := append(append(f.baseEnv(dir, "assemble", runID, attempt), f.tokens["assemble"]...),
+	env := append(append(f.baseEnv(dir, "prepare", runID, attempt), f.tokens["assemble"]...),
 		"GITHUB_EVENT_PATH="+evPath,
 		"GITHUB_OUTPUT="+outPath,
 		"GITHUB_STEP_SUMMARY="+filepath.Join(dir, "step_summary.md"),
@@ -152,22 +164,16 @@ func (f *Flow) assemble(ctx context.Context, i, n int) (*Stage, error) {
 	return st, nil
 }
 
-// Fetch runs `runner fetch` with the bot's token on the downloaded context:
-// it fetches the code the agent works on (the PR head at the recorded
+// Fetch runs the prepare job's fetch step (`runner fetch` with the bot's
+// token) in the run that proceeds, on the context assemble wrote there: it
+// fetches the code the agent works on (the PR head at the recorded
 // commit, or the default branch) and uploads it as the target artifact.
 func (f *Flow) Fetch(ctx context.Context) error {
 	if f.Ready == nil {
 		return errors.New("fetch: no assemble run proceeded (run AssembleAll first)")
 	}
-	dir, err := f.jobDir(f.RunID + "-fetch")
-	if err != nil {
-		return err
-	}
-	if err := copyFiles(f.ContextDir, filepath.Join(dir, "context")); err != nil {
-		return fmt.Errorf("fetch: download the context artifact: %w", err)
-	}
-	env := append(append(f.baseEnv(dir, "fetch", f.RunID, 1), f.tokens["fetch"]...),
-		"MR_CONTEXT_FILE=context/context.json",
+	dir := f.Ready.Dir
+	env := append(append(f.baseEnv(dir, "prepare", f.RunID, f.prepareAttempt), f.tokens["fetch"]...),
 		"MR_CONTEXT_SHA256="+f.ContextSHA,
 		"MR_TARGET_DIR=target-code",
 	)
@@ -180,45 +186,71 @@ func (f *Flow) Fetch(ctx context.Context) error {
 	if st.ExitCode != 0 {
 		return &StageError{Stage: st, Err: fmt.Errorf("exit status %d", st.ExitCode)}
 	}
-	f.TargetDir = filepath.Join(f.o.OutDir, "artifacts", "target")
-	if err := copyFiles(filepath.Join(dir, "target-code"), f.TargetDir); err != nil {
-		return fmt.Errorf("fetch: upload the target artifact: %w", err)
+	ups, err := f.uploads("prepare")
+	if err != nil {
+		return err
+	}
+	if f.TargetDir, err = f.art.upload(ups[1], filepath.Join(dir, "target-code")); err != nil {
+		return &StageError{Stage: st, Err: err}
 	}
 	return nil
 }
 
 // RunAgent runs `runner agent` with no token anywhere in its environment,
-// on the downloaded context and the target's code from the fetch job
+// on the downloaded context and the target's code from the prepare job
 // (checked out by the agent stage itself), then uploads the run record. A
 // failed agent job is an error, but the record is uploaded anyway so
-// publish can report it.
+// publish can report it. Called again, it is a re-run of the agent job
+// (RerunFailed).
 func (f *Flow) RunAgent(ctx context.Context) error {
 	if f.Ready == nil {
 		return errors.New("agent: no assemble run proceeded (run AssembleAll first)")
 	}
-	dir, err := f.jobDir(f.RunID + "-agent")
-	if err != nil {
-		return err
-	}
-	if err := copyFiles(f.ContextDir, filepath.Join(dir, "context")); err != nil {
-		return fmt.Errorf("agent: download the context artifact: %w", err)
-	}
-	// the record assemble started goes where the agent keeps its own
-	if rec := filepath.Join(f.ContextDir, f.RunID+"-1"); dirExists(rec) {
-		if err := copyTree(rec, filepath.Join(dir, "runs", f.RunID+"-1")); err != nil {
-			return fmt.Errorf("agent: download the context artifact: %w", err)
-		}
-	}
 	if f.TargetDir == "" {
-		// the agent job needs the fetch job, as in the workflow
+		// the agent job needs the prepare job's fetch step, as in the workflow
 		if err := f.Fetch(ctx); err != nil {
 			return err
 		}
 	}
-	if err := copyFiles(f.TargetDir, filepath.Join(dir, "target-code")); err != nil {
+	attempt := f.runAttempt()
+	name := f.RunID + "-agent"
+	if attempt > 1 {
+		name += "-" + strconv.Itoa(attempt)
+	}
+	dir, err := f.jobDir(name)
+	if err != nil {
+		return err
+	}
+	call := f.call(attempt)
+	tr, err := f.transfers("agent", call)
+	if err != nil {
+		return err
+	}
+	downs, ups := split(tr)
+	if len(downs) != 2 || len(ups) != 1 {
+		return fmt.Errorf("agent: %s's agent job downloads %d and uploads %d artifacts; the demo knows 2 and 1", actionwiring.WorkflowFile, len(downs), len(ups))
+	}
+	ctxArt, err := f.art.dir(downs[0].Name)
+	if err != nil {
+		return fmt.Errorf("agent: download the context artifact: %w", err)
+	}
+	if err := copyFiles(ctxArt, filepath.Join(dir, "context")); err != nil {
+		return fmt.Errorf("agent: download the context artifact: %w", err)
+	}
+	// the record assemble started goes where the agent keeps its own
+	if rec := filepath.Join(ctxArt, f.recordName()); dirExists(rec) {
+		if err := copyTree(rec, filepath.Join(dir, "runs", f.recordName())); err != nil {
+			return fmt.Errorf("agent: download the context artifact: %w", err)
+		}
+	}
+	target, err := f.art.dir(downs[1].Name)
+	if err != nil {
 		return fmt.Errorf("agent: download the target artifact: %w", err)
 	}
-	env := append(append(f.baseEnv(dir, "agent", f.RunID, 1), f.tokens["agent"]...),
+	if err := copyFiles(target, filepath.Join(dir, "target-code")); err != nil {
+		return fmt.Errorf("agent: download the target artifact: %w", err)
+	}
+	env := append(append(f.baseEnv(dir, "agent", f.RunID, attempt), f.tokens["agent"]...),
 		"MR_TARGET_DIR=target-code",
 		"MR_CONTEXT_FILE=context/context.json",
 		"MR_CONTEXT_SHA256="+f.ContextSHA,
@@ -237,16 +269,17 @@ func (f *Flow) RunAgent(ctx context.Context) error {
 		env = append(env, "MR_GEMINI_BIN="+f.o.GeminiBin)
 	}
 	env = append(env, f.o.EngineEnv...)
-	st, err := run(ctx, "agent (run "+f.RunID+")", dir, f.o.StageTimeout, env, f.o.Bins.Runner, "agent")
+	st, err := run(ctx, fmt.Sprintf("agent (run %s, attempt %d)", f.RunID, attempt), dir, f.o.StageTimeout, env, f.o.Bins.Runner, "agent")
 	f.Agent = st
+	f.agentAttempt = attempt
 	// upload-artifact runs with if: always().
 	if rec := filepath.Join(dir, "runs"); dirExists(rec) {
-		dst := filepath.Join(f.o.OutDir, "artifacts", "run-record")
-		if cerr := copyTree(rec, dst); cerr != nil {
-			return errors.Join(err, fmt.Errorf("upload the run record: %w", cerr))
+		dst, uerr := f.art.upload(ups[0], rec)
+		if uerr != nil {
+			return errors.Join(err, &StageError{Stage: st, Err: uerr})
 		}
-		f.AgentRunDir = filepath.Join(rec, f.RunID+"-1")
-		f.RecordDir = filepath.Join(dst, f.RunID+"-1")
+		f.AgentRunDir = filepath.Join(rec, f.recordName())
+		f.RecordDir = filepath.Join(dst, f.recordName())
 	}
 	if err != nil {
 		return err
@@ -261,25 +294,51 @@ func (f *Flow) RunAgent(ctx context.Context) error {
 
 // Publish runs `runner publish` with the tokens the workflow gives it (the bot's
 // for the targets, the workflow's own for the control repo) on the downloaded
-// artifacts. Calling it again is a re-run of the publish job.
+// artifacts. Calling it again is a re-run of the publish job: the workflow
+// run's next attempt.
 func (f *Flow) Publish(ctx context.Context) (*Stage, error) {
 	if f.Ready == nil {
 		return nil, errors.New("publish: no assemble run proceeded")
 	}
-	attempt := len(f.Publishes) + 1
+	if f.publishedIn == f.runAttempt() {
+		f.attempt = f.runAttempt() + 1
+	}
+	attempt := f.runAttempt()
+	f.publishedIn = attempt
 	name := f.RunID + "-publish"
-	if attempt > 1 {
-		name += "-" + strconv.Itoa(attempt)
+	if n := len(f.Publishes) + 1; n > 1 {
+		name += "-" + strconv.Itoa(n)
 	}
 	dir, err := f.jobDir(name)
 	if err != nil {
 		return nil, err
 	}
-	if err := copyFiles(f.ContextDir, filepath.Join(dir, "context")); err != nil {
+	call := f.call(attempt)
+	if f.Agent != nil {
+		outs, err := f.wiring.JobOutputs("agent", f.call(f.agentAttempt))
+		if err != nil {
+			return nil, err
+		}
+		call.Needs["agent"] = outs
+	}
+	tr, err := f.transfers("publish", call)
+	if err != nil {
+		return nil, err
+	}
+	downs, ups := split(tr)
+	if len(downs) != 2 || len(ups) != 1 {
+		return nil, fmt.Errorf("publish: %s's publish job downloads %d and uploads %d artifacts; the demo knows 2 and 1", actionwiring.WorkflowFile, len(downs), len(ups))
+	}
+	ctxArt, err := f.art.dir(downs[0].Name)
+	if err != nil {
 		return nil, fmt.Errorf("publish: download the context artifact: %w", err)
 	}
-	// A missing run-record artifact is what publish must report, not an error here.
-	if rec := filepath.Join(f.o.OutDir, "artifacts", "run-record"); dirExists(rec) {
+	if err := copyFiles(ctxArt, filepath.Join(dir, "context")); err != nil {
+		return nil, fmt.Errorf("publish: download the context artifact: %w", err)
+	}
+	// A missing run-record artifact is what publish must report, not an
+	// error here (the step has continue-on-error).
+	if rec, err := f.art.dir(downs[1].Name); err == nil {
 		if err := copyTree(rec, filepath.Join(dir, "runs")); err != nil {
 			return nil, fmt.Errorf("publish: download the run record: %w", err)
 		}
@@ -295,11 +354,11 @@ func (f *Flow) Publish(ctx context.Context) (*Stage, error) {
 		f.Publishes = append(f.Publishes, st)
 		// upload-artifact (if: always()): the complete record
 		if rec := filepath.Join(dir, "runs"); dirExists(rec) {
-			dst := filepath.Join(f.o.OutDir, "artifacts", "run-record-final-"+strconv.Itoa(attempt))
-			if cerr := copyTree(rec, dst); cerr != nil {
-				return st, fmt.Errorf("publish: upload the complete record: %w", cerr)
+			dst, uerr := f.art.upload(ups[0], rec)
+			if uerr != nil {
+				return st, &StageError{Stage: st, Err: fmt.Errorf("publish: upload the complete record: %w", uerr)}
 			}
-			f.FinalRecordDir = filepath.Join(dst, f.RunID+"-1")
+			f.FinalRecordDir = filepath.Join(dst, f.recordName())
 		}
 	}
 	if err != nil {
@@ -310,6 +369,23 @@ func (f *Flow) Publish(ctx context.Context) (*Stage, error) {
 		return st, &StageError{Stage: st, Err: fmt.Errorf("exit status %d", st.ExitCode)}
 	}
 	return st, nil
+}
+
+// RerunFailed is "Re-run failed jobs" after the agent job failed: the
+// workflow run's next attempt runs the agent job and publish (which
+// needs it) again; the prepare job's artifacts stay. Like GitHub, each
+// upload of a name the run already holds is a 409 unless the step says
+// overwrite.
+func (f *Flow) RerunFailed(ctx context.Context) error {
+	if f.Agent == nil {
+		return errors.New("re-run: the agent job has not run")
+	}
+	f.attempt = f.runAttempt() + 1
+	agentErr := f.RunAgent(ctx)
+	if _, err := f.Publish(ctx); err != nil {
+		return errors.Join(agentErr, err)
+	}
+	return agentErr
 }
 
 // runIDsPerRound spaces the run ids of each delivery of the dispatches.
@@ -325,11 +401,11 @@ func (f *Flow) Redeliver(ctx context.Context) error {
 	return f.AssembleAll(ctx)
 }
 
-// Rerun re-runs the assemble job of the last delivery's workflow runs (the
+// Rerun re-runs the prepare job of the last delivery's workflow runs (the
 // "Re-run jobs" button): same run ids, the next attempt; the run's other
-// artifacts stay, and later publish runs count on as further attempts.
+// artifacts stay.
 func (f *Flow) Rerun(ctx context.Context) error {
-	f.attempt = max(f.attempt, 1) + 1
+	f.attempt = f.runAttempt() + 1
 	f.Assembles, f.Ready = nil, nil
 	return f.AssembleAll(ctx)
 }
@@ -338,5 +414,63 @@ func (f *Flow) reset() {
 	f.Assembles, f.Ready, f.Fetched, f.Agent, f.Publishes = nil, nil, nil, nil, nil
 	f.RunID, f.JobID, f.LogIssue, f.ContextSHA, f.RecordDir, f.ContextDir, f.AgentRunDir = "", "", 0, "", "", "", ""
 	f.TargetDir = ""
-	_ = os.RemoveAll(filepath.Join(f.o.OutDir, "artifacts"))
+	f.prepareAttempt, f.agentAttempt, f.publishedIn = 0, 0, 0
+	f.art.reset()
+}
+
+// runAttempt is GITHUB_RUN_ATTEMPT of the workflow run's jobs now.
+func (f *Flow) runAttempt() int { return max(f.attempt, 1) }
+
+// recordName is the run record's directory: assemble starts it in the
+// prepare job's attempt and the later jobs continue it.
+func (f *Flow) recordName() string {
+	return f.RunID + "-" + strconv.Itoa(max(f.prepareAttempt, 1))
+}
+
+// call is what the workflow's expressions see in attempt attempt of the
+// run that proceeds.
+func (f *Flow) call(attempt int) actionwiring.Call {
+	ready := map[string]string{}
+	if f.Ready != nil {
+		ready = f.Ready.Outputs
+	}
+	return actionwiring.Call{
+		With:   map[string]string{"bot-login": BotLogin, "runner-ref": "demo", "engine": f.o.Engine},
+		GitHub: map[string]string{"token": ControlToken, "repository": ControlRepo, "run_id": f.RunID, "run_attempt": strconv.Itoa(attempt)},
+		Needs:  map[string]map[string]string{"prepare": ready},
+		Steps:  map[string]map[string]string{"assemble": ready},
+	}
+}
+
+// uploads are the prepare job's uploads in the run that proceeds: the
+// context first, then the target's code.
+func (f *Flow) uploads(job string) ([]actionwiring.Transfer, error) {
+	tr, err := f.transfers(job, f.call(f.runAttempt()))
+	if err != nil {
+		return nil, err
+	}
+	_, ups := split(tr)
+	if len(ups) != 2 {
+		return nil, fmt.Errorf("%s's %s job uploads %d artifacts; the demo knows 2 (the context, the target's code)", actionwiring.WorkflowFile, job, len(ups))
+	}
+	return ups, nil
+}
+
+func (f *Flow) transfers(job string, c actionwiring.Call) ([]actionwiring.Transfer, error) {
+	tr, err := f.wiring.Artifacts(job, c)
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	return tr, nil
+}
+
+func split(tr []actionwiring.Transfer) (downs, ups []actionwiring.Transfer) {
+	for _, t := range tr {
+		if t.Upload {
+			ups = append(ups, t)
+		} else {
+			downs = append(downs, t)
+		}
+	}
+	return downs, ups
 }

@@ -1,11 +1,14 @@
 // Package workflowtrust checks the project's GitHub Actions files for the
 // two ways untrusted code could reach a token: the agent job receiving a
-// secret other than the selected engine's model key, and a cache that the agent job can
-// write being restored by a job that holds a token. The rules are simple
-// on purpose — no job uses a cache at all, and the agent job names a
-// secret only as keyExpr: an engine's model key, when that engine is the
-// run's — so a reviewer can
-// check them by eye and a test can check them on every change.
+// secret other than the selected engine's model key, and a cache that the
+// agent job can write being restored by a job that holds a token. The
+// rules are simple on purpose — no job but the agent job uses a cache; the
+// agent job restores and saves one only with actions/cache/restore and
+// actions/cache/save, the save before the agent step (actions/cache would
+// save after it, what the agent left); and the agent job names a secret
+// only as keyExpr: an engine's model key, when that engine is the run's —
+// so a reviewer can check them by eye and a test can check them on every
+// change.
 package workflowtrust
 
 import (
@@ -85,12 +88,17 @@ type job struct {
 	Steps       []step    `yaml:"steps"`
 }
 
-// cacheProblem reports a step that saves or restores a cache.
-func cacheProblem(s step) string {
+// cacheProblem reports a step that saves or restores a cache, which no
+// job may do but the agent job (agent), and that only as agentCache allows.
+func cacheProblem(s step, agent bool) string {
 	action, _, _ := strings.Cut(strings.ToLower(s.Uses), "@")
 	switch {
+	case agent && (action == "actions/cache/restore" || action == "actions/cache/save"):
+		return ""
+	case strings.HasPrefix(action, "actions/cache") && agent:
+		return "uses " + s.Uses + ": the agent job restores and saves a cache only with actions/cache/restore and actions/cache/save (actions/cache saves after the agent ran)"
 	case strings.HasPrefix(action, "actions/cache"):
-		return "uses " + s.Uses + ": no job may save or restore a cache (the agent job can write cache entries)"
+		return "uses " + s.Uses + ": no job but the agent job may save or restore a cache (the agent job can write cache entries)"
 	case action == "actions/setup-go" && s.With["cache"] != "false":
 		return "actions/setup-go caches by default: set cache: false"
 	case strings.HasPrefix(action, "actions/setup-") && action != "actions/setup-go" && s.With["cache"] != "" && s.With["cache"] != "false":
@@ -159,9 +167,19 @@ func CheckWorkflow(file string, src []byte) ([]Problem, error) {
 	for _, name := range names {
 		j := wf.Jobs[name]
 		agent := isAgentJob(j)
+		agentStep := -1
 		for i, s := range j.Steps {
-			if p := cacheProblem(s); p != "" {
+			if strings.TrimSpace(s.With["mode"]) == "agent" {
+				agentStep = i
+			}
+		}
+		for i, s := range j.Steps {
+			if p := cacheProblem(s, agent); p != "" {
 				out = append(out, Problem{File: file, Job: name, Step: s.label(i), Rule: p})
+			}
+			action, _, _ := strings.Cut(strings.ToLower(s.Uses), "@")
+			if agent && action == "actions/cache/save" && i > agentStep {
+				out = append(out, Problem{File: file, Job: name, Step: s.label(i), Rule: "the agent job saves a cache after the agent step: it would store what the agent left"})
 			}
 		}
 		if !agent {
@@ -196,7 +214,7 @@ func CheckWorkflow(file string, src []byte) ([]Problem, error) {
 			action, _, _ := strings.Cut(strings.ToLower(s.Uses), "@")
 			if action == "actions/checkout" && !strings.EqualFold(s.With["repository"], "mention-runner/mention-runner") {
 				out = append(out, Problem{File: file, Job: name, Step: s.label(i),
-					Rule: "the agent job checks out " + nonEmpty(s.With["repository"], "the control repo") + "; it gets the target's code only as the fetch job's artifact"})
+					Rule: "the agent job checks out " + nonEmpty(s.With["repository"], "the control repo") + "; it gets the target's code only as the prepare job's artifact"})
 			}
 		}
 	}
@@ -216,7 +234,7 @@ func CheckAction(file string, raw []byte) ([]Problem, error) {
 	}
 	var out []Problem
 	for i, s := range a.Runs.Steps {
-		if p := cacheProblem(s); p != "" {
+		if p := cacheProblem(s, false); p != "" {
 			out = append(out, Problem{File: file, Step: s.label(i), Rule: p})
 		}
 		for _, ref := range secretRefs(fmt.Sprint(s.Env, s.With, s.Run)) {

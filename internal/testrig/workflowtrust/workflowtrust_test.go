@@ -66,7 +66,9 @@ func TestCheckWorkflowCatches(t *testing.T) {
 		name, yaml, want string
 	}{
 		{"good", goodAgent, ""},
-		{"cache in agent job", strings.Replace(goodAgent, "    steps:\n", "    steps:\n      - uses: actions/cache@v4\n        with:\n          path: x\n", 1), "no job may save or restore a cache"},
+		{"actions/cache in agent job", strings.Replace(goodAgent, "    steps:\n", "    steps:\n      - uses: actions/cache@v4\n        with:\n          path: x\n", 1), "only with actions/cache/restore and actions/cache/save"},
+		{"restore and save before the agent", strings.Replace(goodAgent, "    steps:\n", "    steps:\n      - uses: actions/cache/restore@v4\n      - run: npm ci\n      - uses: actions/cache/save@v4\n", 1), ""},
+		{"save after the agent", goodAgent + "      - uses: actions/cache/save@v4\n", "saves a cache after the agent step"},
 		{"cache restore in a token job", `
 jobs:
   publish:
@@ -75,7 +77,7 @@ jobs:
       - run: x
         env:
           T: ${{ secrets.BOT_TOKEN }}
-`, "no job may save or restore a cache"},
+`, "no job but the agent job may save or restore a cache"},
 		{"setup-go default cache", "jobs:\n  d:\n    steps:\n      - uses: actions/setup-go@v5\n", "set cache: false"},
 		{"setup-node cache", "jobs:\n  d:\n    steps:\n      - uses: actions/setup-node@v4\n        with:\n          cache: npm\n", "no job may use a cache"},
 		{"bot token in agent job", strings.Replace(goodAgent, "ANTHROPIC_API_KEY: "+claudeKey, "T: ${{ secrets.BOT_TOKEN }}", 1), "refers to BOT_TOKEN"},
@@ -92,7 +94,7 @@ jobs:
 		{"key in a run script", strings.Replace(goodAgent, "    steps:\n", "    steps:\n      - run: echo ${{ secrets.OPENAI_API_KEY }}\n", 1), "only when engine codex runs"},
 		{"read permissions", strings.Replace(goodAgent, "permissions: {}", "permissions:\n      contents: read", 1), "permissions: {}"},
 		{"no permissions", strings.Replace(goodAgent, "    permissions: {}\n", "", 1), "permissions: {}"},
-		{"checkout of the target", strings.Replace(goodAgent, "repository: mention-runner/mention-runner", "repository: ${{ needs.assemble.outputs.target_repo }}", 1), "fetch job's artifact"},
+		{"checkout of the target", strings.Replace(goodAgent, "repository: mention-runner/mention-runner", "repository: ${{ needs.assemble.outputs.target_repo }}", 1), "prepare job's artifact"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
