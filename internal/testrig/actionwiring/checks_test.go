@@ -102,8 +102,8 @@ func TestPrepareChecksTheSettings(t *testing.T) {
 }
 
 // TestDispatcherChecksTheSettings: dispatcher.yml's first step names every
-// missing variable and secret as an ::error:: and fails (it used to be a
-// silently skipped run).
+// missing variable and secret as an ::error:: and fails: a run without
+// its settings is never silently skipped.
 func TestDispatcherChecksTheSettings(t *testing.T) {
 	wf, err := ReadWorkflow(filepath.Join("../../..", ".github/workflows/dispatcher.yml"))
 	require.NoError(t, err)

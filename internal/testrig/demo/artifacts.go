@@ -29,7 +29,7 @@ func newArtifactStore(root string) *artifactStore {
 }
 
 // upload copies the tree at src under the transfer's name and returns
-// where the artifact now is.
+// where the artifact is.
 func (a *artifactStore) upload(t actionwiring.Transfer, src string) (string, error) {
 	if t.Name == "" || filepath.Base(t.Name) != t.Name {
 		return "", fmt.Errorf("upload-artifact: name %q is not a plain name", t.Name)

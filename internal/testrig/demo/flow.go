@@ -76,7 +76,7 @@ type Flow struct {
 	mu         sync.Mutex
 	dispatches []githubsim.Dispatch // as the simulator accepted them
 	round      int                  // deliveries of the dispatches so far, minus one
-	attempt    int                  // GITHUB_RUN_ATTEMPT of the run's jobs now; 0 = 1
+	attempt    int                  // GITHUB_RUN_ATTEMPT of the run's next jobs; 0 = 1
 
 	prepareAttempt int // the attempt the proceeding prepare job ran in
 	agentAttempt   int // the attempt the agent job last ran in

@@ -418,7 +418,7 @@ func (f *Flow) reset() {
 	f.art.reset()
 }
 
-// runAttempt is GITHUB_RUN_ATTEMPT of the workflow run's jobs now.
+// runAttempt is GITHUB_RUN_ATTEMPT of the workflow run's next jobs.
 func (f *Flow) runAttempt() int { return max(f.attempt, 1) }
 
 // recordName is the run record's directory: assemble starts it in the
