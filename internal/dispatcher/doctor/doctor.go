@@ -55,8 +55,9 @@ type Config struct {
 type Check struct {
 	Name   string
 	OK     bool
+	Warn   bool   // passed, but something needs the operator's attention
 	Detail string // what was found
-	Fix    string // what to do (failures only)
+	Fix    string // what to do (failures and warnings)
 }
 
 // Report is every check, in order.
@@ -76,22 +77,29 @@ func (r Report) Failed() int {
 // Print writes one ✓/✗ line per check and the fix under each failure.
 func (r Report) Print(w io.Writer) error {
 	var b strings.Builder
+	warnings := 0
 	for _, c := range r {
 		mark := "✓"
-		if !c.OK {
+		switch {
+		case !c.OK:
 			mark = "✗"
+		case c.Warn:
+			mark = "!"
+			warnings++
 		}
 		fmt.Fprintf(&b, "%s %s", mark, c.Name)
 		if c.Detail != "" {
 			fmt.Fprintf(&b, ": %s", c.Detail)
 		}
 		b.WriteByte('\n')
-		if !c.OK && c.Fix != "" {
+		if (!c.OK || c.Warn) && c.Fix != "" {
 			fmt.Fprintf(&b, "    fix: %s\n", c.Fix)
 		}
 	}
 	if n := r.Failed(); n > 0 {
 		fmt.Fprintf(&b, "\n%d of %d checks failed.\n", n, len(r))
+	} else if warnings > 0 {
+		fmt.Fprintf(&b, "\nAll %d checks passed (%d with a warning).\n", len(r), warnings)
 	} else {
 		fmt.Fprintf(&b, "\nAll %d checks passed.\n", len(r))
 	}
@@ -106,6 +114,7 @@ type run struct {
 	rep      Report
 	repo     *github.Repository // nil when the control repo is unreachable
 	workflow *workflowFinding
+	pinned   string // the mention-runner ref the workflow runs, once it is known to exist
 }
 
 func (r *run) ok(name, detail string) {
@@ -113,6 +122,9 @@ func (r *run) ok(name, detail string) {
 }
 func (r *run) fail(name, detail, fix string) {
 	r.rep = append(r.rep, Check{Name: name, Detail: detail, Fix: fix})
+}
+func (r *run) warn(name, detail, fix string) {
+	r.rep = append(r.rep, Check{Name: name, OK: true, Warn: true, Detail: detail, Fix: fix})
 }
 
 // Run performs every check. Checks that depend on a failed one fail too,
@@ -133,7 +145,10 @@ func Run(ctx context.Context, cfg Config) Report {
 	r.controlRepo(ctx)
 	r.refs(ctx)
 	r.blocklist(ctx)
+	r.schedule()
 	r.findWorkflow(ctx)
+	r.pinnedRelease(ctx)
+	r.engineVersions(ctx)
 	r.dispatch(ctx)
 	return r.rep
 }
@@ -245,11 +260,16 @@ func (r *run) controlRepo(ctx context.Context) {
 	}
 	repo, resp, err := r.ctl.Repositories.Get(ctx, owner, name)
 	if err != nil {
-		detail := "GET /repos/" + r.cfg.Control + " failed: " + errText(err)
+		detail, fix := "GET /repos/"+r.cfg.Control+" failed: "+errText(err), accessFix
 		if resp != nil && resp.StatusCode == http.StatusNotFound {
-			detail = r.cfg.Control + " does not exist or the token's account cannot see it"
+			detail = "CONTROL_REPO=" + r.cfg.Control + ": no such repository, or the token's account cannot see it"
+			fix = "check CONTROL_REPO (the owner/name of the control repo; in the dispatcher workflow a repository variable, default: the repository it runs in); if it is right, " + accessFix
+			if _, uresp, uerr := r.ctl.Users.Get(ctx, owner); uerr != nil && uresp != nil && uresp.StatusCode == http.StatusNotFound {
+				detail = "CONTROL_REPO=" + r.cfg.Control + ": there is no account " + owner + " (mistyped?)"
+				fix = "set CONTROL_REPO to the control repo's owner/name"
+			}
 		}
-		r.fail(reach, detail, accessFix)
+		r.fail(reach, detail, fix)
 		r.fail(write, "cannot check", "fix \""+reach+"\" first")
 		r.fail(issues, "cannot check", "fix \""+reach+"\" first")
 		return

@@ -42,7 +42,31 @@ func newWorld(t *testing.T) *world {
 	sim.SetTokenScopes("bot-tok", "notifications", "public_repo")
 	w := &world{sim: sim, cfg: Config{Bot: "bot", Control: "op/agent", GitHub: sim.Client("bot-tok"), AllowedUsers: "alice, bob", AllowedSet: true}}
 	w.put(t, ".github/workflows/mention-runner.yml", example())
+	w.release(t, exampleRef(example()))
 	return w
+}
+
+// release publishes this checkout's agent-run.yml and engine lockfile
+// directories as mention-runner/mention-runner at tag.
+func (w *world) release(t *testing.T, tag string) {
+	t.Helper()
+	ctx := context.Background()
+	w.sim.AddUser("mention-runner")
+	w.sim.AddToken("upstream-tok", "mention-runner")
+	_, err := w.sim.AddRepo("mention-runner/mention-runner", false)
+	require.NoError(t, err)
+	gh := w.sim.Client("upstream-tok")
+	for _, p := range []string{".github/workflows/agent-run.yml", "tools/workflow/claude-code/package.json", "tools/workflow/codex/package.json", "tools/workflow/gemini-cli/package.json"} {
+		b, err := os.ReadFile("../../../" + p)
+		require.NoError(t, err)
+		_, _, err = gh.Repositories.CreateFile(ctx, "mention-runner", "mention-runner", p, &github.RepositoryContentFileOptions{
+			Message: github.String("add " + p), Content: b})
+		require.NoError(t, err)
+	}
+	head, _, err := gh.Git.GetRef(ctx, "mention-runner", "mention-runner", "heads/main")
+	require.NoError(t, err)
+	_, _, err = gh.Git.CreateRef(ctx, "mention-runner", "mention-runner", &github.Reference{Ref: github.String("refs/tags/" + tag), Object: &github.GitObject{SHA: head.Object.SHA}})
+	require.NoError(t, err)
 }
 
 // put commits a file to op/agent as the owner.
@@ -84,7 +108,10 @@ func TestGoodSetupAllPass(t *testing.T) {
 	require.NoError(t, rep.Print(&out))
 	assert.Zero(t, rep.Failed(), out.String())
 	assert.NotContains(t, out.String(), "✗")
-	assert.Contains(t, out.String(), "All 13 checks passed.")
+	assert.Contains(t, out.String(), "All 16 checks passed (1 with a warning).")
+	assert.Contains(t, out.String(), "! scheduled runs (60-day rule): public repository")
+	assert.Contains(t, out.String(), "✓ pinned release exists: "+exampleRef(example()))
+	assert.Contains(t, out.String(), "✓ engine and Node.js: claude: Claude Code 2.1.332 (tools/workflow/claude-code/package.json at "+exampleRef(example())+"); on Node.js 24")
 	assert.Contains(t, out.String(), "✓ bot login matches the token: bot")
 	// The probes leave nothing behind and start nothing.
 	assert.Empty(t, w.sim.Refs("op/agent", "refs/mention-runner/"))
@@ -120,7 +147,13 @@ func TestEachMisconfiguration(t *testing.T) {
 			[]string{"bot login matches the token"}, "BOT_LOGIN is WhiteElephantIsNotARobot but the token belongs to bot", "set BOT_LOGIN to bot"},
 		{"control repo missing", func(t *testing.T, w *world) { w.cfg.Control = "op/nope" },
 			[]string{"control repo reachable", "control repo writable (refs, contents)", "control repo issues", "control repo refs writable", "opt-out list readable", "workflow", "dispatch allowed"},
-			"does not exist or the token's account cannot see it", "invite the bot account"},
+			"CONTROL_REPO=op/nope: no such repository", "check CONTROL_REPO"},
+		{"control repo owner mistyped", func(t *testing.T, w *world) { w.cfg.Control = "opp/agent" },
+			[]string{"control repo reachable"}, "CONTROL_REPO=opp/agent: there is no account opp", "set CONTROL_REPO"},
+		{"pinned release missing", workflow(pinned("v9.9.9", "v9.9.9")),
+			[]string{"pinned release exists", "engine and Node.js"}, "pins v9.9.9, which mention-runner/mention-runner does not have", "pin a release that exists"},
+		{"pinned commit missing", workflow(pinned(strings.Repeat("a", 40), strings.Repeat("a", 40))),
+			[]string{"pinned release exists"}, "does not have", "pin a release that exists"},
 		{"bot only reads", func(t *testing.T, w *world) { w.sim.SetPermission("op/agent", "bot", "read") },
 			[]string{"control repo writable (refs, contents)", "control repo issues", "control repo refs writable", "dispatch allowed"}, "the account has read", "Write role"},
 		{"corrupt opt-out list", func(t *testing.T, w *world) { w.put(t, ".mention-runner/blocklist.json", "{not json") },
@@ -168,7 +201,7 @@ func TestEachMisconfiguration(t *testing.T) {
 			assert.Contains(t, first.Fix, tc.fix, out.String())
 			assert.Contains(t, out.String(), "✗ "+tc.failed[0])
 			assert.Contains(t, out.String(), "    fix: ")
-			assert.Len(t, rep, 13, "every report has the same lines")
+			assert.Len(t, rep, 16, "every report has the same lines")
 		})
 	}
 }
@@ -242,4 +275,49 @@ func TestLeftoverProbesSwept(t *testing.T) {
 	rep := w.run(t)
 	assert.True(t, find(t, rep, "control repo refs writable").OK)
 	assert.Equal(t, []string{young}, w.sim.Refs("op/agent", "refs/mention-runner/"))
+}
+
+// TestEngineAndNodeReported: doctor names the engine CLI and Node.js a
+// run installs: the pinned release's lockfile and node-version default,
+// or what the control-repo workflow passes instead.
+func TestEngineAndNodeReported(t *testing.T) {
+	cases := []struct {
+		name, with, want string
+	}{
+		{"defaults", "", "claude: Claude Code 2.1.332 (tools/workflow/claude-code/package.json at v0.1.0); on Node.js 24"},
+		{"codex", "      engine: codex\n", "codex: Codex CLI 0.171.0 (tools/workflow/codex/package.json at v0.1.0); on Node.js 24"},
+		{"a version and Node set by the workflow", "      engine: gemini\n      gemini-cli-version: 0.60.0\n      node-version: \"22\"\n",
+			"gemini: Gemini CLI 0.60.0 (set by .github/workflows/mention-runner.yml); on Node.js 22"},
+		{"engine from a variable", "      engine: ${{ vars.ENGINE || 'claude' }}\n", "engine ${{ vars.ENGINE || 'claude' }}; claude: Claude Code 2.1.332"},
+		{"replay", "      engine: replay\n", "replay: no engine CLI"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			require.Equal(t, "v0.1.0", exampleRef(example()))
+			w.put(t, ".github/workflows/mention-runner.yml", strings.Replace(example(), "      runner-ref: v0.1.0\n", "      runner-ref: v0.1.0\n"+tc.with, 1))
+			rep := w.run(t)
+			c := find(t, rep, "engine and Node.js")
+			assert.True(t, c.OK, c.Detail)
+			assert.Contains(t, c.Detail, tc.want)
+		})
+	}
+}
+
+// TestPrivateControlRepoNoScheduleWarning: the 60-day rule is GitHub's
+// for public repositories only.
+func TestPrivateControlRepoNoScheduleWarning(t *testing.T) {
+	sim, _ := simfixture.Start(t, githubsim.Options{Seed: 1})
+	simfixture.Writer(t, sim, "op/agent", "bot", "bot-tok", true)
+	sim.AddToken("op-tok", "op")
+	sim.SetTokenScopes("bot-tok", "notifications", "repo")
+	w := &world{sim: sim, cfg: Config{Bot: "bot", Control: "op/agent", GitHub: sim.Client("bot-tok"), AllowedUsers: "*", AllowedSet: true}}
+	w.put(t, ".github/workflows/mention-runner.yml", example())
+	w.release(t, exampleRef(example()))
+	rep := w.run(t)
+	c := find(t, rep, "scheduled runs (60-day rule)")
+	assert.True(t, c.OK)
+	assert.False(t, c.Warn)
+	assert.Contains(t, c.Detail, "private")
+	assert.Zero(t, rep.Failed())
 }

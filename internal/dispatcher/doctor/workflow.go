@@ -26,8 +26,9 @@ type workflowFinding struct {
 	path      string
 	types     []string
 	allTypes  bool   // repository_dispatch without types: runs on any event type
-	uses      string // the job's uses: when it calls agent-run.yml
-	runnerRef string // that job's with.runner-ref
+	uses      string            // the job's uses: when it calls agent-run.yml
+	runnerRef string            // that job's with.runner-ref
+	with      map[string]string // that job's with:, the values as written
 }
 
 // pinnedRef is a release tag (vX.Y.Z) or a full commit sha: what a user can
@@ -173,6 +174,10 @@ func parseWorkflow(path string, data []byte) (*workflowFinding, error) {
 		if strings.HasPrefix(j.Uses, reusableWorkflow) {
 			f.uses = j.Uses
 			f.runnerRef, _ = j.With["runner-ref"].(string)
+			f.with = map[string]string{}
+			for k, v := range j.With {
+				f.with[k] = fmt.Sprint(v)
+			}
 			break
 		}
 	}
