@@ -34,7 +34,7 @@ var settings = []setting{
 	{"ALLOWED_USERS", "allowed-users", "", "who may trigger runs: comma-separated logins or * (required; set but empty = no one)"},
 	{"WEBHOOK_SECRET", "webhook-secret", "", "webhook HMAC secret (required for serve)"},
 	{"GITHUB_API_URL", "api-url", ghclient.DefaultBaseURL, "GitHub REST API base URL"},
-	{"MAX_CONTEXT_BYTES", "max-context-bytes", strconv.Itoa(threadctx.DefaultMaxBytes), "context budget in bytes (a pull request's diff is not in it: the runner's fetch job reads it)"},
+	{"MAX_CONTEXT_BYTES", "max-context-bytes", strconv.Itoa(threadctx.DefaultMaxBytes), "context budget in bytes (a pull request's diff is not in it: the runner's fetch step (prepare job) reads it)"},
 	{"RATE_LIMIT_PER_HOUR", "rate-limit", strconv.Itoa(dispatch.DefaultRatePerHour), "runs per user per rolling hour"},
 	{"POLL_INTERVAL", "poll-interval", "60s", "least wait between poll cycles (GitHub's X-Poll-Interval wins when longer)"},
 	{"WRITE_GAP", "write-gap", ghclient.DefaultWriteGap.String(), "least time between two of the bot's content-creating requests (GitHub's secondary limits also cap them at 80/min and 500/h); 0s turns the gap off, the caps stay"},

@@ -122,7 +122,7 @@ func runPublish(ctx context.Context, env *cli.Env, args []string) error {
 // other publish jobs running at the same time. The ledger is written with
 // the workflow's token when there is one (not the bot's account, so it
 // costs the bot nothing), else with the bot's; and with the bot's while
-// the workflow's token is refused (every assemble job writes with it).
+// the workflow's token is refused (every prepare job writes with it).
 func shareBudget(env *cli.Env, cfg *config.Config, pacer *ghclient.Pacer, botToken, controlToken, ua string) (*writebudget.Ledger, error) {
 	mk := func(tok string) (*github.Client, error) {
 		return ghclient.New(ghclient.Options{BaseURL: cfg.APIURL, Token: tok, UserAgent: ua, RetryUnsafe: true})

@@ -136,7 +136,7 @@ type run struct {
 	cleanup  []func() // run when the stage ends
 	// outputsCreated: outputs.jsonl was created before the engine started
 	outputsCreated bool
-	// fetched is the manifest of the code the fetch job handed on (zero
+	// fetched is the manifest of the code the fetch step handed on (zero
 	// without MR_TARGET_DIR)
 	fetched checkout.Manifest
 }
@@ -265,7 +265,7 @@ func (r *run) prepare(ctx context.Context, raw []byte, env []string) (engine.Spe
 		return engine.Spec{}, err
 	}
 	// The pull request's diff comes with the code, read at the same commit
-	// by the fetch job (prdiff); it joins the agent's copy of the context.
+	// by the fetch step (prdiff); it joins the agent's copy of the context.
 	forAgent := raw
 	diffFile, noDiff := "", "the run fetched no code"
 	if diff, rec, ok, err := checkout.ReadDiff(r.cfg.TargetDir, r.fetched, r.cfg.MaxDiffBytes); err != nil {
@@ -521,7 +521,7 @@ func (r *run) workDir() (string, error) {
 	// the target's .git/config — filter, hook, fsmonitor and credential
 	// programs — to any git that runs in it: refused.
 	if _, err := os.Lstat(filepath.Join(abs, ".git")); err == nil {
-		return "", fmt.Errorf("workspace %q (MR_WORKSPACE) is a git checkout (it has .git); the agent job never works in a checkout it did not make itself: pass the fetch job's artifact as target-dir (MR_TARGET_DIR) and an empty workspace", wd)
+		return "", fmt.Errorf("workspace %q (MR_WORKSPACE) is a git checkout (it has .git); the agent job never works in a checkout it did not make itself: pass the fetch step's artifact as target-dir (MR_TARGET_DIR) and an empty workspace", wd)
 	}
 	return abs, nil
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // WriteDiff writes the pull request's diff at the fetched commit as
-// DiffFile beside the pack and records it in the manifest (the fetch job,
+// DiffFile beside the pack and records it in the manifest (the fetch step,
 // after Fetch; the diff itself is read with threadctx.FetchDiff).
 func WriteDiff(outDir string, m *Manifest, d prdiff.Diff) error {
 	if err := os.WriteFile(filepath.Join(outDir, DiffFile), []byte(d.Text), 0o644); err != nil {
@@ -21,7 +21,7 @@ func WriteDiff(outDir string, m *Manifest, d prdiff.Diff) error {
 
 // ReadDiff reads the diff WriteDiff wrote in artifactDir for m (checked
 // by Unpack), refusing one whose size is not the manifest's or is over
-// max (0 = prdiff.DefaultMaxBytes). ok is false when the fetch job fetched
+// max (0 = prdiff.DefaultMaxBytes). ok is false when the fetch step fetched
 // no diff.
 func ReadDiff(artifactDir string, m Manifest, max int) (text string, rec prdiff.Record, ok bool, err error) {
 	if max <= 0 {

@@ -21,7 +21,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/core/contract"
 )
 
-// Artifact file names, shared by the fetch and agent jobs.
+// Artifact file names, shared by the fetch step and the agent job.
 const (
 	PackFile     = contract.TargetPackFile
 	ManifestFile = contract.TargetManifestFile
@@ -88,7 +88,7 @@ type Manifest struct {
 	Diff *DiffInfo `json:"diff,omitempty"`
 }
 
-// DiffInfo describes the diff file the fetch job wrote.
+// DiffInfo describes the diff file the fetch step wrote.
 type DiffInfo struct {
 	Bytes      int   `json:"bytes"`       // size of DiffFile
 	BytesTotal int64 `json:"bytes_total"` // size of the whole diff on the server

@@ -244,7 +244,7 @@ func ParseManifest(b []byte, want Target) (Manifest, error) {
 		}
 	}
 	// The branch names come from the trusted context; the default branch
-	// from the (trusted) fetch job when the context did not record it.
+	// from the (trusted) fetch step when the context did not record it.
 	def := m.DefaultBranch
 	m.Target = want
 	if m.DefaultBranch == "" && ValidBranch(def) {

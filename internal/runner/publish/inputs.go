@@ -27,7 +27,7 @@ func (e *ContextError) Error() string {
 // context it could not verify.
 func VerifyContext(path, wantSHA string) ([]byte, error) {
 	if wantSHA == "" {
-		return nil, &ContextError{Path: path, Reason: "no MR_CONTEXT_SHA256 was given, so the file cannot be verified; pass the context-sha256 output of the assemble job"}
+		return nil, &ContextError{Path: path, Reason: "no MR_CONTEXT_SHA256 was given, so the file cannot be verified; pass the context_sha256 output of the prepare job"}
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {

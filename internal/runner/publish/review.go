@@ -20,7 +20,7 @@ import (
 // gatherFacts gathers the trusted facts outputs.CheckFacts judges reviews and
 // label changes by: the labels the trusted context lists and, when a
 // review is queued, the pull request's diff read again from GitHub at the
-// head sha the context recorded (the same read the fetch job made, by the
+// head sha the context recorded (the same read the fetch step made, by the
 // same code, never the agent job's copy). A diff that cannot be read
 // leaves NoDiff saying why: inline comments are then refused.
 func (p *publisher) gatherFacts(ctx context.Context, entries []outputs.Entry) outputs.Facts {

@@ -54,7 +54,7 @@ type Config struct {
 	// so the agent cannot change it ("" = WorkDir/.git).
 	GitDir string `json:"git_dir,omitempty"`
 	// HereIsPR says the triggering thread is a pull request; DiffFile is
-	// its diff at the recorded head as the fetch job wrote it ("" = none,
+	// its diff at the recorded head as the fetch step wrote it ("" = none,
 	// NoDiff says why): create_review's inline comments must lie in it.
 	HereIsPR bool   `json:"here_is_pr,omitempty"`
 	DiffFile string `json:"diff_file,omitempty"`
