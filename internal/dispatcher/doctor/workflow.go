@@ -25,7 +25,7 @@ const exampleFix = "copy examples/control-repo/.github/workflows/mention-runner.
 type workflowFinding struct {
 	path      string
 	types     []string
-	allTypes  bool   // repository_dispatch without types: runs on any event type
+	allTypes  bool              // repository_dispatch without types: runs on any event type
 	uses      string            // the job's uses: when it calls agent-run.yml
 	runnerRef string            // that job's with.runner-ref
 	with      map[string]string // that job's with:, the values as written
