@@ -308,3 +308,20 @@ func (f *Flow) baseEnv(dir, job, runID string, attempt int) []string {
 func (f *Flow) logf(format string, a ...any) {
 	fmt.Fprintf(f.o.Log, format+"\n", a...)
 }
+
+// JobsRun lists the workflow jobs the flow has run so far (each a
+// directory under jobs/, named <run id>-<job>[-<attempt>]), the dispatcher
+// left out, sorted.
+func (f *Flow) JobsRun() ([]string, error) {
+	ents, err := os.ReadDir(filepath.Join(f.o.OutDir, "jobs"))
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() && e.Name() != "dispatcher" {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}

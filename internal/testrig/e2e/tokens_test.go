@@ -152,6 +152,9 @@ func checkTokensAsWired(t *testing.T, ctx context.Context, w *demo.World, f *dem
 		}
 	}
 	assert.Len(t, usedByJob, 3, "the stages run in three jobs")
+	jobs, err := f.JobsRun()
+	require.NoError(t, err)
+	assert.Equal(t, []string{f.RunID + "-agent", f.RunID + "-prepare", f.RunID + "-publish"}, jobs, "a mention on the small path runs three jobs")
 	for job, used := range usedByJob {
 		declared, err := wiring.Permissions(job)
 		require.NoError(t, err)
