@@ -211,7 +211,7 @@ func TestEngineRefusesUnkeepableSettings(t *testing.T) {
 	}
 }
 
-// geminiOwnReadProbes are the Gemini CLI's own read tools tried on /etc,
+// geminiOwnReadProbes are the Gemini CLI's own read_file tried on /etc,
 // on the checkout and on the gate's config (TestEngineReadsCheckout).
 func geminiOwnReadProbes(f func() *fixture) []probe {
 	return []probe{
@@ -220,7 +220,7 @@ func geminiOwnReadProbes(f func() *fixture) []probe {
 			return map[string]any{"file_path": filepath.Join(f().env["MR_WORKSPACE"], "README.md")}
 		}},
 		{"read_file", func() map[string]any { return map[string]any{"file_path": filepath.Join(f().runDir(), GateConfigFile)} }},
-		{"list_directory", func() map[string]any { return map[string]any{"dir_path": "/etc"} }},
+		{"read_file", func() map[string]any { return map[string]any{"file_path": "../../../etc/passwd"} }},
 	}
 }
 

@@ -1,7 +1,7 @@
 // Package gemini is the engine that runs the Gemini CLI headless (`-o
 // stream-json`): the prompt on stdin, its JSONL event stream parsed as it
-// arrives, the gate as its only MCP server and only read-only built-in
-// tools (read_file, list_directory, glob, grep_search) in an allow-list.
+// arrives, the gate and the runner's file tools as its only MCP servers,
+// and of its own tools only read_file in an allow-list.
 //
 // Isolation: every setting comes from the user settings file the engine
 // writes under the fresh HOME (a system settings file under a world-writable
@@ -49,9 +49,14 @@ const Program = "gemini cli"
 // turn through an extra classifier call).
 const DefaultModel = "gemini-2.5-pro"
 
-// ReadOnlyTools are the built-in tools offered: they read files in the
-// workspace (the context copy) and change nothing.
-var ReadOnlyTools = []string{"read_file", "list_directory", "glob", "grep_search"}
+// ReadOnlyTools are the built-in tools offered: read_file, for the copy of
+// the context in the working directory, which resolves and checks its one
+// path against the workspace. The CLI's glob and grep_search check only
+// the directory they start from, not where a pattern leads ("../../**"
+// lists files anywhere on the machine), so they are not offered, nor is
+// list_directory: the checkout is searched and listed through the
+// runner's file tools, confined by an os.Root (TestGeminiOwnToolsConfined).
+var ReadOnlyTools = []string{"read_file"}
 
 // GateTools are the gate's tools as the Gemini CLI names them.
 var GateTools = func() []string {
