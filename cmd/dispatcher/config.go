@@ -36,6 +36,8 @@ var settings = []setting{
 	{"GITHUB_API_URL", "api-url", ghclient.DefaultBaseURL, "GitHub REST API base URL"},
 	{"MAX_CONTEXT_BYTES", "max-context-bytes", strconv.Itoa(threadctx.DefaultMaxBytes), "context budget in bytes (a pull request's diff is not in it: the runner's fetch step (prepare job) reads it)"},
 	{"RATE_LIMIT_PER_HOUR", "rate-limit", strconv.Itoa(dispatch.DefaultRatePerHour), "runs per user per rolling hour"},
+	{"REPLY_LIMIT_PER_AUTHOR", "reply-limit-per-author", strconv.Itoa(dispatch.DefaultReplyPerAuthor), "the bot's replies (!cfg error, rate-limit notice, opt-out confirmations) to one author's mentions, all repositories together, per rolling hour; silence beyond, logged"},
+	{"REPLY_LIMIT_PER_HOUR", "reply-limit", strconv.Itoa(dispatch.DefaultReplyPerHour), "the bot's replies for the whole account per rolling hour; silence beyond, logged"},
 	{"POLL_INTERVAL", "poll-interval", "60s", "least wait between poll cycles (GitHub's X-Poll-Interval wins when longer)"},
 	{"WRITE_GAP", "write-gap", ghclient.DefaultWriteGap.String(), "least time between two of the bot's content-creating requests (GitHub's secondary limits also cap them at 80/min and 500/h); 0s turns the gap off, the caps stay"},
 	{"CLAIM_LEASE", "claim-lease", dispatch.DefaultClaimLease.String(), "how long a claimed mention may stay undispatched before another dispatcher takes it over"},
@@ -67,6 +69,7 @@ type conf struct {
 	bot, token, control, controlToken, secret, apiURL string
 	allowed                                           dispatch.AllowList
 	maxContext, rate                                  int
+	replyPerAuthor, replyPerHour                      int
 	pollInterval, claimLease, writeGap                time.Duration
 	ceilings                                          policy.Ceilings
 	flushEach                                         bool // event mode: write the rate state in Handle
@@ -128,6 +131,8 @@ func (f *flags) resolve(env *cli.Env, mode string, dryRun bool) (*conf, error) {
 	}
 	c.maxContext = num("MAX_CONTEXT_BYTES", 1024)
 	c.rate = num("RATE_LIMIT_PER_HOUR", 1)
+	c.replyPerAuthor = num("REPLY_LIMIT_PER_AUTHOR", 1)
+	c.replyPerHour = num("REPLY_LIMIT_PER_HOUR", 1)
 	d, err := time.ParseDuration(strings.TrimSpace(val["POLL_INTERVAL"]))
 	if err != nil || d < time.Second {
 		errs = append(errs, fmt.Sprintf("POLL_INTERVAL=%q: want a duration of at least 1s, like 60s", val["POLL_INTERVAL"]))
@@ -195,7 +200,7 @@ func logger(env *cli.Env) *slog.Logger {
 func (c *conf) build(env *cli.Env, dryRun bool) (*dispatch.Dispatcher, *github.Client, error) {
 	log := logger(env)
 	ceil := c.ceilings
-	cfg := dispatch.Config{Bot: c.bot, Control: c.control, Allowed: c.allowed, RatePerHour: c.rate, Ceilings: &ceil,
+	cfg := dispatch.Config{Bot: c.bot, Control: c.control, Allowed: c.allowed, RatePerHour: c.rate, ReplyPerAuthor: c.replyPerAuthor, ReplyPerHour: c.replyPerHour, Ceilings: &ceil,
 		Context: threadctx.Options{MaxBytes: c.maxContext}, ClaimLease: c.claimLease, DryRun: dryRun, Logger: log,
 		FlushEach: c.flushEach}
 	if dryRun {

@@ -19,6 +19,12 @@ const (
 	DefaultRatePerHour = 10
 	DefaultStatePath   = ".mention-runner/ratelimit.json"
 	DefaultCacheTTL    = 30 * time.Second
+	// DefaultReplyPerAuthor and DefaultReplyPerHour bound the bot's own
+	// replies (the !cfg error, the rate-limit notice, the opt-out
+	// confirmations) per author across every repository, and for the
+	// whole account, per rolling hour.
+	DefaultReplyPerAuthor = 3
+	DefaultReplyPerHour   = 30
 )
 
 // AllowList is ALLOWED_USERS: logins that may trigger runs, or everyone.
@@ -98,9 +104,14 @@ type Config struct {
 	Ceilings *policy.Ceilings
 	Context  threadctx.Options // context budget and diff cap
 
-	RatePerHour   int    // runs per user per rolling hour; 0 = DefaultRatePerHour
-	BlocklistPath string // "" = contract.BlocklistPath
-	StatePath     string // rate-limit state in CONTROL; "" = DefaultStatePath
+	RatePerHour int // runs per user per rolling hour; 0 = DefaultRatePerHour
+	// ReplyPerAuthor caps the replies to one author's mentions, in every
+	// repository together, per rolling hour; ReplyPerHour caps them for
+	// the whole account. Beyond either the bot stays silent and says why
+	// in the decision and the log. 0 = the defaults.
+	ReplyPerAuthor, ReplyPerHour int
+	BlocklistPath                string // "" = contract.BlocklistPath
+	StatePath                    string // rate-limit state in CONTROL; "" = DefaultStatePath
 	// CacheTTL is how long the blocklist and rate state are reused between
 	// Refresh calls (serve mode); 0 = DefaultCacheTTL.
 	CacheTTL time.Duration
@@ -131,6 +142,12 @@ func (c Config) withDefaults() Config {
 	c.Bot = strings.TrimPrefix(strings.TrimSpace(c.Bot), "@")
 	if c.RatePerHour == 0 {
 		c.RatePerHour = DefaultRatePerHour
+	}
+	if c.ReplyPerAuthor == 0 {
+		c.ReplyPerAuthor = DefaultReplyPerAuthor
+	}
+	if c.ReplyPerHour == 0 {
+		c.ReplyPerHour = DefaultReplyPerHour
 	}
 	if c.BlocklistPath == "" {
 		c.BlocklistPath = contract.BlocklistPath
@@ -173,6 +190,9 @@ func (c Config) validate() error {
 	}
 	if c.RatePerHour < 0 {
 		return fmt.Errorf("dispatch: rate limit %d runs per hour is negative", c.RatePerHour)
+	}
+	if c.ReplyPerAuthor < 0 || c.ReplyPerHour < 0 {
+		return fmt.Errorf("dispatch: reply limits %d per author and %d per hour: negative", c.ReplyPerAuthor, c.ReplyPerHour)
 	}
 	if err := c.Ceilings.Validate(); err != nil {
 		return fmt.Errorf("dispatch: ceilings: %w", err)

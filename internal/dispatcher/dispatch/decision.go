@@ -54,6 +54,9 @@ type Decision struct {
 	Policy   *policy.Policy `json:"policy,omitempty"`
 	// Dispatches is how many repository_dispatch events were sent.
 	Dispatches int `json:"dispatches,omitempty"`
+	// ReplySuppressed says why a reply the decision called for was not
+	// posted (a reply budget spent, the repository blocked).
+	ReplySuppressed string `json:"reply_suppressed,omitempty"`
 }
 
 func refOf(t *Trigger) TriggerRef {

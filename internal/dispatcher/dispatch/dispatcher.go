@@ -456,6 +456,16 @@ func (d *Dispatcher) replyClaimed(ctx context.Context, t *Trigger, dec Decision,
 		dec.Decision, dec.Reason = Ignore, "already handled (claim ref says so)"
 		return dec, nil
 	}
+	// Handle ignores a blocked repository before any reply of this kind.
+	why, err := d.replySlot(ctx, t, dec.JobID, kind, false, false)
+	if err != nil {
+		return dec, errors.Join(err, d.release(ctx, dec.JobID))
+	}
+	if why != "" {
+		dec.ReplySuppressed = why
+		dec.Reason += "; no reply: " + why
+		return dec, d.settle(ctx, dec.JobID, StatusDispatched)
+	}
 	if err := d.replyOnce(ctx, t, kind, body); err != nil {
 		return dec, errors.Join(err, d.release(ctx, dec.JobID))
 	}
@@ -508,17 +518,44 @@ func (d *Dispatcher) optOut(ctx context.Context, t *Trigger, m mention.Mention, 
 	}
 	d.setBlocklist(l)
 	dec.Reason = fmt.Sprintf("%sed %s (%d changed) for @%s", dec.Decision, strings.Join(pats, ", "), changed, t.Author)
-	// The block always applies; the reply is rate-limited per user and
-	// repo, so opt-outs (open to anyone) cannot make the bot spam a thread.
-	if ok, err := d.optOutReplySlot(ctx, t, dec.JobID); err != nil {
-		return fail(err)
-	} else if !ok {
-		dec.Reason += fmt.Sprintf("; no reply: @%s already had %d opt-out replies on %s in the last hour", t.Author, OptOutRepliesPerHour, t.Repo)
-		return dec, d.settle(ctx, dec.JobID, StatusDispatched)
-	}
 	kind, body := contract.ReplyGoAway, goAwayReply(t, d.cfg.Bot, pats)
 	if !goAway {
 		kind, body = contract.ReplyComeBack, comeBackReply(t, changed, pats)
+	}
+	// The block always applies. The reply: nothing in a repository the
+	// list blocks (as it stands now) but the confirmation of a "go away"
+	// that changed the list (SPEC §7), and only within the reply budgets
+	// and the per-user-and-repository opt-out cap, so opt-outs (open to
+	// anyone) cannot make the bot spam.
+	by, blocked := l.Blocked(strings.ToLower(t.Repo))
+	if !blocked {
+		by, blocked = l.BlockedID(repoIDs(t))
+	}
+	// confirm: the entry blocking the repository is this mention's own (a
+	// retry after the list's write was stored but its answer lost changes
+	// nothing, and still confirms). Another user's "go away" in a blocked
+	// repository blocks their account silently.
+	confirm := false
+	for _, e := range l.Entries {
+		confirm = confirm || blocked && goAway && e.Pattern == by && e.Source == t.URL
+	}
+	capped, err := d.optOutCapped(ctx, t, dec.JobID)
+	if err != nil {
+		return fail(err)
+	}
+	var why string
+	if capped && (!blocked || confirm) {
+		why = fmt.Sprintf("@%s already had %d opt-out replies on %s in the last hour", t.Author, OptOutRepliesPerHour, t.Repo)
+		d.cfg.Logger.Warn("reply suppressed", "kind", kind, "url", t.URL, "jobid", dec.JobID, "repo", t.Repo, "author", t.Author, "reason", why)
+	} else if why, err = d.replySlot(ctx, t, dec.JobID, kind, blocked, confirm); err != nil {
+		return fail(err)
+	} else if why == "" {
+		d.recordRun(optOutKey(t), dec.JobID)
+	}
+	if why != "" {
+		dec.ReplySuppressed = why
+		dec.Reason += "; no reply: " + why
+		return dec, d.settle(ctx, dec.JobID, StatusDispatched)
 	}
 	if err := d.replyOnce(ctx, t, kind, body); err != nil {
 		return fail(err)
@@ -572,23 +609,24 @@ func repoIDs(t *Trigger) blocklist.RepoIDs {
 // from one user on one repo.
 const OptOutRepliesPerHour = 2
 
-// optOutReplySlot reports whether a reply to this opt-out may be posted,
-// and if so records it in the rate state (kept with the run counts, under
-// a key no login can take).
-func (d *Dispatcher) optOutReplySlot(ctx context.Context, t *Trigger, jobID string) (bool, error) {
+// optOutKey is the rate-state key of the opt-out replies to one user on
+// one repository (a key no login can take).
+func optOutKey(t *Trigger) string {
+	return "opt-out:" + strings.ToLower(t.Author) + "@" + strings.ToLower(t.Repo)
+}
+
+// optOutCapped reports whether the opt-out replies to this user on this
+// repository have reached OptOutRepliesPerHour; the caller records a reply
+// it posts under optOutKey.
+func (d *Dispatcher) optOutCapped(ctx context.Context, t *Trigger, jobID string) (bool, error) {
 	st, err := d.rate(ctx)
 	if err != nil {
 		return false, err
 	}
-	key := "opt-out:" + strings.ToLower(t.Author) + "@" + strings.ToLower(t.Repo)
 	d.mu.Lock()
-	n := st.count(key, jobID, d.cfg.Now())
+	n := st.count(optOutKey(t), jobID, d.cfg.Now())
 	d.mu.Unlock()
-	if n >= OptOutRepliesPerHour {
-		return false, nil
-	}
-	d.recordRun(key, jobID)
-	return true, nil
+	return n >= OptOutRepliesPerHour, nil
 }
 
 func checkTrigger(t *Trigger) error {

@@ -20,6 +20,51 @@ import (
 // marker is the hidden line that lets a retry find a reply it already posted.
 func marker(kind string, t *Trigger) string { return contract.ReplyMarker(kind, t.CommentID, t.NodeID) }
 
+// Keys of the reply budgets in the rate state: no login holds a ":".
+const (
+	replyAllKey      = "reply:*"
+	replyAuthorKeyOf = "reply:"
+)
+
+// replySlot decides whether the bot may reply to t (a reply of kind) and,
+// if so, counts the reply against the budgets: ReplyPerAuthor (the
+// author's replies in every repository) and ReplyPerHour (the account's),
+// each per rolling hour, kept in the rate state with the run counts, so
+// they hold across restarts and dispatchers as the run limit does. A
+// repository the opt-out list blocks gets no reply at all, but for
+// confirm: the one confirmation of a "go away" that changed the list
+// (SPEC §7), still within both budgets (a user alternating "go away" and
+// "come back" gets no more replies than the budgets allow). why is the
+// reason for silence ("" = reply).
+// Each entry carries jobID with a suffix of its own: the state keeps one
+// entry per id, and a retry of the same mention counts once.
+func (d *Dispatcher) replySlot(ctx context.Context, t *Trigger, jobID, kind string, blocked, confirm bool) (why string, err error) {
+	st, err := d.rate(ctx)
+	if err != nil {
+		return "", err
+	}
+	author := replyAuthorKeyOf + strings.ToLower(t.Author)
+	now := d.cfg.Now()
+	d.mu.Lock()
+	byAuthor, all := st.count(author, jobID+"/reply-author", now), st.count(replyAllKey, jobID+"/reply-all", now)
+	d.mu.Unlock()
+	switch {
+	case blocked && !confirm:
+		why = fmt.Sprintf("%s is blocked by the opt-out list: the bot does not reply there", t.Repo)
+	case byAuthor >= d.cfg.ReplyPerAuthor:
+		why = fmt.Sprintf("@%s already had %d replies in the last hour (reply limit per author %d)", t.Author, byAuthor, d.cfg.ReplyPerAuthor)
+	case all >= d.cfg.ReplyPerHour:
+		why = fmt.Sprintf("the bot already posted %d replies in the last hour (reply limit %d)", all, d.cfg.ReplyPerHour)
+	}
+	if why != "" {
+		d.cfg.Logger.Warn("reply suppressed", "kind", kind, "url", t.URL, "jobid", jobID, "repo", t.Repo, "author", t.Author, "reason", why)
+		return why, nil
+	}
+	d.recordRun(author, jobID+"/reply-author")
+	d.recordRun(replyAllKey, jobID+"/reply-all")
+	return "", nil
+}
+
 // replyOnce posts body (plus the marker) on the trigger's thread unless a
 // comment by the bot with the same marker is already there.
 func (d *Dispatcher) replyOnce(ctx context.Context, t *Trigger, kind, body string) error {
