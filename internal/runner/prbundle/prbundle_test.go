@@ -319,3 +319,27 @@ func FuzzParseHeader(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSpecialMode: any status record either parses (special exactly when
+// a mode field is 120000 or 160000) or is an error; never a panic.
+func FuzzSpecialMode(f *testing.F) {
+	z := strings.Repeat("0", 40)
+	for _, s := range []string{":100644 120000 " + z + " " + z + " T", ":000000 160000 " + z + " " + z + " A",
+		"\n:100644 100644 " + z + " " + z + " M", ":120000", "", ":a b c d e"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, rec string) {
+		special, err := specialMode(rec)
+		if err != nil {
+			assert.False(t, special)
+			return
+		}
+		fields := strings.Fields(strings.TrimPrefix(strings.TrimPrefix(rec, "\n"), ":"))
+		require.Len(t, fields, 5)
+		want := false
+		for _, m := range fields[:2] {
+			want = want || m == "120000" || m == "160000"
+		}
+		assert.Equal(t, want, special)
+	})
+}
