@@ -29,7 +29,7 @@ const (
 	RepoIDsFile = "repo-ids.json"
 )
 
-// Files the fetch job hands the agent job (the target artifact): the
+// Files the prepare job's fetch step hands the agent job (the target artifact): the
 // target's code at one commit as a pack, its manifest, and for a pull
 // request its diff at that commit (capped; the manifest says by how much).
 const (

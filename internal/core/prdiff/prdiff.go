@@ -1,6 +1,6 @@
 // Package prdiff is a pull request's diff as the agent reads it: capped,
 // cut at a line end, placed into the agent's copy of the context with a
-// record of what was cut. The diff is read by the runner's fetch job
+// record of what was cut. The diff is read by the runner's fetch step
 // (threadctx.FetchDiff), pinned to the head sha the mention's context
 // recorded, beside the code it fetches at that same sha: the diff the
 // agent reads and the code it sees always agree (a diff read at mention

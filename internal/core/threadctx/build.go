@@ -111,7 +111,7 @@ func Build(ctx context.Context, c *github.Client, req Request, o Options) (*Resu
 		obj(&req.PullRequest, fmt.Sprintf("%s/pulls/%d", thread, req.Number))
 		list(&req.Reviews, fmt.Sprintf("%s/pulls/%d/reviews", thread, req.Number))
 		list(&req.ReviewComments, fmt.Sprintf("%s/pulls/%d/comments", thread, req.Number))
-		// No diff: the runner's fetch job reads it pinned to the head sha
+		// No diff: the runner's fetch step reads it pinned to the head sha
 		// this context records, beside the code it fetches (prdiff).
 	}
 	if err := g.Wait(); err != nil {

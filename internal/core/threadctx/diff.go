@@ -18,7 +18,7 @@ import (
 // sha the context recorded and base the pull request's base branch (head's
 // changes since their merge base, as GitHub's own pull request diff),
 // keeping at most max bytes (0 = prdiff.DefaultMaxBytes). The runner's
-// fetch job calls it beside the code it fetches at head. A server that
+// fetch step calls it beside the code it fetches at head. A server that
 // answers but will not send this diff (4xx other than an authentication
 // or rate-limit refusal: a diff too large for it, a head it cannot find)
 // gives a Diff with Unavailable set, not an error: the agent can work from

@@ -152,7 +152,7 @@ func FromContext(raw []byte) (Target, error) {
 	}
 	t := Target{Repo: c.Repository.FullName, DefaultBranch: c.Repository.DefaultBranch}
 	// A repository object from a notification has no default_branch: the
-	// fetch job asks the server for it then.
+	// fetch step asks the server for it then.
 	if t.DefaultBranch != "" && !ValidBranch(t.DefaultBranch) {
 		return Target{}, fmt.Errorf("%w: repository.default_branch %q is not a branch name", ErrNoTarget, t.DefaultBranch)
 	}
