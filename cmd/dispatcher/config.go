@@ -30,7 +30,7 @@ var settings = []setting{
 	{"BOT_LOGIN", "bot", "", "the bot's login (required)"},
 	{"BOT_TOKEN", "token", "", "the bot's classic token: notifications + repo (or public_repo) (required except --dry-run)"},
 	{"CONTROL_REPO", "control", "", "owner/name of the control repo (required except --dry-run)"},
-	{"CONTROL_TOKEN", "control-token", "", "token for the control repo (contents:write); default BOT_TOKEN"},
+	{"CONTROL_TOKEN", "control-token", "", "token for the control repo (contents:write): claims, dispatches, rate state, blocklist, write ledger; another identity than the bot's (the workflow's token in Actions) keeps this bookkeeping off the bot's write budget; default BOT_TOKEN"},
 	{"ALLOWED_USERS", "allowed-users", "", "who may trigger runs: comma-separated logins or * (required; set but empty = no one)"},
 	{"WEBHOOK_SECRET", "webhook-secret", "", "webhook HMAC secret (required for serve)"},
 	{"GITHUB_API_URL", "api-url", ghclient.DefaultBaseURL, "GitHub REST API base URL"},
@@ -215,12 +215,16 @@ func (c *conf) build(env *cli.Env, dryRun bool) (*dispatch.Dispatcher, *github.C
 	return d, gh, err
 }
 
+// separateControl says whether CONTROL_TOKEN is a token of its own, not
+// BOT_TOKEN: then it writes as another identity (the workflow's token, or
+// an operator's account), whose writes GitHub counts apart from the bot's.
+func (c *conf) separateControl() bool { return c.controlToken != "" && c.controlToken != c.token }
+
 // clients makes the bot's client, the control repo's client, the client
 // that sends dispatches, and the account's write ledger they pace through.
 func (c *conf) clients(log *slog.Logger) (gh, ctl, dsp *github.Client, ledger *writebudget.Ledger, err error) {
-	// GitHub's content-creation limits count per account, and the
-	// dispatcher's tokens are normally all the bot's: every client shares
-	// one pacer.
+	// GitHub's content-creation limits count per account: the clients
+	// of one identity share one pacer.
 	gap := c.writeGap
 	if gap == 0 {
 		gap = -1 // the pacer reads 0 as "default"; the operator asked for none
@@ -233,12 +237,27 @@ func (c *conf) clients(log *slog.Logger) (gh, ctl, dsp *github.Client, ledger *w
 	// The account's other writers (publish jobs) run elsewhere: every write
 	// also takes a slot of the account's ledger in the control repo. The
 	// ledger's own client is not paced by it; its writes are counted as
-	// the bot's (SelfCost), CONTROL_TOKEN being normally the bot's.
+	// the bot's (SelfCost) when CONTROL_TOKEN is the bot's.
 	lc, err := mk(c.controlToken, true, nil)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
 	lo := dispatch.LedgerOptions(lc, c.control, c.bot)
+	// A CONTROL_TOKEN of its own (the workflow's token in Actions) is
+	// another identity: the bookkeeping it writes (claims, dispatches, rate
+	// state, the blocklist, the ledger itself) costs the bot nothing and
+	// is paced under that identity's own limits.
+	ctlP := p
+	if c.separateControl() {
+		lo.SelfCost = 0
+		ctlP = ghclient.NewPacer(0, 0, gap, nil, nil)
+		// while GitHub refuses that identity (it writes for every job),
+		// the bot's own token keeps the ledger shared, at the bot's cost
+		if lo.Fallback, err = mk(c.token, true, nil); err != nil {
+			return nil, nil, nil, nil, err
+		}
+		lo.FallbackCost = 2
+	}
 	lo.Warn = func(err error) { log.Warn("account write budget unavailable", "err", err) }
 	ledger, err = writebudget.New(lo)
 	if err != nil {
@@ -250,11 +269,11 @@ func (c *conf) clients(log *slog.Logger) (gh, ctl, dsp *github.Client, ledger *w
 	}
 	// The control client's writes are claim refs and sha-guarded files:
 	// each is recognised when repeated, so 5xx and resets are retried.
-	if ctl, err = mk(c.controlToken, true, p); err != nil {
+	if ctl, err = mk(c.controlToken, true, ctlP); err != nil {
 		return nil, nil, nil, nil, err
 	}
 	// Dispatches may be retried on 5xx: an identical shard is harmless.
-	if dsp, err = mk(c.controlToken, true, p); err != nil {
+	if dsp, err = mk(c.controlToken, true, ctlP); err != nil {
 		return nil, nil, nil, nil, err
 	}
 	return gh, ctl, dsp, ledger, nil

@@ -29,7 +29,7 @@ func runDoctor(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg := doctor.Config{Bot: c.bot, Control: c.control, AllowedUsers: c.allowedRaw, AllowedSet: c.allowedSet}
+	cfg := doctor.Config{Bot: c.bot, Control: c.control, AllowedUsers: c.allowedRaw, AllowedSet: c.allowedSet, OwnControl: c.separateControl()}
 	for _, m := range c.missing {
 		if !strings.HasPrefix(m, "ALLOWED_USERS") { // reported by its own check
 			cfg.Missing = append(cfg.Missing, m)

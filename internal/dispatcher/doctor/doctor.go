@@ -43,6 +43,8 @@ type Config struct {
 	Control string // CONTROL_REPO, owner/name
 	// GitHub uses BOT_TOKEN; ControlClient uses CONTROL_TOKEN (nil = GitHub).
 	GitHub, ControlClient *github.Client
+	// OwnControl says CONTROL_TOKEN is a token of its own, not BOT_TOKEN.
+	OwnControl bool
 	// AllowedUsers is ALLOWED_USERS; AllowedSet tells set-but-empty from unset.
 	AllowedUsers  string
 	AllowedSet    bool
@@ -141,6 +143,7 @@ func Run(ctx context.Context, cfg Config) Report {
 		r.ok("settings", "BOT_LOGIN, BOT_TOKEN and CONTROL_REPO are set")
 	}
 	r.allowedUsers()
+	r.identities()
 	r.token(ctx)
 	r.controlRepo(ctx)
 	r.refs(ctx)
@@ -151,6 +154,19 @@ func Run(ctx context.Context, cfg Config) Report {
 	r.engineVersions(ctx)
 	r.dispatch(ctx)
 	return r.rep
+}
+
+// identities says which token writes what: GitHub counts its write limits
+// (80 a minute, 500 an hour) per account, so what the bot writes bounds
+// how many mentions it serves.
+func (r *run) identities() {
+	const name = "who writes what"
+	const workflow = "; the mention-runner workflow's own token writes job state, shard refs and the run-log issue"
+	if r.cfg.OwnControl {
+		r.ok(name, "BOT_TOKEN writes what people see as the bot (👀, replies, the agent's writes); CONTROL_TOKEN, a token of its own, writes claims, dispatches, rate state, the blocklist and the bot's write ledger"+workflow)
+		return
+	}
+	r.ok(name, "BOT_TOKEN writes what people see as the bot (👀, replies, the agent's writes) and, CONTROL_TOKEN being unset or the same token, claims, dispatches, rate state, the blocklist and the bot's write ledger too (about 4 more of the bot's writes a mention; a CONTROL_TOKEN of another account takes them off the bot's 500 an hour)"+workflow)
 }
 
 func (r *run) allowedUsers() {

@@ -108,7 +108,7 @@ func TestGoodSetupAllPass(t *testing.T) {
 	require.NoError(t, rep.Print(&out))
 	assert.Zero(t, rep.Failed(), out.String())
 	assert.NotContains(t, out.String(), "✗")
-	assert.Contains(t, out.String(), "All 16 checks passed (1 with a warning).")
+	assert.Contains(t, out.String(), "All 17 checks passed (1 with a warning).")
 	assert.Contains(t, out.String(), "! scheduled runs (60-day rule): public repository")
 	assert.Contains(t, out.String(), "✓ pinned release exists: "+exampleRef(example()))
 	assert.Contains(t, out.String(), "✓ engine and Node.js: claude: Claude Code 2.1.332 (tools/workflow/claude-code/package.json at "+exampleRef(example())+"); on Node.js 24")
@@ -201,7 +201,7 @@ func TestEachMisconfiguration(t *testing.T) {
 			assert.Contains(t, first.Fix, tc.fix, out.String())
 			assert.Contains(t, out.String(), "✗ "+tc.failed[0])
 			assert.Contains(t, out.String(), "    fix: ")
-			assert.Len(t, rep, 16, "every report has the same lines")
+			assert.Len(t, rep, 17, "every report has the same lines")
 		})
 	}
 }

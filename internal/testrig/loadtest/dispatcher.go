@@ -13,30 +13,47 @@ import (
 )
 
 // NewDispatcher builds a dispatcher as one dispatcher process would: a
-// client per token, and one pacer shared by all of them, since GitHub
-// counts content creation per account and both tokens are the bot's.
-// opts change the configuration (e.g. FlushEach for event mode).
+// client per token, and a pacer per identity, since GitHub counts content
+// creation per account. Its control token is w.DispatcherControl (the
+// bot's by default): another identity's writes the ledger at no cost to
+// the bot, and falls back to the bot's token while it is refused, as
+// cmd/dispatcher does. opts change the configuration (e.g. FlushEach for
+// event mode).
 func (w *World) NewDispatcher(opts ...func(*dispatch.Config)) (*dispatch.Dispatcher, error) {
-	botPacer, ledger, err := w.ProcessPacer(ControlToken, func(o *writebudget.Options) {
+	ctlTok := w.DispatcherControl
+	if ctlTok == "" {
+		ctlTok = ControlToken
+	}
+	own := ctlTok != ControlToken // another identity than the bot's
+	botPacer, ledger, err := w.ProcessPacer(ctlTok, func(o *writebudget.Options) {
 		// the dispatcher's own ledger options, as cmd/dispatcher sets them
 		mine := dispatch.LedgerOptions(o.Client, o.Repo, o.Account)
 		o.SelfCost, o.Block, o.MaxBlock, o.Guess = mine.SelfCost, mine.Block, mine.MaxBlock, mine.Guess
+		if own {
+			o.SelfCost, o.FallbackCost = 0, 2
+			if o.Fallback == nil {
+				o.Fallback, _ = w.Client(BotToken, true, nil)
+			}
+		}
 	})
 	if err != nil {
 		return nil, err
 	}
 	ctlPacer := botPacer
+	if own {
+		ctlPacer = w.Pacer() // the control identity's own limits
+	}
 	gh, err := w.Client(BotToken, false, botPacer)
 	if err != nil {
 		return nil, err
 	}
 	// as cmd/dispatcher's: its control writes (claim refs, state commits,
 	// sha-guarded files) are each recognised when repeated
-	ctl, err := w.Client(ControlToken, true, ctlPacer)
+	ctl, err := w.Client(ctlTok, true, ctlPacer)
 	if err != nil {
 		return nil, err
 	}
-	dsp, err := w.Client(ControlToken, true, ctlPacer)
+	dsp, err := w.Client(ctlTok, true, ctlPacer)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +109,11 @@ func (w *World) DispatchAll(ctx context.Context, ms []Mention, maxCycles int, re
 				}
 			}
 			dec, err := d.Handle(hctx, m.DispatchTrigger())
-			_ = d.Flush(hctx)
+			if restart != nil {
+				// a process killed mid-cycle would lose what it did not
+				// write yet: here each mention's rate entry is written
+				_ = d.Flush(hctx)
+			}
 			if stop != nil {
 				stop()
 			}
@@ -112,6 +133,10 @@ func (w *World) DispatchAll(ctx context.Context, ms []Mention, maxCycles int, re
 				continue
 			}
 			st.Decided[m.JobID] = dec.Decision
+		}
+		// as a poll cycle: the rate state is written once, at its end
+		if err := d.Flush(ctx); err != nil {
+			st.Failures++
 		}
 		if pending == 0 {
 			return st, nil

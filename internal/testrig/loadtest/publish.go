@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/go-github/v62/github"
+
 	"github.com/mention-runner/mention-runner/internal/core/contract"
 	"github.com/mention-runner/mention-runner/internal/core/ghclient"
 	"github.com/mention-runner/mention-runner/internal/core/policy"
@@ -109,8 +111,19 @@ func (w *World) PublishJobTo(ctx context.Context, contextJSON []byte, runDir str
 		if err != nil {
 			return nil, err
 		}
+		var ctl *github.Client // nil: the bot's token writes CONTROL too
+		ctlLogin := ""
+		if w.PublishControl {
+			// as cmd/runner publish: the workflow's token writes the log
+			// issue and job refs, under its own pacer
+			if ctl, err = ghclient.New(ghclient.Options{BaseURL: w.Base, Token: RunnerToken, Pacer: w.Pacer(), MaxWait: ghclient.AccountLimitWait,
+				Sleep: w.Clock.Sleep, Now: w.Clock.Now, RequestTimeout: 20 * time.Second, Base: w.rt}); err != nil {
+				return nil, err
+			}
+			ctlLogin = "github-actions"
+		}
 		res, err := publish.Run(ctx, publish.Options{
-			Bot: bot, BotLogin: Bot, ControlRepo: Control, Context: contextJSON, RunDir: runDir, LogIssue: logIssue,
+			Bot: bot, BotLogin: Bot, Control: ctl, ControlLogin: ctlLogin, ControlRepo: Control, Context: contextJSON, RunDir: runDir, LogIssue: logIssue,
 			Ceilings: policy.DefaultCeilings(), ServerURL: "https://github.com",
 			Sleep: w.Clock.Sleep, Now: w.Clock.Now, RetryDelay: time.Millisecond,
 			Session: render.SessionOptions{},

@@ -23,6 +23,10 @@ const (
 	Control      = "ops/control"
 	BotToken     = "bot-token"     // the bot: threads, reactions, replies, publish writes
 	ControlToken = "control-token" // the dispatcher's CONTROL token: refs, dispatches
+	// OwnControlToken is a CONTROL_TOKEN of an identity of its own
+	// (ControlLogin), neither the bot nor the workflow.
+	OwnControlToken = "own-control-token"
+	ControlLogin    = "ops-bookkeeper"
 )
 
 // WorldOptions size a world.
@@ -65,8 +69,16 @@ type World struct {
 	// dispatcher, each publish run) reserve its writes from the account's
 	// ledger in CONTROL (writebudget), as the real binaries do.
 	SharedBudget bool
-	procs        int // processes that took a ledger handle, for holder names
-	procsMu      sync.Mutex
+	// DispatcherControl is the dispatcher's CONTROL_TOKEN: ControlToken
+	// (the bot's, the default), OwnControlToken (an identity of its own) or
+	// RunnerToken (the workflow's, shared with every job's bookkeeping).
+	DispatcherControl string
+	// PublishControl makes publish write CONTROL (the log issue, job
+	// state) with the workflow's token, as cmd/runner publish does; unset,
+	// with the bot's.
+	PublishControl bool
+	procs          int // processes that took a ledger handle, for holder names
+	procsMu        sync.Mutex
 	// PadEvery, when set, gives every PadEvery-th seeded thread a comment
 	// big enough that its context is sent as agent_shard events.
 	PadEvery int
@@ -104,11 +116,14 @@ func NewWorld(o WorldOptions) (*World, error) {
 	sim.AddToken(ControlToken, Bot)
 	sim.AddUser("github-actions")
 	sim.AddToken(RunnerToken, "github-actions")
+	sim.AddUser(ControlLogin)
+	sim.AddToken(OwnControlToken, ControlLogin)
 	if _, err := sim.AddRepo(Control, true); err != nil {
 		return nil, w.fail(err)
 	}
 	sim.SetPermission(Control, Bot, "write")
 	sim.SetPermission(Control, "github-actions", "write")
+	sim.SetPermission(Control, ControlLogin, "write")
 	for i := 0; i < o.Repos; i++ {
 		owner := fmt.Sprintf("owner%02d", i)
 		sim.AddUser(owner)
