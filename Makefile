@@ -7,7 +7,7 @@ ACTIONLINT := $(GO) run github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 FUZZTIME ?= 10s
 BIN := bin
 
-.PHONY: prove all build test test-fast checks fmt-check vet unit lint-actions fuzz bench bench-all demo clean tools release release-snapshot
+.PHONY: prove all build test test-fast checks fmt-check vet lint-actions fuzz bench bench-all demo clean tools release release-snapshot
 
 all: build
 
@@ -17,14 +17,19 @@ build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/dispatcher ./cmd/dispatcher
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/runner ./cmd/runner
 
-# The checks (gofmt, go vet, actionlint: ≈ 6 s of wall, mostly on one
-# core) run beside the tests instead of before them, so neither core idles
-# while they run. Their output comes as one block as soon as they end (a
-# gofmt or vet failure shows in seconds); make test fails if either fails.
+# test is what CI runs (.ci/run): the checks beside every package's tests
+# with the race detector (scripts/test.sh). The heavy scenario tests,
+# NORACE_RUN in NORACE_PKGS, run small under -race and at full size without
+# it; internal/testrig/racebuild reads these two lists and fails a test that
+# runs small without being listed. RACE_SKIP runs only without -race: it
+# replays one pipeline ~70 times (≈ 45 s of CPU under -race, ≈ 9 without),
+# and TestProve runs the same code with -race.
+NORACE_RUN := ^(TestApplyThenFailEachWriteEndpoint|TestTenThousandCommentThread|TestFiftyMegabyteDiff|TestOneMegabyteComment|TestProve|TestProveBurst|TestProveAccountPacing|TestBurst500Mentions|TestFaults200Mentions|TestRestarts200Mentions)$$
+NORACE_PKGS := ./internal/testrig/loadtest ./internal/testrig/hostile
+RACE_SKIP := ^TestApplyThenFailEachWriteEndpoint$$
 test: tools
-	@( log=$$(mktemp); $(MAKE) --no-print-directory checks >"$$log" 2>&1; rc=$$?; \
-	  cat "$$log"; rm -f "$$log"; [ $$rc -eq 0 ] || echo "make test: checks failed (gofmt, go vet or actionlint above)"; exit $$rc ) & checks=$$!; \
-	$(MAKE) --no-print-directory unit; rc=$$?; wait $$checks || rc=1; exit $$rc
+	@NORACE_RUN='$(NORACE_RUN)' NORACE_PKGS='$(NORACE_PKGS)' RACE_SKIP='$(RACE_SKIP)' GO='$(GO)' \
+	  CLAUDE_BIN='$(CLAUDE_BIN)' CODEX_BIN='$(CODEX_BIN)' GEMINI_BIN='$(GEMINI_BIN)' scripts/test.sh
 
 checks: fmt-check vet lint-actions
 
@@ -39,64 +44,6 @@ fmt-check:
 
 vet:
 	$(GO) vet ./...
-
-# The real engine CLI tests must run in CI, not skip. Every package runs
-# with -race (one test aside, below). GORACE: a race-built process sleeps
-# 1 s at exit by default (the race runtime's atexit_sleep_ms) so late
-# reports can still come; 50 ms
-# keeps that window without a second for each of the ~70 test binaries and
-# each race-built child (claudetest's gate servers). -vet=off: `make test`
-# has just run the full `go vet ./...`, a superset of go test's checks.
-# Scale is not what -race needs: the heavy scenario tests (NORACE_RUN in
-# NORACE_PKGS) run small in the -race run (internal/testrig/racebuild) and
-# at full size without -race at the same time, so every concurrent path
-# still runs under the race detector and every test at full size.
-# racebuild.Scale fails a test that runs small but is not listed here.
-# One test runs only without -race (RACE_SKIP): loadtest's
-# TestApplyThenFailEachWriteEndpoint replays one in-process pipeline ~70
-# times, a lost write answer per endpoint: ≈ 45 s of CPU under -race, ≈ 9
-# without. Of the product code blocks it runs (-coverpkg), all but 39 also
-# run under -race in loadtest's other tests (TestProve: the same pipeline
-# with lost answers on every endpoint) or dispatch/assemble/publish's own;
-# those 39 are markdown, !cfg and blocklist parsing: no goroutine, lock or
-# channel in their functions.
-RACE_SKIP := ^TestApplyThenFailEachWriteEndpoint$$
-NORACE_RUN := ^(TestApplyThenFailEachWriteEndpoint|TestTenThousandCommentThread|TestFiftyMegabyteDiff|TestOneMegabyteComment|TestProve|TestProveBurst|TestProveAccountPacing|TestBurst500Mentions|TestFaults200Mentions|TestRestarts200Mentions)$$
-NORACE_PKGS := ./internal/testrig/loadtest ./internal/testrig/hostile
-# The no-race run's scratch files go to memory (/dev/shm when it is a
-# writable directory with 1 GiB free; else TMPDIR as it is): its scenarios
-# write run directories and records that the product fsyncs, ≈ 5 s of that
-# run's CPU as system time on a disk file system, almost none on tmpfs.
-NORACE_TMP := $(shell d=/dev/shm; [ -d $$d ] && [ -w $$d ] && \
-  [ "$$(df -Pk $$d 2>/dev/null | awk 'NR == 2 { print $$4 }')" -ge 1048576 ] 2>/dev/null && echo $$d)
-# Test binaries and the dispatcher and runner the tests start are kept in
-# TESTBIN (-o), so a later make test relinks only those whose inputs
-# changed (go's up-to-date check by build ID; ~1 s of CPU per binary, 70
-# of them). -o takes one directory per run and binaries are named after
-# the package's last path element: the three packages whose name repeats
-# one before them (internal/testrig/demo after cmd/demo, ...) get a second run and
-# directory, before the first (at the same time, on a cold cache both runs
-# would compile the same packages; after it, its start and three short
-# binaries ran with one core idle).
-# go test starts a run's binaries in the order given, two at a time (-p):
-# RACE_LONG, the binaries of ≈ 2.5 s of CPU or more, go first, longest
-# first, so the run ends on short ones instead of a long one running alone.
-RACE_LONG := runner/agent testrig/e2e testrig/loadtest dispatcher/dispatch runner/assemble runner/publish testrig/claudetest runner/prbundle testrig/githubsim runner/agent/streamjson runner/agent/gate core/transport runner/checkout testrig/release testrig/hostile core/writebudget core/policy
-# MENTION_RUNNER_TEST_BINS: the tests that run dispatcher or runner take
-# them from there instead of each building its own (testkit/prebuilt).
-TESTBIN := $(CURDIR)/bin/test
-unit:
-	$(GO) build -o $(TESTBIN)/cmd/ ./cmd/dispatcher ./cmd/runner
-	pkgs=$$($(GO) list $(RACE_LONG:%=./internal/%) ./...) || exit 1; \
-	race() { $(GO) test -race -vet=off -count=1 -timeout=45m -skip '$(RACE_SKIP)' -o $(TESTBIN)/race-$$1/ \
-	  $$(echo "$$pkgs" | awk -F/ -v part=$$1 '(seen[$$NF]++ == 0) == (part == "first")'); }; \
-	export GORACE="atexit_sleep_ms=50 $(GORACE)" MENTION_RUNNER_TEST_BINS=$(TESTBIN)/cmd \
-	  MENTION_RUNNER_REQUIRE_CLAUDE=1 MENTION_RUNNER_REQUIRE_ENGINES=1 CLAUDE_BIN=$(CLAUDE_BIN) \
-	  CODEX_BIN=$(CODEX_BIN) GEMINI_BIN=$(GEMINI_BIN); \
-	( tmp=; [ -z "$(NORACE_TMP)" ] || { tmp=$$(mktemp -d "$(NORACE_TMP)/mention-runner-test.XXXXXX") && export TMPDIR=$$tmp; }; \
-	  $(GO) test -vet=off -count=1 -timeout=45m -o $(TESTBIN)/norace/ -run '$(NORACE_RUN)' $(NORACE_PKGS); \
-	  rc=$$?; [ -z "$$tmp" ] || rm -rf "$$tmp"; exit $$rc ) & norace=$$!; \
-	race repeat; rc=$$?; race first || rc=1; wait $$norace || rc=1; exit $$rc
 
 # actionlint checks the workflows (ours and the example for control repos);
 # it reads action.yml where a workflow uses it locally. action.yml's inputs
