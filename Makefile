@@ -24,7 +24,7 @@ build:
 # runs small without being listed. RACE_SKIP runs only without -race: it
 # replays one pipeline ~70 times (≈ 45 s of CPU under -race, ≈ 9 without),
 # and TestProve runs the same code with -race.
-NORACE_RUN := ^(TestApplyThenFailEachWriteEndpoint|TestTenThousandCommentThread|TestFiftyMegabyteDiff|TestOneMegabyteComment|TestProve|TestProveBurst|TestProveAccountPacing|TestBurst500Mentions|TestFaults200Mentions|TestRestarts200Mentions)$$
+NORACE_RUN := ^(TestApplyThenFailEachWriteEndpoint|TestTenThousandCommentThread|TestFiftyMegabyteDiff|TestOneMegabyteComment|TestProve|TestProveBurst|TestProveAccountPacing|TestBurst500Mentions|TestFaults200Mentions|TestRestarts200Mentions|TestUpgradeToOwnControlToken|TestProveBurstOwnControl)$$
 NORACE_PKGS := ./internal/testrig/loadtest ./internal/testrig/hostile
 RACE_SKIP := ^TestApplyThenFailEachWriteEndpoint$$
 test: tools
