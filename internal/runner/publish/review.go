@@ -15,6 +15,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/runner/checkout"
 	"github.com/mention-runner/mention-runner/internal/runner/job"
 	"github.com/mention-runner/mention-runner/internal/runner/outputs"
+	"github.com/mention-runner/mention-runner/internal/runner/render"
 )
 
 // gatherFacts gathers the trusted facts outputs.CheckFacts judges reviews and
@@ -136,14 +137,18 @@ func findReview(ctx context.Context, gh *github.Client, repo string, number int,
 // and writes only what changes the thread: a label already there (or
 // already gone) costs no write, and a retry after a lost answer reads
 // again, so repeating the call never doubles anything. Every named label
-// is recorded, spelt as the repository spells it.
-func (p *publisher) labels(ctx context.Context, e outputs.Entry, have []string) (Written, error) {
+// is recorded, spelt as the repository spells it. Before adding, it reads
+// the repository's labels again: GitHub creates a label it is asked to add
+// and does not have, so one deleted since the context was gathered is
+// refused here, never re-created.
+func (p *publisher) labels(ctx context.Context, e outputs.Entry, have []string) ([]Written, *render.Refusal, error) {
 	owner, name := splitRepo(e.Repo)
 	names := make([]string, 0, len(e.Labels))
 	for _, l := range e.Labels {
 		names = append(names, cmpOr(outputs.LabelName(have, l), l))
 	}
 	what := fmt.Sprintf("output %d: labels on %s#%d", e.Index, e.Repo, e.Number)
+	var gone []string
 	err := p.repeatIdempotent(ctx, what, func() error {
 		on, err := issueLabels(ctx, p.o.Bot, e.Repo, e.Number)
 		if err != nil {
@@ -159,7 +164,20 @@ func (p *publisher) labels(ctx context.Context, e outputs.Entry, have []string) 
 			return nil
 		}
 		if !e.Remove {
-			_, _, err := p.o.Bot.Issues.AddLabelsToIssue(ctx, owner, name, e.Number, change)
+			live, err := repoLabels(ctx, p.o.Bot, e.Repo)
+			if err != nil {
+				return err
+			}
+			gone = gone[:0]
+			for _, l := range change {
+				if outputs.LabelName(live, l) == "" {
+					gone = append(gone, l)
+				}
+			}
+			if len(gone) > 0 {
+				return nil
+			}
+			_, _, err = p.o.Bot.Issues.AddLabelsToIssue(ctx, owner, name, e.Number, change)
 			return err
 		}
 		for _, l := range change {
@@ -171,7 +189,11 @@ func (p *publisher) labels(ctx context.Context, e outputs.Entry, have []string) 
 		return nil
 	})
 	if err != nil {
-		return Written{}, fmt.Errorf("%s: %w", what, err)
+		return nil, nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if len(gone) > 0 {
+		r := refusal(e, RuleNoSuchLabel, fmt.Sprintf("%s no longer has the label %q (deleted after the mention; labels are never created)", e.Repo, gone[0]))
+		return nil, &r, nil
 	}
 	w := Written{Index: e.Index, Kind: e.Kind, Repo: e.Repo, Number: e.Number,
 		URL: fmt.Sprintf("%s/%s/issues/%d", strings.TrimSuffix(p.o.ServerURL, "/"), e.Repo, e.Number)}
@@ -180,17 +202,32 @@ func (p *publisher) labels(ctx context.Context, e outputs.Entry, have []string) 
 	} else {
 		w.Added = names
 	}
-	return w, nil
+	return []Written{w}, nil, nil
 }
 
 func issueLabels(ctx context.Context, gh *github.Client, repo string, number int) ([]string, error) {
 	owner, name := splitRepo(repo)
+	return readLabelNames(fmt.Sprintf("%s#%d", repo, number), func(opt *github.ListOptions) ([]*github.Label, *github.Response, error) {
+		return gh.Issues.ListLabelsByIssue(ctx, owner, name, number, opt)
+	})
+}
+
+// repoLabels lists the names of every label repo has.
+func repoLabels(ctx context.Context, gh *github.Client, repo string) ([]string, error) {
+	owner, name := splitRepo(repo)
+	return readLabelNames(repo, func(opt *github.ListOptions) ([]*github.Label, *github.Response, error) {
+		return gh.Issues.ListLabels(ctx, owner, name, opt)
+	})
+}
+
+// readLabelNames reads every page list gives.
+func readLabelNames(of string, list func(*github.ListOptions) ([]*github.Label, *github.Response, error)) ([]string, error) {
 	opt := &github.ListOptions{PerPage: perPage}
 	var out []string
 	for page := 0; page < maxPages; page++ {
-		ls, resp, err := gh.Issues.ListLabelsByIssue(ctx, owner, name, number, opt)
+		ls, resp, err := list(opt)
 		if err != nil {
-			return nil, fmt.Errorf("list the labels of %s#%d: %w", repo, number, err)
+			return nil, fmt.Errorf("list the labels of %s: %w", of, err)
 		}
 		for _, l := range ls {
 			out = append(out, l.GetName())
@@ -200,7 +237,7 @@ func issueLabels(ctx context.Context, gh *github.Client, repo string, number int
 		}
 		opt.Page = resp.NextPage
 	}
-	return nil, fmt.Errorf("list the labels of %s#%d: more than %d pages", repo, number, maxPages)
+	return nil, fmt.Errorf("list the labels of %s: more than %d pages", of, maxPages)
 }
 
 func cmpOr(a, b string) string {

@@ -216,3 +216,18 @@ func TestPublishLabelsWithoutTriageRole(t *testing.T) {
 	assert.Equal(t, outputs.RuleNoTriage, res.Refused[0].Rule)
 	assert.Empty(t, f.sim.IssueLabels(testTarget, pr))
 }
+
+// A label deleted from the repository after the mention is refused, not
+// re-created: GitHub creates a label it is asked to add and does not have.
+func TestPublishLabelDeletedAfterMention(t *testing.T) {
+	f := newFixture(t, "")
+	pr := f.withPR("")
+	f.sim.DeleteRepoLabel(testTarget, "bug") // the context still lists it
+	f.add(labelEntry(pr, false, "bug"))
+	res := f.run(f.labelOptions())
+	require.Len(t, res.Refused, 1)
+	assert.Equal(t, RuleNoSuchLabel, res.Refused[0].Rule)
+	assert.Contains(t, res.Refused[0].Reason, "no longer has the label")
+	assert.NotContains(t, f.sim.RepoLabels(testTarget), "bug", "the deleted label is not created again")
+	assert.Empty(t, f.sim.IssueLabels(testTarget, pr))
+}

@@ -28,8 +28,7 @@ func (p *publisher) apply(ctx context.Context, e outputs.Entry) ([]Written, *ren
 		w, err := p.review(ctx, e)
 		return []Written{w}, nil, err
 	case policy.KindLabels:
-		w, err := p.labels(ctx, e, p.facts.Labels[strings.ToLower(e.Repo)])
-		return []Written{w}, nil, err
+		return p.labels(ctx, e, p.facts.Labels[strings.ToLower(e.Repo)])
 	}
 	// Recheck let through only the kinds above; this guards a future kind.
 	r := refusal(e, policy.RuleInvalidAction, fmt.Sprintf("denied: publish cannot apply a %q write", e.Kind))

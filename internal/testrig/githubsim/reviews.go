@@ -3,6 +3,7 @@ package githubsim
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/mention-runner/mention-runner/internal/core/prdiff"
@@ -216,6 +217,22 @@ func (s *Sim) RepoLabels(repo string) []string {
 		out = append(out, r.labels[k].name)
 	}
 	return out
+}
+
+// DeleteRepoLabel deletes a repository's label as a maintainer would,
+// taking it off every issue that has it.
+func (s *Sim) DeleteRepoLabel(repo, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.repos[lower(repo)]
+	if r == nil || r.labels[lower(name)] == nil {
+		return
+	}
+	delete(r.labels, lower(name))
+	r.labelOrder = slices.DeleteFunc(r.labelOrder, func(k string) bool { return k == lower(name) })
+	for _, is := range r.issues {
+		is.labels = slices.DeleteFunc(is.labels, func(l string) bool { return lower(l) == lower(name) })
+	}
 }
 
 // ReviewSummary is one review as a test sees it.
