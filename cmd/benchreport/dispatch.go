@@ -1,7 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"os/exec"
+	"strings"
+	"time"
 
 	"github.com/mention-runner/mention-runner/internal/devtools/benchreport"
 )
@@ -55,4 +60,40 @@ func countRow(name, unit, command string, v, ceiling float64) benchreport.Row {
 		return benchreport.Row{Name: name, Figure: benchreport.Num(v), Unit: unit, Command: command}
 	}
 	return benchreport.WithinLimit(name, unit, command, v, benchreport.LowerIsBetter, ceiling)
+}
+
+// backlog reads internal/dispatcher/dispatch's TestBacklogOnce: `dispatcher
+// once` over N unread threads, 90% of them dispatched before, as
+// cmd/dispatcher wires it, 50 ms on every request, in a synctest bubble
+// (the time is the bubble's).
+func (t *tableRun) backlog() []benchreport.Row {
+	args := []string{"test", "-count=1", "-run", "^TestBacklogOnce$", "-v", "./internal/dispatcher/dispatch"}
+	command := "go " + strings.Join(quoteArgs(args), " ")
+	ctx, cancel := context.WithTimeout(t.ctx, 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, goBin(), args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return []benchreport.Row{benchreport.Failed("dispatcher: backlog", command, fmt.Errorf("%w: %s", err, tail(out.String(), 800)))}
+	}
+	var rows []benchreport.Row
+	for _, line := range strings.Split(out.String(), "\n") {
+		var n, reqs, trips, unread int
+		var secs float64
+		if _, err := fmt.Sscanf(strings.TrimSpace(line), "backlog-bench n=%d requests=%d roundtrips=%d seconds=%g unread=%d", &n, &reqs, &trips, &secs, &unread); err != nil {
+			continue
+		}
+		label := fmt.Sprintf("`dispatcher once`, %d unread threads (90%% dispatched before)", n)
+		rows = append(rows,
+			countRow("dispatcher: requests, "+label, "requests", command, float64(reqs), 0),
+			countRow("dispatcher: sequential round trips, "+label, "round trips", command, float64(trips), 0),
+			benchreport.Row{Name: "dispatcher: simulated time, " + label + ", 50 ms latency", Figure: benchreport.Num(secs), Unit: "s", Command: command},
+			benchreport.WithinLimit("dispatcher: threads left unread, "+label, "threads", command, float64(unread), benchreport.LowerIsBetter, 0),
+		)
+	}
+	if len(rows) == 0 {
+		return []benchreport.Row{benchreport.Failed("dispatcher: backlog", command, fmt.Errorf("no backlog-bench lines in the output"))}
+	}
+	return rows
 }

@@ -141,7 +141,7 @@ func (t *tableRun) section(s string) []benchreport.Row {
 	case "render":
 		return t.render()
 	case "dispatch":
-		return t.dispatch()
+		return append(t.dispatch(), t.backlog()...)
 	case "launch":
 		return t.launch()
 	case "assemble":

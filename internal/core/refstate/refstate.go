@@ -321,18 +321,9 @@ func (s *Store) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 	if o.Rand == nil {
 		o.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	}
-	var refs []*github.Reference
-	opt := &github.ReferenceListOptions{Ref: strings.TrimPrefix(o.Prefix, "refs/"), ListOptions: github.ListOptions{PerPage: 100}}
-	for {
-		page, resp, err := s.Client.Git.ListMatchingRefs(ctx, s.Owner, s.Name, opt)
-		if err != nil {
-			return nil, fmt.Errorf("refstate: sweep %s: %w", o.Prefix, err)
-		}
-		refs = append(refs, page...)
-		if resp == nil || resp.NextPage == 0 {
-			break
-		}
-		opt.Page = resp.NextPage
+	refs, err := s.list(ctx, o.Prefix)
+	if err != nil {
+		return nil, fmt.Errorf("refstate: sweep %s: %w", o.Prefix, err)
 	}
 	res := &SweepResult{Listed: len(refs)}
 	o.Rand.Shuffle(len(refs), func(i, j int) { refs[i], refs[j] = refs[j], refs[i] })
@@ -380,4 +371,43 @@ func (s *Store) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 		}
 	}
 	return res, nil
+}
+
+// list returns every ref under prefix (100 a request).
+func (s *Store) list(ctx context.Context, prefix string) ([]*github.Reference, error) {
+	var refs []*github.Reference
+	opt := &github.ReferenceListOptions{Ref: strings.TrimPrefix(prefix, "refs/"), ListOptions: github.ListOptions{PerPage: 100}}
+	for {
+		page, resp, err := s.Client.Git.ListMatchingRefs(ctx, s.Owner, s.Name, opt)
+		if err != nil {
+			return nil, err
+		}
+		refs = append(refs, page...)
+		if resp == nil || resp.NextPage == 0 {
+			return refs, nil
+		}
+		opt.Page = resp.NextPage
+	}
+}
+
+// List returns the refs under prefix ("refs/…/") and the commit each
+// points at: one request per 100 refs, for a caller about to read many
+// of them.
+func (s *Store) List(ctx context.Context, prefix string) (map[string]string, error) {
+	refs, err := s.list(ctx, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("refstate: list %s: %w", prefix, err)
+	}
+	out := make(map[string]string, len(refs))
+	for _, r := range refs {
+		out[r.GetRef()] = r.GetObject().GetSHA()
+	}
+	return out, nil
+}
+
+// MarkAt is the state of ref when it points at commit sha (as List
+// found it): the commit is read once, and states sharing a commit cost
+// one read together.
+func (s *Store) MarkAt(ctx context.Context, ref, sha string) (Mark, error) {
+	return s.markOf(ctx, ref, sha)
 }

@@ -79,6 +79,7 @@ type claims struct {
 	held        map[string]refstate.Mark // jobid → the claim commit we hold it with
 	sent        map[string]bool          // jobid → dispatched but not yet marked
 	making      map[string]chan struct{} // status+claim commit → closed when its next commit is made (or failed)
+	listed      map[string]string        // claim ref → commit, as ListClaims found them (nil = not listed)
 }
 
 func newHolder() string { return "dispatcher-" + uuid.NewString() }
@@ -321,9 +322,39 @@ func (d *Dispatcher) release(ctx context.Context, jobID string) error {
 	return d.settle(ctx, jobID, StatusReleased)
 }
 
+// ListClaims reads every claim ref at once (a request per 100), for a
+// cycle about to look at many mentions most of which were dispatched
+// already (a backlog): handled then answers from the listing, not a read
+// per mention. A mention claimed after the listing is found by its claim
+// write as ever.
+func (d *Dispatcher) ListClaims(ctx context.Context) error {
+	refs, err := d.states().List(ctx, RefPrefix)
+	if err != nil {
+		return fmt.Errorf("list claims: %w", err)
+	}
+	d.mu.Lock()
+	d.cl.listed = refs
+	d.mu.Unlock()
+	return nil
+}
+
 // handled reports whether the mention's claim ref says it was dispatched
 // (a cheap check for triggers an earlier cycle probably handled).
 func (d *Dispatcher) handled(ctx context.Context, jobID string) (bool, error) {
+	d.mu.Lock()
+	listed := d.cl.listed
+	d.mu.Unlock()
+	if listed != nil {
+		sha, ok := listed[DedupeRef(jobID)]
+		if !ok {
+			return false, nil // not claimed when listed: the claim decides
+		}
+		m, err := d.states().MarkAt(ctx, DedupeRef(jobID), sha)
+		if err != nil {
+			return false, fmt.Errorf("read claim of %s: %w", jobID, err)
+		}
+		return m.Status == StatusDispatched, nil
+	}
 	cur, err := d.states().Read(ctx, DedupeRef(jobID))
 	if err != nil {
 		return false, fmt.Errorf("read claim of %s: %w", jobID, err)
@@ -335,4 +366,11 @@ func (d *Dispatcher) handled(ctx context.Context, jobID string) (bool, error) {
 // effort: per-ref failures are in the result).
 func (d *Dispatcher) SweepClaims(ctx context.Context) (*refstate.SweepResult, error) {
 	return d.states().Sweep(ctx, refstate.SweepOptions{Prefix: RefPrefix, MaxAge: d.cfg.StateMaxAge})
+}
+
+// forgetClaims drops ListClaims' listing: it is one cycle's.
+func (d *Dispatcher) forgetClaims() {
+	d.mu.Lock()
+	d.cl.listed = nil
+	d.mu.Unlock()
 }

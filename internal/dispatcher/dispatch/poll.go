@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/go-github/v62/github"
@@ -53,6 +54,7 @@ type Poller struct {
 	// it decided on are checked by their claim ref first instead of being
 	// worked out anew.
 	unread map[string]*handledThread
+	mu     sync.Mutex // guards unread: threads are handled side by side
 }
 
 // sweepEvery is how often a long-running poller sweeps old claim refs; a
@@ -93,7 +95,38 @@ type handledThread struct {
 	decided map[string]bool // node ids of the mentions decided
 }
 
+// threadResult is what handling one listed thread gave.
+type threadResult struct {
+	skip bool
+	decs []Decision
+	err  error
+}
+
+// backlogThreads is the listing size above which claims are read before
+// they are written; threadParallel bounds the threads handled at once.
+const (
+	backlogThreads = 10
+	threadParallel = 8
+)
+
+// withCancel is group's context, ended also when parent ends: the group
+// must not end every thread when one fails.
+func withCancel(group, parent context.Context) context.Context {
+	ctx, cancel := context.WithCancel(group)
+	context.AfterFunc(parent, cancel)
+	return ctx
+}
+
+// lookup is what this process did with thread id, nil when nothing.
+func (p *Poller) lookup(id string) *handledThread {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.unread[id]
+}
+
 func (p *Poller) handled(id string) *handledThread {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.unread == nil {
 		p.unread = map[string]*handledThread{}
 	}
@@ -182,16 +215,50 @@ func (p *Poller) Cycle(ctx context.Context) (CycleResult, error) {
 		return res, nil
 	}
 	p.D.Refresh()
+	// A backlog (a dispatcher that was down, or a listing that grew while
+	// a cycle failed) is mostly mentions dispatched already: each claim
+	// is read before it is written, a read GitHub does not count against
+	// the account's write limits, not a refused write that it does.
+	backlog := len(l.threads) > backlogThreads
+	if backlog {
+		if err := p.D.ListClaims(ctx); err != nil {
+			// each claim is read on its own instead
+			p.D.cfg.Logger.Warn("could not list the claims; reading each", "error", err.Error())
+		}
+		defer p.D.forgetClaims()
+	}
 	var errs []error
 	failed := map[string]bool{} // thread ids
-	for _, n := range l.threads {
+	out := make([]threadResult, len(l.threads))
+	// Threads are handled side by side, a few at a time: a backlog takes
+	// minutes, not one round trip after another.
+	g, gctx := errgroup.WithContext(context.WithoutCancel(ctx))
+	g.SetLimit(threadParallel)
+	for i, n := range l.threads {
 		res.Threads++
-		if h := p.unread[n.ID]; h != nil && h.updated.Equal(n.UpdatedAt) {
+		if h := p.lookup(n.ID); h != nil && h.updated.Equal(n.UpdatedAt) {
 			// Handled, and unchanged since: left unread only because its
 			// repository could not be marked up to it yet.
+			out[i].skip = true
 			continue
 		}
-		decs, err := p.thread(ctx, n)
+		g.Go(func() error {
+			out[i].decs, out[i].err = p.thread(withCancel(gctx, ctx), n, backlog)
+			return nil
+		})
+	}
+	_ = g.Wait() // every error is the thread's
+	for i, n := range l.threads {
+		if out[i].skip {
+			continue
+		}
+		if out[i].err != nil && ctx.Err() == nil {
+			// Once more, alone: a thread that failed beside the others
+			// (a timeout, a 5xx) does not keep its repository's other
+			// threads unread until the next run.
+			out[i].decs, out[i].err = p.thread(ctx, n, backlog)
+		}
+		decs, err := out[i].decs, out[i].err
 		res.Decisions = append(res.Decisions, decs...)
 		if err == nil && !n.UpdatedAt.Truncate(time.Second).After(l.horizon) {
 			// Only an update older than the horizon: any later one shows
@@ -368,7 +435,7 @@ func (p *Poller) list(ctx context.Context) (listing, error) {
 
 // thread handles every mention in one notification thread; Cycle marks
 // it read afterwards.
-func (p *Poller) thread(ctx context.Context, n notification) ([]Decision, error) {
+func (p *Poller) thread(ctx context.Context, n notification, backlog bool) ([]Decision, error) {
 	if (n.Reason != "mention" && n.Reason != "team_mention") || (n.Subject.Type != "Issue" && n.Subject.Type != "PullRequest") {
 		return nil, nil
 	}
@@ -380,7 +447,7 @@ func (p *Poller) thread(ctx context.Context, n notification) ([]Decision, error)
 	if err := json.Unmarshal(n.Repository, &head); err != nil || head.FullName == "" {
 		return nil, fmt.Errorf("notification %s: repository object unreadable", n.ID)
 	}
-	th := mentionThread{n: n, repo: repo, number: number, isPR: n.Subject.Type == "PullRequest", head: head}
+	th := mentionThread{n: n, repo: repo, number: number, isPR: n.Subject.Type == "PullRequest", head: head, backlog: backlog}
 	return p.handleMentions(ctx, &th)
 }
 
@@ -391,6 +458,8 @@ type mentionThread struct {
 	number int
 	isPR   bool
 	head   repoHead
+	// backlog: read each claim before writing it (see Cycle)
+	backlog bool
 }
 
 // handleMentions reads the thread and hands every mention to the
@@ -414,7 +483,7 @@ func (p *Poller) handleMentions(ctx context.Context, th *mentionThread) ([]Decis
 	}
 	h := p.handled(th.n.ID)
 	for i := range cands {
-		cands[i].recheck = cands[i].recheck || h.decided[cands[i].NodeID]
+		cands[i].recheck = cands[i].recheck || th.backlog || h.decided[cands[i].NodeID]
 	}
 	if err := markEdited(ctx, p.D.gh, cands); err != nil {
 		return nil, fmt.Errorf("%s#%d: %w", th.repo, th.number, err)
