@@ -448,14 +448,9 @@ func (l *Ledger) reserve(ctx context.Context, size func() int) (at time.Time, af
 	}
 }
 
-// sleepUnlocked is reserve's wait (for room in the limits, or out of a
-// pause) with l.io let go meanwhile, so this handle's other ledger writes
-// are not held up behind it: above all a SlowDown, which would otherwise
-// be recorded for the account's other processes only when this grant's
-// wait ended, up to a minute into the pause
-// (TestProveAccountPacing). reserve reads the ledger again after every
-// wait, so nothing it read before is used after. The caller holds l.io;
-// it holds it again on return.
+// sleepUnlocked is reserve's wait with l.io let go, so a SlowDown reaches
+// the ledger at once, not a minute into the pause (TestProveAccountPacing).
+// The caller holds l.io, and holds it again on return.
 func (l *Ledger) sleepUnlocked(ctx context.Context, d time.Duration) error {
 	l.io.Unlock()
 	defer l.io.Lock()

@@ -39,19 +39,12 @@ import (
 // The ledger's writes of a rotation (closing, the root, the deletions) are
 // paid by the grant that makes them, like the update's own cost.
 
-// due says whether the generation read should be closed by the next grant.
-// A generation named for an earlier window than now's (named.go) is due
-// too: that is what keeps the ledger at the name a fresh process reads.
-//
-// But a quiet account's is not (quiet): a rotation costs its grant a
-// root, a ref, a listing and deletions, and saves each later fresh read
-// of the same hour two requests at most (the listing beside the hour
-// before's read, and the commit, named.go). An account that took fewer
-// than busyGrants grants in this hour and the one before likely takes as few in this
-// one: the rotation would not pay, so its generation stays under its
-// older name (read as without names: the listing) until RotateAfter.
-// Not rotating is always safe (it is what every generation did before
-// names): only the first read gets cheaper or not.
+// due says whether the generation read should be closed by the next grant:
+// when full or old, or named for an earlier window than now's (named.go),
+// which keeps the ledger at the name a fresh process reads. A quiet
+// account's is not: its rotation (root, ref, listing, deletions) would
+// cost more than the two requests it saves later fresh reads, and not
+// rotating is always safe.
 func (l *Ledger) due(s state, gen int, now time.Time) bool {
 	if s.Since == 0 || s.Seq+1 >= l.o.RotateEvery || now.Sub(time.UnixMilli(s.Since)) >= l.o.RotateAfter {
 		return true

@@ -121,12 +121,9 @@ func (r Request) UserText() string {
 	return strings.Join(parts, "\n")
 }
 
-// IsSide says whether a messages call is a side request rather than a turn
-// of the agent loop. Claude Code 2.1.197 makes one kind: the session title
-// (structured output via output_config.format, no tools, same model as the
-// loop), and only when nonessential traffic is allowed and the prompt is
-// longer than a few words. Tool-less requests are not side requests: with
-// --tools "" and no MCP servers the agent loop itself offers no tools.
+// IsSide says whether a messages call is a side request (Claude Code's
+// session title, asked with structured output) rather than a turn of the
+// agent loop; a call without tools can still be a turn.
 func (r Request) IsSide() bool {
 	return r.Structured
 }

@@ -7,12 +7,9 @@ import (
 	"syscall"
 )
 
-// InMemory is a RoundTripper that serves each request by calling h (the
-// simulator's Handler, maybe wrapped) in the caller's goroutine, without a
-// listener. Inside a testing/synctest bubble nothing then blocks on a
-// socket: a slow fault's delay passes on the bubble's clock, and time
-// moves only once every client is blocked, never while a request is on
-// its way.
+// InMemory serves each request by calling h in the caller's goroutine, with
+// no listener, so inside a testing/synctest bubble no request waits on a
+// socket and time moves only once every client is blocked.
 func InMemory(h http.Handler) http.RoundTripper { return handlerTransport{h} }
 
 type handlerTransport struct{ h http.Handler }

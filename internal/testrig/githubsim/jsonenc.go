@@ -6,13 +6,9 @@ import (
 	"strconv"
 )
 
-// marshal is json.Marshal, byte for byte, for the renderers' shapes: obj
-// maps, []any, []string, strings, integers, bools and nil are written
-// directly; any other value goes through json.Marshal. Every answer the
-// simulator gives is such a map, and encoding/json reaches each map value
-// through reflection and sorts a copy of the keys with their reflect
-// values: that is the largest part of a simple request's CPU in the
-// simulator (more so under -race, which every package's tests run with).
+// marshal is json.Marshal, byte for byte, without reflection for the
+// shapes the simulator answers with (obj maps, []any, []string, strings,
+// integers, bools, nil): reflection is most of a request's CPU otherwise.
 func marshal(v any) ([]byte, error) {
 	return appendJSON(make([]byte, 0, 1024), v)
 }
