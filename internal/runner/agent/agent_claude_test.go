@@ -69,7 +69,7 @@ func TestClaudeLoopStopped(t *testing.T) {
 	t.Parallel() // a real CLI run: mostly waiting on the process
 	// The model repeats the same call for ever; the runner stops it at six.
 	script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
-		return toolUse("Glob", map[string]any{"pattern": "**/*.md"})
+		return toolUse("Grep", map[string]any{"pattern": "docs"})
 	})
 	f, fake, eng := claudeFixture(t, "@helperbot find the docs", script)
 	f.env["MR_MAX_TURNS"] = "30"
@@ -81,9 +81,9 @@ func TestClaudeLoopStopped(t *testing.T) {
 	require.NotNil(t, out.Loop)
 	assert.Equal(t, 6, out.Loop.Count)
 	assert.GreaterOrEqual(t, out.Turns, 6, "turns counted from the session when no result came")
-	assert.Equal(t, "Glob", out.Loop.Tool)
-	assert.JSONEq(t, `{"pattern":"**/*.md"}`, out.Loop.Args)
-	assert.Contains(t, out.LoopExcerpt, "6 identical consecutive calls of Glob")
+	assert.Equal(t, "Grep", out.Loop.Tool)
+	assert.JSONEq(t, `{"pattern":"docs"}`, out.Loop.Args)
+	assert.Contains(t, out.LoopExcerpt, "6 identical consecutive calls of Grep")
 	assert.LessOrEqual(t, len(fake.AgentRequests()), 8, "the engine was stopped soon after the sixth call")
 	assert.Eventually(t, func() bool { return len(liveProcessesMentioning(f.runDir())) == 0 }, 10*time.Second, 20*time.Millisecond,
 		"Claude Code and the gate must be gone: %v", liveProcessesMentioning(f.runDir()))

@@ -16,7 +16,15 @@ import (
 // ReadOnlyTools are the built-in tools offered to the model (--tools):
 // they read files and change nothing. Everything else (Bash, Edit, Write,
 // WebFetch…) is not even offered unless Spec.AllowedTools names it.
-var ReadOnlyTools = []string{"Read", "Glob", "Grep"}
+// Glob is never offered: its permission check looks at the directory it
+// starts from, not where the pattern leads, so an absolute pattern
+// ("/tmp/**/outputs.jsonl") lists files anywhere on the machine; Grep's
+// files_with_matches lists the checkout instead (TestClaudeOwnToolsConfined).
+var ReadOnlyTools = []string{"Read", "Grep"}
+
+// neverOffered are built-in tools not offered even when the spec's extras
+// name them: "Glob" there means reading, which Read and Grep do.
+var neverOffered = []string{"Glob"}
 
 // GateTools are the gate's tools as Claude Code names them.
 var GateTools = func() []string {
@@ -28,12 +36,13 @@ var GateTools = func() []string {
 }()
 
 // OfferedTools is the --tools list: the read-only tools plus the built-in
-// tools the spec's extras name ("Edit", or "Bash" for "Bash(git commit:*)").
+// tools the spec's extras name ("Edit", or "Bash" for "Bash(git commit:*)"),
+// never a neverOffered one.
 func OfferedTools(extra []string) []string {
 	var names []string
 	for _, t := range extra {
 		name, _, _ := strings.Cut(strings.TrimSpace(t), "(")
-		if name != "" && !strings.HasPrefix(name, "mcp__") {
+		if name != "" && !strings.HasPrefix(name, "mcp__") && !slices.Contains(neverOffered, name) {
 			names = append(names, name)
 		}
 	}
