@@ -59,7 +59,7 @@ func runPublish(ctx context.Context, env *cli.Env, args []string) error {
 	pacer := ghclient.NewPacer(0, 0, gap, nil, nil)
 	ua := "mention-runner/" + cli.Version
 	ct := strings.TrimSpace(env.Env("GITHUB_TOKEN"))
-	ledger, err := shareBudget(env, cfg, pacer, token, ct, ua)
+	ledger, err := shareBudget(env, cfg, pacer, token, ct, ua, publish.PlannedWrites(runDir))
 	if err != nil {
 		return &cli.ExitError{Code: 2, Err: err}
 	}
@@ -123,7 +123,11 @@ func runPublish(ctx context.Context, env *cli.Env, args []string) error {
 // the workflow's token when there is one (not the bot's account, so it
 // costs the bot nothing), else with the bot's; and with the bot's while
 // the workflow's token is refused (every prepare job writes with it).
-func shareBudget(env *cli.Env, cfg *config.Config, pacer *ghclient.Pacer, botToken, controlToken, ua string) (*writebudget.Ledger, error) {
+//
+// block sizes its grants to the writes the job plans (publish.PlannedWrites):
+// every slot taken is used, so none is given back at the end, which would
+// cost a ledger update.
+func shareBudget(env *cli.Env, cfg *config.Config, pacer *ghclient.Pacer, botToken, controlToken, ua string, block int) (*writebudget.Ledger, error) {
 	mk := func(tok string) (*github.Client, error) {
 		return ghclient.New(ghclient.Options{BaseURL: cfg.APIURL, Token: tok, UserAgent: ua, RetryUnsafe: true})
 	}
@@ -139,7 +143,7 @@ func shareBudget(env *cli.Env, cfg *config.Config, pacer *ghclient.Pacer, botTok
 		self, fallback = 0, bc
 	}
 	ledger, err := writebudget.New(writebudget.Options{Client: lc, Repo: cfg.ControlRepo, Account: cfg.BotLogin,
-		Holder: "publish-" + env.Env("GITHUB_RUN_ID") + "-" + env.Env("GITHUB_RUN_ATTEMPT"), SelfCost: self,
+		Holder: "publish-" + env.Env("GITHUB_RUN_ID") + "-" + env.Env("GITHUB_RUN_ATTEMPT"), SelfCost: self, Block: block,
 		Fallback: fallback, FallbackCost: 2,
 		Warn: func(err error) { fmt.Fprintf(env.Stderr, "publish: account write budget unavailable: %v\n", err) }})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/core/contract"
 	"github.com/mention-runner/mention-runner/internal/core/ghclient"
 	"github.com/mention-runner/mention-runner/internal/core/policy"
+	"github.com/mention-runner/mention-runner/internal/core/writebudget"
 	"github.com/mention-runner/mention-runner/internal/runner/outputs"
 	"github.com/mention-runner/mention-runner/internal/runner/publish"
 	"github.com/mention-runner/mention-runner/internal/runner/record"
@@ -102,7 +103,9 @@ func (w *World) PublishJobTo(ctx context.Context, contextJSON []byte, runDir str
 		if a > 0 {
 			st.Reruns++
 		}
-		pacer, ledger, err := w.ProcessPacer(RunnerToken)
+		pacer, ledger, err := w.ProcessPacer(RunnerToken, func(o *writebudget.Options) {
+			o.Block = publish.PlannedWrites(runDir) // as cmd/runner publish
+		})
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,38 @@
+package publish
+
+import (
+	"path/filepath"
+
+	"github.com/mention-runner/mention-runner/internal/core/contract"
+	"github.com/mention-runner/mention-runner/internal/core/policy"
+	"github.com/mention-runner/mention-runner/internal/runner/outputs"
+)
+
+// maxPlannedBlock caps the first grant a publish job asks for; more
+// writes take further grants.
+const maxPlannedBlock = 8
+
+// PlannedWrites is how many of the bot's writes a publish of runDir
+// expects: one per queued output (one per label removed), and the
+// closing reaction; a run that queued nothing writes a notice instead.
+// A publish job sizes its write-budget grant by it, so that it uses every
+// slot it takes and has none to give back (giving back is a ledger
+// update: two writes of the control repo's identity). Unreadable outputs
+// plan the default grant.
+func PlannedWrites(runDir string) int {
+	entries, err := outputs.ReadFile(filepath.Join(runDir, contract.OutputsFile))
+	if err != nil {
+		return maxPlannedBlock
+	}
+	n := 0
+	for _, e := range entries {
+		switch {
+		case e.Kind == outputs.KindNoop:
+		case e.Kind == policy.KindLabels && e.Remove:
+			n += max(1, len(e.Labels))
+		default:
+			n++
+		}
+	}
+	return min(max(n, 1)+1, maxPlannedBlock)
+}
