@@ -251,6 +251,12 @@ func (c *conf) clients(log *slog.Logger) (gh, ctl, dsp *github.Client, ledger *w
 	if c.separateControl() {
 		lo.SelfCost = 0
 		ctlP = ghclient.NewPacer(0, 0, gap, nil, nil)
+		// the ledger's writes are the control identity's too: paced with
+		// its others, so GitHub does not refuse them (and the bot's token
+		// stands in for them only when it does anyway)
+		if lo.Client, err = mk(c.controlToken, true, ctlP); err != nil {
+			return nil, nil, nil, nil, err
+		}
 		// while GitHub refuses that identity (it writes for every job),
 		// the bot's own token keeps the ledger shared, at the bot's cost
 		if lo.Fallback, err = mk(c.token, true, nil); err != nil {

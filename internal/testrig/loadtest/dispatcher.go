@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mention-runner/mention-runner/internal/core/ghclient"
 	"github.com/mention-runner/mention-runner/internal/core/transport"
 	"github.com/mention-runner/mention-runner/internal/core/writebudget"
 	"github.com/mention-runner/mention-runner/internal/dispatcher/dispatch"
@@ -25,23 +26,31 @@ func (w *World) NewDispatcher(opts ...func(*dispatch.Config)) (*dispatch.Dispatc
 		ctlTok = ControlToken
 	}
 	own := ctlTok != ControlToken // another identity than the bot's
+	var ctlPacer *ghclient.Pacer
+	if own {
+		ctlPacer = w.Pacer() // the control identity's own limits, its ledger writes included
+	}
+	var ownErr error
 	botPacer, ledger, err := w.ProcessPacer(ctlTok, func(o *writebudget.Options) {
 		// the dispatcher's own ledger options, as cmd/dispatcher sets them
 		mine := dispatch.LedgerOptions(o.Client, o.Repo, o.Account)
 		o.SelfCost, o.Block, o.MaxBlock, o.Guess = mine.SelfCost, mine.Block, mine.MaxBlock, mine.Guess
 		if own {
 			o.SelfCost, o.FallbackCost = 0, 2
-			if o.Fallback == nil {
-				o.Fallback, _ = w.Client(BotToken, true, nil)
+			o.Client, ownErr = w.Client(ctlTok, true, ctlPacer)
+			if o.Fallback == nil && ownErr == nil {
+				o.Fallback, ownErr = w.Client(BotToken, true, nil)
 			}
 		}
 	})
 	if err != nil {
 		return nil, err
 	}
-	ctlPacer := botPacer
-	if own {
-		ctlPacer = w.Pacer() // the control identity's own limits
+	if ownErr != nil {
+		return nil, ownErr
+	}
+	if !own {
+		ctlPacer = botPacer
 	}
 	gh, err := w.Client(BotToken, false, botPacer)
 	if err != nil {
