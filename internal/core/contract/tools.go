@@ -23,7 +23,7 @@ const (
 )
 
 // GateTools lists the gate's tools in a fixed order.
-var GateTools = []string{ToolAddComment, ToolCreateIssue, ToolCreatePullRequest, ToolCreateReview, ToolAddLabels, ToolRemoveLabels, ToolNoop}
+var GateTools = []string{ToolAddComment, ToolCreateIssue, ToolCreatePullRequest, ToolCreateReview, ToolPushToPullRequest, ToolAddLabels, ToolRemoveLabels, ToolNoop}
 
 // EngineToolName is how Claude Code names a gate tool (mcp__gate__add_comment).
 func EngineToolName(tool string) string { return "mcp__" + GateServer + "__" + tool }

@@ -21,6 +21,9 @@ const (
 	// RuleReviewWrongPR: a review goes only on the pull request where the
 	// mention was made (the diff the run recorded is that one's).
 	RuleReviewWrongPR = "review-wrong-pr"
+	// RulePushNotPR: a push goes only onto the branch of the pull request
+	// where the mention was made.
+	RulePushNotPR = "push-not-pr"
 	// RuleNoDiff: the run has no diff to place inline comments on.
 	RuleNoDiff = "no-diff"
 	// RuleNotInDiff: an inline comment's path or line is not in the diff.
@@ -52,9 +55,9 @@ func Check(e Entry, here string) *Invalid {
 		return &Invalid{Rule: rule, Reason: "denied: " + fmt.Sprintf(format, a...)}
 	}
 	switch e.Kind {
-	case policy.KindComment, policy.KindIssue, policy.KindPullRequest, policy.KindReview, policy.KindLabels, KindNoop:
+	case policy.KindComment, policy.KindIssue, policy.KindPullRequest, policy.KindReview, policy.KindPush, policy.KindLabels, KindNoop:
 	default:
-		return deny(policy.RuleInvalidAction, "%q is not a kind of write (comment, issue, pull_request, review, labels or noop)", string(e.Kind))
+		return deny(policy.RuleInvalidAction, "%q is not a kind of write (comment, issue, pull_request, review, push, labels or noop)", string(e.Kind))
 	}
 	texts := append([]string{e.Body, e.Title, e.Base, e.Reason, e.Repo, e.Bundle}, e.Labels...)
 	for _, c := range e.Comments {
@@ -108,6 +111,16 @@ func Check(e Entry, here string) *Invalid {
 		}
 		if strings.TrimSpace(e.Title) == "" {
 			return deny(policy.RuleInvalidAction, "a pull request needs a title")
+		}
+		if want := contract.BundleFile(e.Index); e.Bundle != want {
+			return deny(RuleInvalidBundle, "the bundle %q is not %s, the file the gate wrote for output #%d", e.Bundle, want, e.Index)
+		}
+	case policy.KindPush:
+		if here == "" || !strings.EqualFold(e.Repo, here) {
+			return deny(RulePRWrongRepo, "a push can go only to a pull request of %s, the repository the agent's commit was made on, not of %s", here, e.Repo)
+		}
+		if strings.TrimSpace(e.Title) == "" {
+			return deny(policy.RuleInvalidAction, "a push needs a commit message (title)")
 		}
 		if want := contract.BundleFile(e.Index); e.Bundle != want {
 			return deny(RuleInvalidBundle, "the bundle %q is not %s, the file the gate wrote for output #%d", e.Bundle, want, e.Index)
@@ -191,6 +204,10 @@ func CheckFacts(e Entry, f Facts, p policy.Policy) *Invalid {
 			if err := f.Diff.Check(c.Path, c.Line, c.StartLine, c.Side, ""); err != nil {
 				return deny(RuleNotInDiff, "inline comment %d: %v", i+1, err)
 			}
+		}
+	case policy.KindPush:
+		if !f.IsPR || f.Here.Number != e.Number || !strings.EqualFold(f.Here.Repo, e.Repo) {
+			return deny(RulePushNotPR, "a push can go only onto the branch of the pull request where the mention was made (%s), not %s#%d", f.here(), e.Repo, e.Number)
 		}
 	case policy.KindLabels:
 		if f.NoTriage && strings.EqualFold(e.Repo, f.Here.Repo) {

@@ -11,22 +11,25 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/mention-runner/mention-runner/internal/core/contract"
 	"github.com/mention-runner/mention-runner/internal/core/policy"
 )
 
 // Entry is one queued write.
 type Entry struct {
 	Index  int         `json:"index"`
-	Kind   policy.Kind `json:"kind"` // comment | issue | pull_request | review | labels | noop
+	Kind   policy.Kind `json:"kind"` // comment | issue | pull_request | review | push | labels | noop
 	Repo   string      `json:"repo"`
 	Number int         `json:"number,omitempty"` // comment: the issue/PR
 	Title  string      `json:"title,omitempty"`
 	Body   string      `json:"body"`
 	Labels []string    `json:"labels,omitempty"`
-	// pull requests
+	// pull requests and pushes (a push's HeadSHA is its one commit, on
+	// top of the pull request's recorded head)
 	Base    string `json:"base,omitempty"`
 	Draft   bool   `json:"draft,omitempty"`
 	Bundle  string `json:"bundle,omitempty"` // file name in the run dir
@@ -148,4 +151,11 @@ func Read(r io.Reader) ([]Entry, error) {
 			return out, fmt.Errorf("outputs: read: %w", err)
 		}
 	}
+}
+
+// PushMessage is a pushed commit's message, made by the gate and again by
+// publish: the agent's line and the output's marker, by which a retried
+// publish knows the commit on the branch for its own.
+func PushMessage(title, jobID string, index int) string {
+	return strings.TrimSpace(title) + "\n\n" + contract.OutputMarker(jobID, index) + "\n"
 }

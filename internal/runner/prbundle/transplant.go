@@ -160,3 +160,18 @@ func firstLine(s string) string {
 	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
 	return l
 }
+
+// CaptureSquash bundles the changes start..HEAD of r as one commit on top
+// of start (authored and committed by id with msg): a push onto a pull
+// request's branch adds exactly one commit whose parent is the head the
+// run started from. ErrNoCommits: HEAD changes nothing since start.
+func CaptureSquash(ctx context.Context, r Repo, start string, id Identity, msg string, opts Options) (Bundle, error) {
+	if !isHex(start) {
+		return Bundle{}, fmt.Errorf("prbundle: invalid start commit %q", start)
+	}
+	head, err := Transplant(ctx, r, id, msg, start, "HEAD", start)
+	if err != nil {
+		return Bundle{}, err
+	}
+	return captureCommit(ctx, r, start, head, opts)
+}

@@ -95,7 +95,8 @@ type Written struct {
 	Number   int
 	URL      string
 	Existing bool   // found by its marker, not written again
-	HeadRepo string // pull requests: where the branch was pushed
+	HeadRepo string // pull requests and pushes: where the branch was pushed
+	SHA      string // pushes: the commit put on the branch
 	// label changes: the labels added and removed (each as the repository
 	// spells it), whether or not the thread already had them
 	Added, Removed []string

@@ -28,6 +28,8 @@ func PlannedWrites(runDir string) int {
 	for _, e := range entries {
 		switch {
 		case e.Kind == outputs.KindNoop:
+		case e.Kind == policy.KindPush:
+			n += 3 // tree, commit, ref (text files go inline in the tree)
 		case e.Kind == policy.KindLabels && e.Remove:
 			n += max(1, len(e.Labels))
 		default:

@@ -207,7 +207,12 @@ func (p *publisher) outcome(ctx context.Context, run AgentRun, plan Plan) {
 			p.res.NothingWritten = true
 			p.res.Problems = append(p.res.Problems, nothingWritten)
 		}
-		if err := p.notice(ctx, noticeCause(cause, run, p.res.NothingWritten, p.o.RunDir == "")); err != nil {
+		why := noticeCause(cause, run, p.res.NothingWritten, p.o.RunDir == "")
+		if moved(p.res.Refused) {
+			// the one refusal a person fixes by asking again
+			why = "the pull request's branch moved after the mention, so the commit was not pushed; mention the bot again to have the change made on the branch as it is now"
+		}
+		if err := p.notice(ctx, why); err != nil {
 			p.res.Problems = append(p.res.Problems, err.Error())
 			p.res.PublishProblems = append(p.res.PublishProblems, err.Error())
 		}

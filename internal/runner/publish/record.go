@@ -78,12 +78,18 @@ func (p *publisher) writtenEvent(w Written) {
 	if w.Kind == policy.KindLabels {
 		shown = render.LabelChange(w.Repo, w.Number, w.Added, w.Removed)
 	}
+	if w.Kind == policy.KindPush {
+		shown = render.PushedCommit(w.Repo, w.SHA, w.Number)
+	}
 	p.event(contract.EventOutputWritten, record.SeverityInfo, fmt.Sprintf("%s %s: %s", what, verb, shown),
 		writtenData(w))
 }
 
 func writtenData(w Written) map[string]any {
 	d := map[string]any{"index": w.Index, "kind": w.Kind, "repo": w.Repo, "number": w.Number, "url": w.URL, "existing": w.Existing, "head_repo": w.HeadRepo}
+	if w.Kind == policy.KindPush {
+		d["sha"] = w.SHA
+	}
 	if w.Kind == policy.KindLabels {
 		d["added"], d["removed"] = nonNil(w.Added), nonNil(w.Removed)
 	}

@@ -105,6 +105,8 @@ func buildReport(t thread, pol policy.Policy, polErr error, run AgentRun, res *R
 			r.Comments = append(r.Comments, w.URL)
 		case policy.KindLabels:
 			r.Labels = append(r.Labels, render.LabelChange(w.Repo, w.Number, w.Added, w.Removed))
+		case policy.KindPush:
+			r.Pushed = append(r.Pushed, render.PushedCommit(w.Repo, w.SHA, w.Number))
 		case policy.KindIssue:
 			r.Issues = append(r.Issues, fmt.Sprintf("%s#%d", w.Repo, w.Number))
 		case policy.KindPullRequest:

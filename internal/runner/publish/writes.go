@@ -24,6 +24,8 @@ func (p *publisher) apply(ctx context.Context, e outputs.Entry) ([]Written, *ren
 		return []Written{w}, nil, err
 	case policy.KindPullRequest:
 		return p.pullRequest(ctx, e)
+	case policy.KindPush:
+		return p.push(ctx, e)
 	case policy.KindReview:
 		w, err := p.review(ctx, e)
 		return []Written{w}, nil, err

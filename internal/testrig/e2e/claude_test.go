@@ -132,7 +132,7 @@ func TestFlowClaude(t *testing.T) {
 	// checkout is
 	assert.Empty(t, hostile.Traces(canaryDir, canaries), "the hostile repository ran or wrote something")
 	assert.ElementsMatch(t, []string{"Read", "Grep", "mcp__gate__add_comment", "mcp__gate__create_issue",
-		"mcp__gate__create_pull_request", "mcp__gate__create_review", "mcp__gate__add_labels", "mcp__gate__remove_labels", "mcp__gate__noop"}, agent[0].ToolNames(), "no tool or MCP server from the target; no shell, no write tool")
+		"mcp__gate__create_pull_request", "mcp__gate__create_review", "mcp__gate__push_to_pull_request", "mcp__gate__add_labels", "mcp__gate__remove_labels", "mcp__gate__noop"}, agent[0].ToolNames(), "no tool or MCP server from the target; no shell, no write tool")
 	assert.NotEqual(t, "hostile-model-from-settings", agent[0].Model)
 	for _, req := range agent {
 		assert.NotContains(t, req.System, hostile.CLAUDEMDMarker, "CLAUDE.md reached the system prompt")

@@ -115,7 +115,7 @@ func (s *Sim) pullJSONLocked(base string, r *repoState, is *issue, lv prLive) ob
 		},
 		"author_association": s.associationLocked(r, is.author), "auto_merge": nil, "draft": p.draft,
 		"merged": false, "mergeable": nil, "rebaseable": nil, "mergeable_state": "unknown", "merged_by": nil,
-		"comments": len(is.comments), "review_comments": len(p.rcomms), "maintainer_can_modify": false,
+		"comments": len(is.comments), "review_comments": len(p.rcomms), "maintainer_can_modify": p.maintainerCanModify,
 		"commits": lv.commits, "additions": adds, "deletions": dels, "changed_files": files,
 	}
 }

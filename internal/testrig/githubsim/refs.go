@@ -86,6 +86,12 @@ func (c *call) updateRef() {
 	}
 	ctx := c.r.Context()
 	name := "refs/" + c.params["ref"]
+	if c.s.isProtected(full, name) {
+		// GitHub's answer to a ref update that a branch protection rule
+		// refuses (required reviews, status checks, no direct pushes)
+		c.err(http.StatusUnprocessableEntity, "Protected branch update failed for "+name+".", nil)
+		return
+	}
 	typ, ok := c.existingObject(g, req.SHA)
 	if !ok {
 		return

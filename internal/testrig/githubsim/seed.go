@@ -333,3 +333,45 @@ func (s *Sim) issueAPIPath(r *repoState, is *issue) string {
 	}
 	return fmt.Sprintf("repos/%s/%s/%d", r.meta.FullName, kind, is.number)
 }
+
+// ProtectBranch gives repo's branch a protection rule that refuses every
+// push through the API, as one requiring reviews or status checks does.
+func (s *Sim) ProtectBranch(repo, branch string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.repos[lower(repo)]; r != nil {
+		if r.protected == nil {
+			r.protected = map[string]bool{}
+		}
+		r.protected["refs/heads/"+branch] = true
+	}
+}
+
+func (s *Sim) isProtected(repo, ref string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.repos[lower(repo)]
+	return r != nil && r.protected[ref]
+}
+
+// CreateForkPR opens a pull request on repo from headRepo's branch head
+// (which must exist there), allowing maintainer edits or not.
+func (s *Sim) CreateForkPR(repo, headRepo, author, title, head, base string, maintainerCanModify bool) (int, error) {
+	s.mu.Lock()
+	r, hr := s.repos[lower(repo)], s.repos[lower(headRepo)]
+	s.mu.Unlock()
+	if r == nil || hr == nil {
+		return 0, fmt.Errorf("githubsim: create fork PR: %s or %s does not exist", repo, headRepo)
+	}
+	ctx := context.Background()
+	baseSHA := r.git.resolveRef(ctx, "refs/heads/"+base)
+	headSHA := hr.git.resolveRef(ctx, "refs/heads/"+head)
+	if baseSHA == "" || headSHA == "" {
+		return 0, fmt.Errorf("githubsim: create fork PR: %s:%s or %s:%s does not exist", repo, base, headRepo, head)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := &pull{headRepo: hr.meta.FullName, headRef: head, headSHA: headSHA, baseRef: base, baseSHA: baseSHA, maintainerCanModify: maintainerCanModify}
+	is := s.addIssueLocked(r, author, title, "", nil, p)
+	return is.number, nil
+}

@@ -16,6 +16,9 @@ type repoState struct {
 	dispatches []Dispatch
 	forks      []string // full names
 	git        *gitStore
+	// protected are branches (full ref names) with a protection rule that
+	// refuses the bot's pushes.
+	protected map[string]bool
 }
 
 type label struct {
@@ -52,8 +55,11 @@ type pull struct {
 	baseSHA  string
 	diff     string // fixed diff from CreatePR; "" = compute from git
 	draft    bool
-	reviews  []*review
-	rcomms   []*reviewComment
+	// maintainerCanModify: a fork's pull request lets the base
+	// repository's writers push to its head branch.
+	maintainerCanModify bool
+	reviews             []*review
+	rcomms              []*reviewComment
 }
 
 type review struct {

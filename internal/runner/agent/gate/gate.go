@@ -96,9 +96,10 @@ func (g *Gate) Server(version string) *mcp.Server {
 	parsers := map[string]func(json.RawMessage) (request, error){
 		contract.ToolAddComment: parseAddComment, contract.ToolCreateIssue: parseCreateIssue,
 		contract.ToolCreatePullRequest: parseCreatePullRequest, contract.ToolNoop: parseNoop,
-		contract.ToolCreateReview: parseCreateReview,
-		contract.ToolAddLabels:    parseLabels(contract.ToolAddLabels, false),
-		contract.ToolRemoveLabels: parseLabels(contract.ToolRemoveLabels, true),
+		contract.ToolCreateReview:      parseCreateReview,
+		contract.ToolPushToPullRequest: parsePush,
+		contract.ToolAddLabels:         parseLabels(contract.ToolAddLabels, false),
+		contract.ToolRemoveLabels:      parseLabels(contract.ToolRemoveLabels, true),
 	}
 	for _, t := range toolDefs {
 		parse := parsers[t.Name]
@@ -153,7 +154,7 @@ func (g *Gate) decide(ctx context.Context, tool string, raw json.RawMessage, par
 	}
 	e := req.entry
 	e.At, e.Index = g.now().UTC(), g.next
-	if e.Kind == policy.KindPullRequest {
+	if e.Kind == policy.KindPullRequest || e.Kind == policy.KindPush {
 		e.Bundle = contract.BundleFile(e.Index)
 	}
 	// the same validation publish repeats; it must not use up a policy slot
@@ -179,6 +180,11 @@ func (g *Gate) decide(ctx context.Context, tool string, raw json.RawMessage, par
 		}
 		if e.Kind == policy.KindPullRequest {
 			if o, refused := g.capture(ctx, &e); refused {
+				return o
+			}
+		}
+		if e.Kind == policy.KindPush {
+			if o, refused := g.capturePush(ctx, &e); refused {
 				return o
 			}
 		}
@@ -255,6 +261,46 @@ func (g *Gate) capture(ctx context.Context, e *outputs.Entry) (outcome, bool) {
 	return outcome{}, false
 }
 
+// capturePush bundles the agent's changes as one commit on top of the
+// commit the run started from (the pull request's recorded head): publish
+// puts exactly that commit on the branch, or nothing.
+func (g *Gate) capturePush(ctx context.Context, e *outputs.Entry) (outcome, bool) {
+	refuse := func(dec, rule, msg string) (outcome, bool) {
+		return outcome{decision: dec, rule: rule, text: msg}, true
+	}
+	if g.cfg.WorkDir == "" || g.cfg.StartCommit == "" {
+		return refuse(DecisionInvalid, RuleNoCheckout, "this run has no checked-out pull request, so nothing can be pushed from it")
+	}
+	if g.cfg.CheckoutRepo != "" && !strings.EqualFold(e.Repo, g.cfg.CheckoutRepo) {
+		return refuse(DecisionInvalid, RuleWrongRepo, fmt.Sprintf("a push can go only to %s, the repository checked out in the working directory, not to %s", g.cfg.CheckoutRepo, e.Repo))
+	}
+	repo := prbundle.Repo{WorkTree: g.cfg.WorkDir, GitDir: g.cfg.GitDir}
+	id := prbundle.BotIdentity(g.cfg.Bot)
+	if _, err := prbundle.CommitWorkTree(ctx, repo, id, e.Title); err != nil {
+		return refuse(DecisionError, "", "the gate could not commit the changes in the working directory: "+err.Error())
+	}
+	b, err := prbundle.CaptureSquash(ctx, repo, g.cfg.StartCommit, id, outputs.PushMessage(e.Title, g.cfg.JobID, e.Index), prbundle.Options{
+		Out: filepath.Join(g.cfg.RunDir, e.Bundle), AllowWorkflowChanges: g.cfg.AllowWorkflowChanges, MaxBytes: g.cfg.MaxBundleBytes,
+	})
+	var wf *prbundle.WorkflowError
+	var big *prbundle.TooLargeError
+	var special *prbundle.SpecialEntryError
+	switch {
+	case errors.Is(err, prbundle.ErrNoCommits):
+		return refuse(DecisionInvalid, RuleNoCommits, "there are no changes to push: edit the files in the working directory first (the gate commits them for you)")
+	case errors.As(err, &wf):
+		return refuse(DecisionDenied, RuleWorkflowChange, "denied: "+wf.Error()+denialHint)
+	case errors.As(err, &big):
+		return refuse(DecisionDenied, RuleBundleTooLarge, "denied: "+big.Error())
+	case errors.As(err, &special):
+		return refuse(DecisionDenied, RuleSpecialEntry, "denied: "+special.Error()+denialHint)
+	case err != nil:
+		return refuse(DecisionError, "", "the gate could not bundle the commit: "+err.Error())
+	}
+	e.HeadSHA, e.Commits = b.HeadSHA, b.Commits
+	return outcome{}, false
+}
+
 func queuedText(e outputs.Entry) string {
 	switch e.Kind {
 	case policy.KindComment:
@@ -264,6 +310,8 @@ func queuedText(e outputs.Entry) string {
 	case policy.KindPullRequest:
 		return fmt.Sprintf("queued (output #%d): the pull request %q in %s (%d commit(s), head %s, into %s) will be opened after review.",
 			e.Index, e.Title, e.Repo, e.Commits, short(e.HeadSHA), e.Base)
+	case policy.KindPush:
+		return fmt.Sprintf("queued (output #%d): the commit %s (%q) will be pushed onto the branch of %s#%d after review.", e.Index, short(e.HeadSHA), e.Title, e.Repo, e.Number)
 	case policy.KindReview:
 		return fmt.Sprintf("queued (output #%d): the review of %s#%d with %d inline comment(s) will be posted after review.", e.Index, e.Repo, e.Number, len(e.Comments))
 	case policy.KindLabels:

@@ -84,6 +84,17 @@ var toolDefs = []*mcp.Tool{
 		}, "repo", "number", "body"),
 	},
 	{
+		Name:  contract.ToolPushToPullRequest,
+		Title: "Push a commit to the pull request",
+		Description: "Commit the changes you made to the files in the working directory as one commit on the branch of the pull request where you were mentioned (the runner commits them for you with message as the commit message; you cannot push). " +
+			"The commit goes on top of the head the run started from: if the branch moves before it is pushed, nothing is pushed and the requester is asked to mention the bot again. It is never a force push. Changes to .github/workflows/ are refused unless the operator allows them. A push counts as a pull request for the run's limits." + queuedNote,
+		InputSchema: object(map[string]any{
+			"repo":    str("Repository as owner/name: the pull request's."),
+			"number":  map[string]any{"type": "integer", "minimum": 1, "description": "Number of the pull request."},
+			"message": strMax("Commit message, one line.", contract.AgentTitleChars),
+		}, "repo", "number", "message"),
+	},
+	{
 		Name:        contract.ToolAddLabels,
 		Title:       "Add labels",
 		Description: "Add labels to the issue or pull request where you were mentioned (or one in a repository the requester allowed with repo=). Only labels the repository already has can be added (its labels are in the context file); labels are never created. Adding a label that is already there changes nothing." + queuedNote,
@@ -223,6 +234,29 @@ func parseCreateReview(raw json.RawMessage) (request, error) {
 	return request{
 		entry:  outputs.Entry{Kind: policy.KindReview, Repo: repo, Number: n, Body: body, Comments: comments},
 		action: policy.Action{Kind: policy.KindReview, Repo: repo, Number: n},
+	}, nil
+}
+
+func parsePush(raw json.RawMessage) (request, error) {
+	a, err := parseArgs(contract.ToolPushToPullRequest, raw, "repo", "number", "message")
+	if err != nil {
+		return request{}, err
+	}
+	repo, err := a.repo(policy.ValidRepo)
+	if err != nil {
+		return request{}, err
+	}
+	n, err := a.number("number")
+	if err != nil {
+		return request{}, err
+	}
+	msg, err := a.text("message", contract.AgentTitleChars, false)
+	if err != nil {
+		return request{}, err
+	}
+	return request{
+		entry:  outputs.Entry{Kind: policy.KindPush, Repo: repo, Number: n, Title: msg},
+		action: policy.Action{Kind: policy.KindPush, Repo: repo, Number: n},
 	}, nil
 }
 

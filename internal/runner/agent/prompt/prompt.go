@@ -89,6 +89,7 @@ func Render(in Input) string {
 		fmt.Fprintf(&b, "- `%s(repo, title, body, base, draft)`: open a pull request from commits in the working directory (you cannot change files in this run, so there will be none).\n", contract.EngineToolName(contract.ToolCreatePullRequest))
 	}
 	fmt.Fprintf(&b, "- `%s(repo, number, body, comments)`: review the pull request where you were mentioned: a summary and inline comments `{path, line, start_line, side, body}` on lines of its diff (the diff is in the data file).\n", contract.EngineToolName(contract.ToolCreateReview))
+	fmt.Fprintf(&b, "- `%s(repo, number, message)`: commit the changes you made to the files as one commit on the branch of the pull request where you were mentioned (the gate commits them; you cannot push). If the branch moves before it is pushed, nothing is pushed.\n", contract.EngineToolName(contract.ToolPushToPullRequest))
 	fmt.Fprintf(&b, "- `%s(repo, number, labels)` / `%s(repo, number, labels)`: add or remove labels the repository already has (listed under `labels` in the data file).\n", contract.EngineToolName(contract.ToolAddLabels), contract.EngineToolName(contract.ToolRemoveLabels))
 	fmt.Fprintf(&b, "- `%s(reason)`: say that no write is needed, and why.\n", contract.EngineToolName(contract.ToolNoop))
 	if len(in.Tools) > 0 {

@@ -193,11 +193,11 @@ func TestArgs(t *testing.T) {
 		rest    []string
 	}{
 		{"minimal", engine.Spec{}, "Read,Grep",
-			"mcp__gate__add_comment,mcp__gate__create_issue,mcp__gate__create_pull_request,mcp__gate__create_review,mcp__gate__add_labels,mcp__gate__remove_labels,mcp__gate__noop", []string{}},
+			"mcp__gate__add_comment,mcp__gate__create_issue,mcp__gate__create_pull_request,mcp__gate__create_review,mcp__gate__push_to_pull_request,mcp__gate__add_labels,mcp__gate__remove_labels,mcp__gate__noop", []string{}},
 		{"all", engine.Spec{WorkDir: "/w/t/", MaxTurns: 7, MaxBudgetUSD: 1.5, Model: "claude-x",
 			AllowedTools: []string{"Edit", "Write", "Glob", "Glob(//x/**)", "Bash(git commit:*)", "Read(//ctx.json)", "Edit(//elsewhere/**)", "mcp__other__x", " "}},
 			"Read,Grep,Edit,Write,Bash", // never Glob: an absolute pattern lists anywhere
-			"mcp__gate__add_comment,mcp__gate__create_issue,mcp__gate__create_pull_request,mcp__gate__create_review,mcp__gate__add_labels,mcp__gate__remove_labels,mcp__gate__noop," +
+			"mcp__gate__add_comment,mcp__gate__create_issue,mcp__gate__create_pull_request,mcp__gate__create_review,mcp__gate__push_to_pull_request,mcp__gate__add_labels,mcp__gate__remove_labels,mcp__gate__noop," +
 				"Read(//w/t/**),Grep(//w/t/**),Edit(//w/t/**),Write(//w/t/**),Glob(//w/t/**),Glob(//x/**),Bash(git commit:*),Read(//ctx.json),Edit(//elsewhere/**),mcp__other__x",
 			[]string{"--max-turns", "7", "--max-budget-usd", "1.5", "--model", "claude-x"}},
 	}

@@ -76,7 +76,7 @@ func TestSettingsAndArgs(t *testing.T) {
 		string(mustJSON(t, s["mcpServers"].(map[string]any)["gate"])))
 	assert.JSONEq(t, `{"command":"/bin/runner","args":["mcp-files","--root","/checkout","--tools","read_file,edit_file"],"trust":true,"timeout":600000}`,
 		string(mustJSON(t, s["mcpServers"].(map[string]any)["files"])))
-	assert.Contains(t, string(b), `"core":["read_file","mcp_gate_add_comment","mcp_gate_create_issue","mcp_gate_create_pull_request","mcp_gate_create_review","mcp_gate_add_labels","mcp_gate_remove_labels","mcp_gate_noop","mcp_files_read_file","mcp_files_edit_file"]`)
+	assert.Contains(t, string(b), `"core":["read_file","mcp_gate_add_comment","mcp_gate_create_issue","mcp_gate_create_pull_request","mcp_gate_create_review","mcp_gate_push_to_pull_request","mcp_gate_add_labels","mcp_gate_remove_labels","mcp_gate_noop","mcp_files_read_file","mcp_files_edit_file"]`)
 	assert.Contains(t, string(b), `"allowed":["gate","files"]`)
 	assert.NotContains(t, strings.Join(Args(spec, true), " "), "/checkout", "the checkout is never part of the workspace")
 	assert.Contains(t, strings.Join(Args(spec, true), " "), "--allowed-mcp-server-names gate,files")
