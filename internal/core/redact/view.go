@@ -26,7 +26,7 @@ func hasSplits(s string) bool {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			switch c {
-			case '\\', '&', '<', '*', '~', '`':
+			case '\\', '&', '<', '*', '~', '`', '[', ']':
 				return true
 			}
 			i++
@@ -64,7 +64,7 @@ func viewText(s string) string {
 }
 
 // special marks the ASCII bytes newView does not copy as they are.
-var special = [utf8.RuneSelf]bool{'\\': true, '*': true, '~': true, '`': true, '&': true, '<': true}
+var special = [utf8.RuneSelf]bool{'\\': true, '*': true, '~': true, '`': true, '&': true, '<': true, '[': true, ']': true}
 
 // newView builds the view of s; withMap also records where each byte of
 // the view came from (16 bytes per byte: only when a match needs mapping).
@@ -109,7 +109,11 @@ func viewStep(s string, i int, emit func(text string, from, to int)) int {
 		if j := strings.IndexByte(s[i:min(len(s), i+maxEntity)], ';'); j > 1 {
 			ent := s[i : i+j+1]
 			if dec := html.UnescapeString(ent); dec != ent {
-				emit(dec, i, i+j+1)
+				// an entity for an invisible character ("&#8203;", "&shy;")
+				// shows as nothing, like the character itself
+				if r, w := utf8.DecodeRuneInString(dec); w != len(dec) || !invisible(r) {
+					emit(dec, i, i+j+1)
+				}
 				return j + 1
 			}
 		}
@@ -117,6 +121,16 @@ func viewStep(s string, i int, emit func(text string, from, to int)) int {
 		if n := tagLen(s[i:]); n > 0 {
 			return n
 		}
+	case '[':
+		// a link's or image's text shows without its brackets
+		return 1
+	case ']':
+		// "](url)" and "][ref]" show as nothing: the text before runs on
+		// into the text after
+		if n := linkTailLen(s[i:]); n > 0 {
+			return n
+		}
+		return 1
 	}
 	if c >= utf8.RuneSelf {
 		r, w := utf8.DecodeRuneInString(s[i:])
@@ -153,11 +167,41 @@ func tagLen(s string) int {
 		return 0
 	}
 	end := min(len(s), maxTag)
+	var quote byte // a '>' inside a quoted attribute value does not end the tag
 	for q := p; q < end; q++ {
-		switch s[q] {
-		case '>':
+		c := s[q]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '>':
 			return q + 1
-		case '<', '\n':
+		case c == '<' || c == '\n':
+			return 0
+		}
+	}
+	return 0
+}
+
+// linkTailLen returns the length of a link's destination or reference
+// at the start of s ("](https://x)", "][ref]"), or 0.
+func linkTailLen(s string) int {
+	if len(s) < 2 {
+		return 0
+	}
+	closer := map[byte]byte{'(': ')', '[': ']'}[s[1]]
+	if closer == 0 {
+		return 0
+	}
+	end := min(len(s), maxTag)
+	for q := 2; q < end; q++ {
+		switch s[q] {
+		case closer:
+			return q + 1
+		case '\n':
 			return 0
 		}
 	}

@@ -26,6 +26,19 @@ func TestStringSeesWhatGitHubRenders(t *testing.T) {
 		{"glued to a word", "x xghp_" + tok[4:] + " y", "x x[REDACTED:github-token] y"},
 		{"glued after", "x " + tok + "_suffix y", "x [REDACTED:github-token]_suffix y"},
 		{"glued aws", "idAKIAIOSFODNN7EXAMPLE", "id[REDACTED:aws-access-key]"},
+		{"numeric entity zero-width space", "x " + tok[:9] + "&#8203;" + tok[9:] + " y", "x [REDACTED:github-token] y"},
+		{"soft hyphen entity", "x " + tok[:9] + "&shy;" + tok[9:] + " y", "x [REDACTED:github-token] y"},
+		{"named zero-width space", "x " + tok[:9] + "&ZeroWidthSpace;" + tok[9:] + " y", "x [REDACTED:github-token] y"},
+		{"byte order mark entity", "x " + ant[:15] + "&#65279;" + ant[15:] + " y", "x [REDACTED:anthropic-key] y"},
+		{"mongolian selector 180B", "x " + tok[:9] + "\u180b" + tok[9:] + " y", "x [REDACTED:github-token] y"},
+		{"mongolian selector 180C", "x " + tok[:9] + "\u180c" + tok[9:] + " y", "x [REDACTED:github-token] y"},
+		{"mongolian selector 180D", "x " + tok[:9] + "\u180d" + tok[9:] + " y", "x [REDACTED:github-token] y"},
+		{"mongolian selector 180F", "x " + tok[:9] + "\u180f" + tok[9:] + " y", "x [REDACTED:github-token] y"},
+		{"quoted > in a tag", "x " + tok[:9] + `<span title="a>b">` + tok[9:] + "</span> y", "x [REDACTED:github-token]</span> y"},
+		{"single-quoted > in a tag", "x " + tok[:9] + `<span title='a>b'>` + tok[9:] + " y", "x [REDACTED:github-token] y"},
+		{"split by a link", "x [" + tok[:9] + "](https://e.x/u)" + tok[9:] + " y", "x [[REDACTED:github-token] y"},
+		{"split by an image", "x ![" + tok[:9] + "](x)" + tok[9:] + " y", "x ![[REDACTED:github-token] y"},
+		{"split by a reference link", "x [" + tok[:9] + "][r]" + tok[9:] + " y", "x [[REDACTED:github-token] y"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -67,7 +80,7 @@ func TestStringRedactsRegisteredValues(t *testing.T) {
 // splitsRef is hasSplits's definition, a rune at a time.
 func splitsRef(r rune) bool {
 	switch r {
-	case '\\', '&', '<', '*', '~', '`':
+	case '\\', '&', '<', '*', '~', '`', '[', ']':
 		return true
 	}
 	return r >= 0x80 && invisible(r)
@@ -88,7 +101,10 @@ func referenceString(s string) string {
 func FuzzShortcuts(f *testing.F) {
 	tok := "ghp_" + strings.Repeat("a1B2", 9)
 	for _, s := range []string{"plain", "ghp\\_" + tok[4:], "gh<b>p_</b>" + tok[4:], "ghp&#95;" + tok[4:],
-		"x\u200b" + tok, "a\xffb*c", "*emph* `code` " + tok, "&amp;&lt;"} {
+		"x\u200b" + tok, "a\xffb*c", "*emph* `code` " + tok, "&amp;&lt;",
+		tok[:9] + "&#8203;" + tok[9:], tok[:9] + "&shy;" + tok[9:], tok[:9] + "&ZeroWidthSpace;" + tok[9:],
+		tok[:9] + "&#65279;" + tok[9:], tok[:9] + "\u180b" + tok[9:], tok[:9] + `<span title="a>b">` + tok[9:],
+		"[" + tok[:9] + "](u)" + tok[9:], "![" + tok[:9] + "](x)" + tok[9:], "[a][b] ](", "<a href='>"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
