@@ -94,7 +94,7 @@ bench-all:
 # (the real Claude Code against the real model API; needs ANTHROPIC_API_KEY),
 # ENGINE=codex or ENGINE=gemini (the real Codex / Gemini CLI against a fake
 # model API on loopback, or the real API when OPENAI_API_KEY / GEMINI_API_KEY
-# is set), SCENARIO=default|pr|bad-cfg|go-away|loop|crash|max-turns|all
+# is set), SCENARIO=default|pr|review|fix-in-place|triage|bad-cfg|go-away|loop|crash|max-turns|all
 # (scripted stories; exit 0 when each behaved as intended).
 DEMO_TOOL = $(if $(filter claude,$(ENGINE)),claude-code)$(if $(filter codex,$(ENGINE)),codex)$(if $(filter gemini,$(ENGINE)),gemini-cli)
 demo: $(DEMO_TOOL)

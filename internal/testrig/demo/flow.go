@@ -77,6 +77,9 @@ type Flow struct {
 	dispatches []githubsim.Dispatch // as the simulator accepted them
 	round      int                  // deliveries of the dispatches so far, minus one
 	attempt    int                  // GITHUB_RUN_ATTEMPT of the run's next jobs; 0 = 1
+	// dispatchedBefore are the control repo's dispatches from earlier
+	// flows on the same world (a scenario's earlier comments)
+	dispatchedBefore int
 
 	prepareAttempt int // the attempt the proceeding prepare job ran in
 	agentAttempt   int // the attempt the agent job last ran in
@@ -164,7 +167,8 @@ func New(o Options) (*Flow, error) {
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
-	f := &Flow{o: o, w: o.World, tokens: tokens, wiring: wiring, art: newArtifactStore(filepath.Join(out, "artifacts"))}
+	f := &Flow{o: o, w: o.World, tokens: tokens, wiring: wiring, art: newArtifactStore(filepath.Join(out, "artifacts")),
+		dispatchedBefore: len(o.World.Sim.Dispatches(ControlRepo))}
 	o.World.Sim.OnDispatch(func(repo string, d githubsim.Dispatch) {
 		if repo != ControlRepo {
 			return

@@ -30,7 +30,11 @@ type Scenario struct {
 	PR                   bool
 	Labels, ThreadLabels []string
 	BotPermission        string // the bot's role on the target (SeedOptions.BotPermission)
-	Want                 Want
+	// MoveBranchBefore is the comment (1-based; 0 = none) whose run sees
+	// the pull request's branch move between its agent job and publish:
+	// bob pushes a commit to PRBranch then.
+	MoveBranchBefore int
+	Want             Want
 }
 
 // Want is what the scenario must show to have behaved as intended.
@@ -52,6 +56,11 @@ type Want struct {
 	// thread's labels at the end (nil = not checked).
 	LabelChanges int
 	ThreadLabels []string
+	// Pushed is the Pushed Commits list's length (of the last run);
+	// BotCommits the bot's commits on PRBranch at the end.
+	Pushed, BotCommits int
+	// Notice is in the last run's notice on the thread ("" = not checked).
+	Notice string
 }
 
 // Scenarios are the stories `make demo SCENARIO=…` tells.
@@ -109,6 +118,24 @@ var Scenarios = []Scenario{
 			`{"text": "Triaged."}`,
 		),
 		Want: Want{Run: true, Status: "completed", Denied: true, LabelChanges: 2, ThreadLabels: []string{"bug", "windows"}},
+	},
+	{
+		Name:  "fix-in-place",
+		About: "a fix committed onto the pull request's own branch; a second run, whose branch moves before publish, is refused and asks to mention the bot again",
+		PR:    true,
+		Comments: []string{"@" + BotLogin + " !cfg no-issue\nPlease fix it in this PR.",
+			"@" + BotLogin + " !cfg no-issue\nOne more fix, please."},
+		Script: lines(
+			`{"text": "The lint step fails on CRLF line endings; a .gitattributes on this branch fixes that."}`,
+			`{"bash": "printf '* text=auto eol=lf\\n' >> .gitattributes"}`,
+			`{"tool": "push_to_pull_request", "args": {"repo": "`+TargetRepo+`", "number": 1, "message": "Normalize line endings with .gitattributes"}}`,
+			`{"text": "I pushed the fix onto this pull request's branch."}`,
+		),
+		Settings:         []string{"MR_ALLOWED_TOOLS=Bash", "MR_ALLOW_PUSH=true"},
+		MoveBranchBefore: 2,
+		BotPermission:    "write", // GitHub lets only writers push to a branch
+		// the second run wrote nothing but its notice on the thread
+		Want: Want{Run: true, Status: "failed", Comments: 1, BotCommits: 1, Notice: "mention the bot again"},
 	},
 	{
 		Name:     "bad-cfg",
@@ -220,7 +247,11 @@ func RunScenario(ctx context.Context, sc Scenario, base Options) (*Outcome, erro
 		if err != nil {
 			return out, err
 		}
-		err = f.Run(ctx)
+		if i+1 == sc.MoveBranchBefore {
+			err = f.runMovingBranch(ctx)
+		} else {
+			err = f.Run(ctx)
+		}
 		var se *StageError
 		switch {
 		case errors.Is(err, ErrNoDispatch):
@@ -297,6 +328,20 @@ func (o *Outcome) verify() []string {
 	}{{"Created Comments:", want.Comments}, {"Created Issues:", want.Issues}, {"Created PRs:", want.PRs}} {
 		if got := listCount(body, c.head); got != c.n {
 			bad("%s lists %d, want %d", c.head, got, c.n)
+		}
+	}
+	if got := listCount(body, "Pushed Commits:"); got != want.Pushed {
+		bad("Pushed Commits: lists %d, want %d", got, want.Pushed)
+	}
+	if want.Notice != "" {
+		cs := w.Sim.Comments(TargetRepo, w.Issue)
+		if len(cs) == 0 || !strings.Contains(cs[len(cs)-1].GetBody(), want.Notice) {
+			bad("the thread's last comment does not say %q", want.Notice)
+		}
+	}
+	if want.BotCommits > 0 {
+		if got, err := w.botCommits(); err != nil || got != want.BotCommits {
+			bad("the bot has %d commit(s) on %s (%v), want %d", got, PRBranch, err, want.BotCommits)
 		}
 	}
 	if got := listCount(body, "Label Changes:"); got != want.LabelChanges {

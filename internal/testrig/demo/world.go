@@ -253,3 +253,53 @@ func (w *World) seedPR(body string, fork bool, head PRHeadFunc) (int, error) {
 	}
 	return pr.GetNumber(), nil
 }
+
+// runMovingBranch is Run with bob pushing a commit to PRBranch after the
+// agent job and before publish: the branch moves under a queued push.
+func (f *Flow) runMovingBranch(ctx context.Context) error {
+	if err := f.Dispatch(ctx); err != nil {
+		return err
+	}
+	if err := f.AssembleAll(ctx); err != nil {
+		return err
+	}
+	agentErr := f.RunAgent(ctx)
+	gh := f.w.Sim.Client(bobToken)
+	owner, name, _ := strings.Cut(TargetRepo, "/")
+	if _, _, err := gh.Repositories.CreateFile(ctx, owner, name, "BOB.md", &github.RepositoryContentFileOptions{
+		Message: github.String("bob's change"), Content: []byte("bob was here\n"), Branch: github.String(PRBranch),
+	}); err != nil {
+		return errors.Join(agentErr, fmt.Errorf("move %s: %w", PRBranch, err))
+	}
+	if _, err := f.Publish(ctx); err != nil {
+		return errors.Join(agentErr, err)
+	}
+	return agentErr
+}
+
+// botCommits counts the bot's commits on PRBranch (the last ten).
+func (w *World) botCommits() (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	owner, name, _ := strings.Cut(TargetRepo, "/")
+	gh := w.Sim.Client(bobToken)
+	ref, _, err := gh.Git.GetRef(ctx, owner, name, "heads/"+PRBranch)
+	if err != nil {
+		return 0, err
+	}
+	n, sha := 0, ref.GetObject().GetSHA()
+	for range 10 {
+		c, _, err := gh.Git.GetCommit(ctx, owner, name, sha)
+		if err != nil {
+			return n, err
+		}
+		if strings.EqualFold(c.GetAuthor().GetEmail(), BotLogin+"@users.noreply.github.com") {
+			n++
+		}
+		if len(c.Parents) == 0 {
+			break
+		}
+		sha = c.Parents[0].GetSHA()
+	}
+	return n, nil
+}

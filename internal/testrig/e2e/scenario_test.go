@@ -170,6 +170,7 @@ var volatile = []struct {
 	{regexp.MustCompile(`[0-9a-f]{64}`), "SHA256"},
 	// the simulator's first commit carries the time
 	{regexp.MustCompile(`head [0-9a-f]{12}\b`), "head SHA"},
+	{regexp.MustCompile(`(the commit|moved from|to|@)( ?)[0-9a-f]{12}\b`), "$1${2}SHA12"},
 	{regexp.MustCompile(`\b[0-9a-f]{40}\b`), "SHA1"},
 	{regexp.MustCompile(`(\*\*Duration:\*\*|- Duration:) [^·\n]*`), "$1 D "},
 	{regexp.MustCompile(`· [0-9.]+ s\b`), "· N s"},
