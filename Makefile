@@ -7,7 +7,7 @@ ACTIONLINT := $(GO) run github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 FUZZTIME ?= 10s
 BIN := bin
 
-.PHONY: prove all build test test-fast checks fmt-check vet lint-actions fuzz bench bench-all demo clean tools release release-snapshot
+.PHONY: prove all build test test-fast checks fmt-check vet lint-actions fuzz bench bench-all demo clean tools release release-snapshot image
 
 all: build
 
@@ -115,6 +115,17 @@ release-snapshot:
 	$(GORELEASER) check
 	$(GORELEASER) release --snapshot --clean --skip=publish
 	MR_RELEASE_DIST=$(CURDIR)/dist $(GO) test -tags releasesnapshot -count=1 -run '^TestSnapshotRelease$$' ./internal/testrig/release
+
+# image writes the dispatcher's container image, an OCI layout tar
+# (dist/dispatcher-image.tar), with no container engine: a static binary and
+# the CA bundle on scratch (docs/dispatcher-service.md). GOARCH picks the
+# platform (GOARCH=arm64 make image IMAGE_TAR=dist/dispatcher-image-arm64.tar).
+IMAGE_TAR ?= dist/dispatcher-image.tar
+image:
+	mkdir -p dist/image
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o dist/image/dispatcher ./cmd/dispatcher
+	$(GO) run ./cmd/imagebuild -binary dist/image/dispatcher -version $(VERSION) -arch $$($(GO) env GOARCH) -o $(IMAGE_TAR)
+	MR_IMAGE_TAR=$(CURDIR)/$(IMAGE_TAR) MR_IMAGE_VERSION=$(VERSION) $(GO) test -count=1 -run '^TestImage$$' ./internal/devtools/imagebuild
 
 # release publishes the tagged commit (the release workflow runs it).
 release:
