@@ -199,3 +199,42 @@ func (s *Sim) Notifications(login string) []*github.Notification {
 	}
 	return out
 }
+
+// BranchLog is the raw text (headers and message) of the last n commits
+// on repo's branch, following first parents, newest first; nil when the
+// branch does not exist.
+func (s *Sim) BranchLog(repo, branch string, n int) []string {
+	g := s.gitOf(repo)
+	if g == nil {
+		return nil
+	}
+	ctx := context.Background()
+	var out []string
+	for sha := g.ref("refs/heads/" + branch); sha != "" && len(out) < n; {
+		o, ok := g.get(ctx, sha)
+		if !ok || o.typ != "commit" {
+			break
+		}
+		out = append(out, string(o.data))
+		ci := parseCommit(o.data)
+		if len(ci.parents) == 0 {
+			break
+		}
+		sha = ci.parents[0]
+	}
+	return out
+}
+
+// PullHead is the head branch of repo's pull request number ("" = none).
+func (s *Sim) PullHead(repo string, number int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.repos[lower(repo)]
+	if r == nil {
+		return ""
+	}
+	if is := r.issues[number]; is != nil && is.pull != nil {
+		return is.pull.headRef
+	}
+	return ""
+}

@@ -35,7 +35,7 @@ type proveRun struct {
 	readyRun map[string]AssembleRun
 	m        Measures
 	runSeq   int
-	// all: each job also reviews (pull requests) and changes labels
+	// all: each job also reviews and pushes (pull requests) and changes labels
 	// (WriteRunAll), and lostNewKinds checks them
 	all bool
 	mu  sync.Mutex
@@ -106,6 +106,9 @@ func (p *proveRun) publish(t *testing.T, ctx context.Context) {
 			write = WriteRunAll
 		}
 		require.NoError(t, write(runDir, m, p.w.Clock.Now()))
+		if p.all && m.IsPR {
+			require.NoError(t, p.w.QueuePush(ctx, runDir, m, prBranch(p.w, m), p.w.Clock.Now()))
+		}
 		if _, err := p.w.PublishJobTo(ctx, ctxJSON, runDir, p.readyRun[m.JobID].Res.LogIssue, 5, &st); err != nil {
 			p.m.ManualReruns++
 			t.Logf("publish of %s still failing: %v", m.JobID, err)
@@ -145,6 +148,13 @@ func (p *proveRun) measure() Measures {
 				seen[idx]++
 			}
 		}
+		if mm.IsPR {
+			for _, msg := range p.w.branchMessages(mm) {
+				if job, idx, ok := contract.ParseOutputMarker(msg); ok && job == mm.JobID {
+					seen[idx]++
+				}
+			}
+		}
 		for _, k := range seen {
 			if k > 1 {
 				m.DupWrites += k - 1
@@ -154,8 +164,8 @@ func (p *proveRun) measure() Measures {
 	return m
 }
 
-// lostNewKinds counts the published jobs whose review (pull requests) or
-// label changes are not on GitHub exactly once: nothing lost.
+// lostNewKinds counts the published jobs whose review and push (pull
+// requests) or label changes are not on GitHub exactly once: nothing lost.
 func (p *proveRun) lostNewKinds() int {
 	lost := 0
 	if !p.all {
@@ -177,6 +187,16 @@ func (p *proveRun) lostNewKinds() int {
 				}
 			}
 			if n != 1 {
+				lost++
+				continue
+			}
+			pushed := 0
+			for _, msg := range p.w.branchMessages(mm) {
+				if job, _, ok := contract.ParseOutputMarker(msg); ok && job == mm.JobID {
+					pushed++
+				}
+			}
+			if pushed != 1 {
 				lost++
 			}
 		}
@@ -223,9 +243,9 @@ func TestProve(t *testing.T) {
 		p.deliver(t, ctx, w.Sim.Dispatches(Control), 1)
 		p.publish(t, ctx)
 		m := p.measure()
-		rows = append(rows, m.Row(fmt.Sprintf("%d mentions / %d repos (comments, reviews, label changes), 20%% apply-then-fail + 10%% faults", n, repos)))
+		rows = append(rows, m.Row(fmt.Sprintf("%d mentions / %d repos (comments, reviews, pushes, label changes), 20%% apply-then-fail + 10%% faults", n, repos)))
 		assert.Zero(t, m)
-		assert.Zero(t, p.lostNewKinds(), "every review and label change is on GitHub once")
+		assert.Zero(t, p.lostNewKinds(), "every review, push and label change is on GitHub once")
 	})
 
 	t.Run("double delivery", func(t *testing.T) {
@@ -337,4 +357,13 @@ func newWorldN(t *testing.T, repos int, seed int64) *World {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = w.Close() })
 	return w
+}
+
+// prBranch is the head branch of m's pull request.
+func prBranch(w *World, m Mention) string { return w.Sim.PullHead(m.Repo, m.Number) }
+
+// branchMessages are the last five commits on m's pull request branch
+// (first parents), read from the simulator's store, without faults.
+func (w *World) branchMessages(m Mention) []string {
+	return w.Sim.BranchLog(m.Repo, prBranch(w, m), 5)
 }

@@ -127,7 +127,7 @@ func (w *World) PublishJobTo(ctx context.Context, contextJSON []byte, runDir str
 		}
 		res, err := publish.Run(ctx, publish.Options{
 			Bot: bot, BotLogin: Bot, Control: ctl, ControlLogin: ctlLogin, ControlRepo: Control, Context: contextJSON, RunDir: runDir, LogIssue: logIssue,
-			Ceilings: policy.DefaultCeilings(), ServerURL: "https://github.com",
+			Ceilings: pushCeilings(), ServerURL: "https://github.com", Git: publish.GitOptions{BaseURL: w.Base, Token: BotToken},
 			Sleep: w.Clock.Sleep, Now: w.Clock.Now, RetryDelay: time.Millisecond,
 			Session: render.SessionOptions{},
 		})
@@ -146,4 +146,12 @@ func (w *World) PublishJobTo(ctx context.Context, contextJSON []byte, runDir str
 		}
 	}
 	return nil, fmt.Errorf("publish failed %d times: %w", attempts, last)
+}
+
+// pushCeilings are the default ceilings with allow-push on: the fault rows
+// push onto pull request branches.
+func pushCeilings() policy.Ceilings {
+	c := policy.DefaultCeilings()
+	c.AllowPush = true
+	return c
 }

@@ -134,7 +134,8 @@ func NewWorld(o WorldOptions) (*World, error) {
 		w.Repos = append(w.Repos, repo)
 		// labels need the triage role; each repository has the two
 		// labels the jobs change
-		sim.SetPermission(repo, Bot, "triage")
+		// (write: a push onto a pull request's branch needs it)
+		sim.SetPermission(repo, Bot, "write")
 		for _, l := range []string{AddedLabel, TriageLabel} {
 			if err := sim.CreateLabel(repo, l, ""); err != nil {
 				return nil, w.fail(err)
