@@ -40,6 +40,12 @@ func runAgent(ctx context.Context, env *cli.Env, args []string) error {
 	// Before anything else is written, while the disk still takes it.
 	stepOutputs(env, map[string]string{contract.AgentStageOutput: contract.AgentStageStarted})
 	out, dir, err := agent.Run(ctx, agent.Options{Config: cfg, Getenv: env.Env, Environ: os.Environ(), Log: env.Stderr})
+	// Every file of the run directory is uploaded as the run-* artifact.
+	if dir != "" {
+		if rerr := record.RedactDir(dir); rerr != nil {
+			fmt.Fprintf(env.Stderr, "agent: %v\n", rerr)
+		}
+	}
 	if out != nil {
 		setOutputs(env, out, dir)
 		fmt.Fprintf(env.Stdout, "run %s %s: %d turns, %d outputs queued; record in %s\n", out.RunID, out.Status, out.Turns, out.Outputs, dir)

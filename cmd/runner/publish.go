@@ -15,6 +15,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/core/writebudget"
 	"github.com/mention-runner/mention-runner/internal/runner/config"
 	"github.com/mention-runner/mention-runner/internal/runner/publish"
+	"github.com/mention-runner/mention-runner/internal/runner/record"
 )
 
 // actionsBotLogin is who GITHUB_TOKEN writes as.
@@ -96,6 +97,10 @@ func runPublish(ctx context.Context, env *cli.Env, args []string) error {
 		o.ControlLogin = actionsBotLogin
 	}
 	res, err := publish.Run(ctx, o)
+	// Every file of runs/ is uploaded as the run-record artifact.
+	if rerr := record.RedactDir(cfg.RunDir); rerr != nil {
+		fmt.Fprintf(env.Stderr, "publish: %v\n", rerr)
+	}
 	// the slots this job took and did not use go back to the account
 	if rerr := ledger.Release(ctx); rerr != nil {
 		fmt.Fprintf(env.Stderr, "publish: giving back unused write slots: %v\n", rerr)

@@ -284,6 +284,9 @@ func (r *run) prepare(ctx context.Context, raw []byte, env []string) (engine.Spe
 	if err != nil {
 		return engine.Spec{}, fmt.Errorf("sanitize the context: %w", err)
 	}
+	// The agent never needs a secret someone pasted in the thread, and
+	// this file and the prompt go into the run record: both are redacted.
+	clean = redact.JSON(clean)
 	ctxPath, err := filepath.Abs(filepath.Join(r.dir, AgentContextFile))
 	if err != nil {
 		return engine.Spec{}, fmt.Errorf("sanitized context path: %w", err)
@@ -315,6 +318,7 @@ func (r *run) prepare(ctx context.Context, raw []byte, env []string) (engine.Spe
 		ContextPath: ctxPath, Context: items, WorkDir: workDir, PolicyWords: pol.Words(), CanEdit: canEdit(r.cfg.AllowedTools),
 		Tools: pol.Tools(j.IsPR),
 	})
+	text = redact.String(text)
 	if err := localfs.Or(r.o.FS).WriteFile(filepath.Join(r.dir, PromptFile), []byte(text), 0o644); err != nil {
 		return engine.Spec{}, fmt.Errorf("write the prompt: %w", err)
 	}
