@@ -71,13 +71,19 @@ func (p *publisher) push(ctx context.Context, e outputs.Entry) ([]Written, *rend
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: read %s: %w", what, headRepo, err)
 	}
-	if perms := hr.GetPermissions(); !perms["push"] && !perms["maintain"] && !perms["admin"] {
-		if !strings.EqualFold(headRepo, e.Repo) && pr.GetMaintainerCanModify() {
-			// GitHub lets a base repository's writer push to a fork's
-			// branch that allows maintainer edits; the repository object
-			// does not say so.
-		} else {
+	if !canPush(hr.GetPermissions()) {
+		// GitHub lets a writer of the base repository push to a fork's
+		// branch that allows maintainer edits, which the fork's repository
+		// object does not say.
+		if strings.EqualFold(headRepo, e.Repo) {
 			return reject(RulePushFork, "the bot cannot push to %s", headRepo)
+		}
+		base, _, err := p.o.Bot.Repositories.Get(ctx, owner, name)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: read %s: %w", what, e.Repo, err)
+		}
+		if !canPush(base.GetPermissions()) {
+			return reject(RulePushFork, "the bot can push neither to the fork %s nor to %s", headRepo, e.Repo)
 		}
 	}
 	ref := "heads/" + t.HeadRef
@@ -312,3 +318,7 @@ func moved(refused []render.Refusal) bool {
 	}
 	return false
 }
+
+// canPush reads a repository object's permissions (as the token's account
+// sees them).
+func canPush(perms map[string]bool) bool { return perms["push"] || perms["maintain"] || perms["admin"] }

@@ -264,7 +264,8 @@ func TestPushForkWithoutMaintainerEdits(t *testing.T) {
 			const fork = "alice/widgets"
 			_, err := f.sim.AddRepo(fork, false)
 			require.NoError(t, err)
-			f.sim.SetPermission(fork, testBot, "write") // as a maintainer edit lets the bot
+			// the bot has no role on the fork: a maintainer edit lets a
+			// writer of the base repository push to its branch
 			pr, err := f.sim.CreateForkPR(testTarget, fork, "alice", "Fix from a fork", "main", "main", canModify)
 			require.NoError(t, err)
 			f.trigger, err = f.sim.Comment(testTarget, pr, "alice", "@"+testBot+" fix it in this PR")
@@ -409,4 +410,36 @@ func pushes(res *Result) []Written {
 		}
 	}
 	return out
+}
+
+// TestPushSpecialEntryRefused: a forged push bundle (no gate) changing a
+// symlink or a submodule entry is refused by publish's own inspection, the
+// same as a pull request's, and the branch is not moved.
+func TestPushSpecialEntryRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(git func(...string) string, dir string)
+	}{
+		{"symlink", func(git func(...string) string, dir string) {
+			require.NoError(t, os.Symlink("/proc/self/environ", filepath.Join(dir, "env")))
+			git("add", "env")
+		}},
+		{"submodule", func(git func(...string) string, dir string) {
+			git("update-index", "--add", "--cacheinfo", "160000,"+strings.Repeat("ab", 20)+",vendor/evil")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, "")
+			pr := f.withPR("")
+			head := f.branchSHA(testTarget, "feature")
+			sha := f.forgeBundle(testTarget, contract.BundleFile(0), tc.change)
+			f.add(outputs.Entry{Kind: policy.KindPush, Repo: testTarget, Number: pr, Title: "Fix the widgets",
+				Bundle: contract.BundleFile(0), HeadSHA: sha, Commits: 1})
+			res := f.run(f.pushOptions())
+			require.Empty(t, pushes(res))
+			require.Len(t, res.Refused, 1)
+			assert.Equal(t, RuleSpecialEntry, res.Refused[0].Rule, res.Refused[0].Reason)
+			assert.Equal(t, head, f.branchSHA(testTarget, "feature"))
+		})
+	}
 }

@@ -52,6 +52,9 @@ func (c *call) repoLocked(need string) (*repoState, func()) {
 	if !atLeast(perm, "read") {
 		return nil, c.notFoundF()
 	}
+	if !atLeast(perm, need) && need == "write" && strings.Contains(c.r.URL.Path, "/git/") && c.s.maintainerEditLocked(r, c.login) {
+		perm = "write"
+	}
 	if !atLeast(perm, need) {
 		if c.login == "" {
 			return nil, c.errF(http.StatusUnauthorized, "Requires authentication")
@@ -107,4 +110,24 @@ func (c *call) page(n int) (int, int) {
 	}
 	start := min((pg-1)*per, n)
 	return start, min(start+per, n)
+}
+
+// maintainerEditLocked reports whether login may write r's git data as a
+// maintainer edit: r is the head repository of an open pull request that
+// allows edits from maintainers, and login can write its base repository.
+func (s *Sim) maintainerEditLocked(r *repoState, login string) bool {
+	if login == "" {
+		return false
+	}
+	for _, base := range s.repos {
+		if base == r || !atLeast(s.permissionLocked(base, login), "write") {
+			continue
+		}
+		for _, is := range base.issues {
+			if is.pull != nil && is.state == "open" && is.pull.maintainerCanModify && strings.EqualFold(is.pull.headRepo, r.meta.FullName) {
+				return true
+			}
+		}
+	}
+	return false
 }
