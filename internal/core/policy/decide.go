@@ -41,10 +41,15 @@ func (p Policy) decide(a Action, l *Ledger) Decision {
 		return d
 	}
 	repo := strings.ToLower(a.Repo)
+	ids := p.IDs.Of(repo)
 	if p.ControlRepo != "" && strings.EqualFold(repo, p.ControlRepo) {
 		return deny(RuleControlRepo, "%s is the control repository: only the runner writes there (the run log), never the agent", a.Repo)
 	}
-	ids := p.IDs.Of(repo)
+	// GitHub redirects a renamed or transferred repository's old name: the
+	// control repository is matched by id too.
+	if c := p.IDs.Of(p.ControlRepo).Repo; c != 0 && ids.Repo == c {
+		return deny(RuleControlRepo, "%s is the control repository %s under another name (renamed or transferred): only the runner writes there, never the agent", a.Repo, p.ControlRepo)
+	}
 	if p.Blocker != nil {
 		if pattern, blocked := p.Blocker.Blocked(repo); blocked {
 			return deny(RuleRepoBlocked, "%s is blocked by the opt-out entry %q (its owner asked the bot to go away)", a.Repo, pattern)
@@ -116,7 +121,7 @@ func (p Policy) decide(a Action, l *Ledger) Decision {
 		}
 		return allow("%s on %s#%d (%d of %d label changes for this run)", a.Kind.count(a.Changes), a.Repo, a.Number, l.labels+a.Changes, p.LabelLimit)
 	default: // comment or review; invalid() rejected every other kind
-		n := l.comments[keyOf(a.Repo, a.Number)]
+		n := l.comments[l.keyOf(a.Repo, a.Number)]
 		if n >= p.CommentLimit {
 			return limitDenial(RuleCommentLimit, a.Kind, p.CommentLimit, n, fmt.Sprintf(" on %s#%d", a.Repo, a.Number))
 		}

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -14,6 +15,9 @@ type Ledger struct {
 	total    int // every recorded write
 	labels   int // label changes (each label named counts one)
 	comments map[threadKey]int
+	// ids key a thread by its repository's id when known, so the same
+	// thread under an old name (GitHub redirects it) shares one count.
+	ids IDs
 }
 
 type threadKey struct {
@@ -21,12 +25,28 @@ type threadKey struct {
 	number int
 }
 
-func keyOf(repo string, number int) threadKey {
+func (l *Ledger) keyOf(repo string, number int) threadKey {
+	if id := l.ids.Of(repo).Repo; id != 0 {
+		return threadKey{"id:" + strconv.FormatInt(id, 10), number}
+	}
 	return threadKey{strings.ToLower(repo), number}
 }
 
 // NewLedger returns an empty ledger.
 func NewLedger() *Ledger { return &Ledger{} }
+
+// NewLedgerIDs returns an empty ledger that counts comments per thread by
+// repository id where ids knows it.
+func NewLedgerIDs(ids IDs) *Ledger { return &Ledger{ids: ids} }
+
+// ReplayIDs is Replay into NewLedgerIDs(ids).
+func ReplayIDs(ids IDs, actions []Action) *Ledger {
+	l := NewLedgerIDs(ids)
+	for _, a := range actions {
+		l.record(a)
+	}
+	return l
+}
 
 // Replay rebuilds a ledger from the actions a run was already allowed, e.g.
 // the publish job re-reading outputs.jsonl.
@@ -58,7 +78,7 @@ func (l *Ledger) record(a Action) {
 		if l.comments == nil {
 			l.comments = map[threadKey]int{}
 		}
-		l.comments[keyOf(a.Repo, a.Number)]++
+		l.comments[l.keyOf(a.Repo, a.Number)]++
 	}
 }
 
@@ -87,5 +107,5 @@ func (l *Ledger) Labels() int {
 func (l *Ledger) Comments(t Thread) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.comments[keyOf(t.Repo, t.Number)]
+	return l.comments[l.keyOf(t.Repo, t.Number)]
 }

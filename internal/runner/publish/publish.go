@@ -128,7 +128,7 @@ func (p *publisher) resolveIDs(ctx context.Context, entries []outputs.Entry) err
 	if p.polErr != nil {
 		return nil
 	}
-	names := append([]string{p.job.Repo}, p.pol.DenyRepos...)
+	names := append([]string{p.job.Repo, p.o.ControlRepo}, p.pol.DenyRepos...)
 	for _, e := range entries {
 		if e.Kind != outputs.KindNoop {
 			names = append(names, e.Repo)

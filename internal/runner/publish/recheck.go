@@ -55,7 +55,7 @@ func RecheckFacts(entries []outputs.Entry, readErr, policyErr error, p policy.Po
 		plan.Refused = append(plan.Refused, render.Refusal{Index: len(entries), Kind: "(unreadable)", Repo: "(unknown)", Rule: RuleOutputsUnreadable, Reason: reason})
 		return plan
 	}
-	ledger := policy.NewLedger()
+	ledger := policy.NewLedgerIDs(p.IDs)
 	for _, e := range entries {
 		if e.Kind == outputs.KindNoop {
 			plan.Noops = append(plan.Noops, e)

@@ -82,7 +82,7 @@ func New(cfg Config) (*Gate, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Gate{cfg: cfg, pol: pol, facts: facts, now: time.Now, ledger: policy.Replay(done), queue: q, next: len(entries)}, nil
+	return &Gate{cfg: cfg, pol: pol, facts: facts, now: time.Now, ledger: policy.ReplayIDs(pol.IDs, done), queue: q, next: len(entries)}, nil
 }
 
 // Policy is the policy the gate enforces.
