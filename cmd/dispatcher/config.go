@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"reflect"
 	"strconv"
@@ -198,7 +199,18 @@ func logger(env *cli.Env) *slog.Logger {
 
 // build makes the dispatcher (and the bot's client, for the poller).
 func (c *conf) build(env *cli.Env, dryRun bool) (*dispatch.Dispatcher, *github.Client, error) {
+	return c.buildWatched(env, dryRun, nil, "")
+}
+
+// buildWatched is build with m (nil = none) counting the log records and
+// GitHub answers of mode.
+func (c *conf) buildWatched(env *cli.Env, dryRun bool, m *monitor, mode string) (*dispatch.Dispatcher, *github.Client, error) {
 	log := logger(env)
+	var base http.RoundTripper
+	if m != nil {
+		log = slog.New(&handler{Handler: log.Handler(), m: m, mode: mode})
+		base = &ghTransport{base: http.DefaultTransport, m: m}
+	}
 	ceil := c.ceilings
 	cfg := dispatch.Config{Bot: c.bot, Control: c.control, Allowed: c.allowed, RatePerHour: c.rate, ReplyPerAuthor: c.replyPerAuthor, ReplyPerHour: c.replyPerHour, Ceilings: &ceil,
 		Context: threadctx.Options{MaxBytes: c.maxContext}, ClaimLease: c.claimLease, DryRun: dryRun, Logger: log,
@@ -207,7 +219,7 @@ func (c *conf) build(env *cli.Env, dryRun bool) (*dispatch.Dispatcher, *github.C
 		d, err := dispatch.New(cfg, dispatch.Clients{})
 		return d, nil, err
 	}
-	gh, ctl, dsp, ledger, err := c.clients(log)
+	gh, ctl, dsp, ledger, err := c.clients(log, base)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -222,7 +234,7 @@ func (c *conf) separateControl() bool { return c.controlToken != "" && c.control
 
 // clients makes the bot's client, the control repo's client, the client
 // that sends dispatches, and the account's write ledger they pace through.
-func (c *conf) clients(log *slog.Logger) (gh, ctl, dsp *github.Client, ledger *writebudget.Ledger, err error) {
+func (c *conf) clients(log *slog.Logger, base http.RoundTripper) (gh, ctl, dsp *github.Client, ledger *writebudget.Ledger, err error) {
 	// GitHub's content-creation limits count per account: the clients
 	// of one identity share one pacer.
 	gap := c.writeGap
@@ -232,7 +244,7 @@ func (c *conf) clients(log *slog.Logger) (gh, ctl, dsp *github.Client, ledger *w
 	p := ghclient.NewPacer(0, 0, gap, nil, nil)
 	mk := func(token string, unsafe bool, p *ghclient.Pacer) (*github.Client, error) {
 		return ghclient.New(ghclient.Options{BaseURL: c.apiURL, Token: token, UserAgent: "mention-runner-dispatcher/" + cli.Version,
-			RetryUnsafe: unsafe, Logger: log, Pacer: p})
+			RetryUnsafe: unsafe, Logger: log, Pacer: p, Base: base})
 	}
 	// The account's other writers (publish jobs) run elsewhere: every write
 	// also takes a slot of the account's ledger in the control repo. The

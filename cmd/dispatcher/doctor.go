@@ -36,7 +36,7 @@ func runDoctor(ctx context.Context, env *cli.Env, args []string) error {
 		}
 	}
 	if c.token != "" {
-		gh, ctl, _, _, err := c.clients(logger(env))
+		gh, ctl, _, _, err := c.clients(logger(env), nil)
 		if err != nil {
 			return err
 		}

@@ -23,6 +23,7 @@ func runServe(ctx context.Context, env *cli.Env, args []string) error {
 	fs := cli.FlagSet(env, "dispatcher", "serve", "[--addr :8080] [flags]")
 	addr := fs.String("addr", ":8080", "listen address")
 	timeout := fs.Duration("handle-timeout", 60*time.Second, "longest time spent on one delivery (GitHub stops waiting after 10s; work continues)")
+	maddr := metricsAddr(fs, env, "/healthz and /metrics besides the webhook listener's /healthz")
 	f := addSettings(fs)
 	if err := cli.ParseFlags(fs, args, false); err != nil {
 		return err
@@ -31,15 +32,25 @@ func runServe(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	d, _, err := c.build(env, false)
+	m := newMonitor(c.pollInterval, 0)
+	d, gh, err := c.buildWatched(env, false, m, "serve")
 	if err != nil {
 		return err
 	}
+	stopMonitor, err := m.start(ctx, *maddr, logger(env), gh, c.control)
+	if err != nil {
+		return err
+	}
+	defer stopMonitor()
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", *addr, err)
 	}
-	srv := &http.Server{Handler: d.WebhookHandler([]byte(c.secret), *timeout),
+	hook := d.WebhookHandler([]byte(c.secret), *timeout)
+	mx := http.NewServeMux()
+	mx.HandleFunc("GET /healthz", m.serveHealth)
+	mx.Handle("/", hook)
+	srv := &http.Server{Handler: mx,
 		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	logger(env).Info("serving webhooks", "addr", ln.Addr().String())
 	done := make(chan error, 1)
