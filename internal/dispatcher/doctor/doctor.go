@@ -149,6 +149,7 @@ func Run(ctx context.Context, cfg Config) Report {
 	r.refs(ctx)
 	r.blocklist(ctx)
 	r.schedule()
+	r.privateTargets()
 	r.findWorkflow(ctx)
 	r.pinnedRelease(ctx)
 	r.engineVersions(ctx)

@@ -108,7 +108,7 @@ func TestGoodSetupAllPass(t *testing.T) {
 	require.NoError(t, rep.Print(&out))
 	assert.Zero(t, rep.Failed(), out.String())
 	assert.NotContains(t, out.String(), "✗")
-	assert.Contains(t, out.String(), "All 17 checks passed (1 with a warning).")
+	assert.Contains(t, out.String(), "All 18 checks passed (2 with a warning).")
 	assert.Contains(t, out.String(), "! scheduled runs (60-day rule): public repository")
 	assert.Contains(t, out.String(), "✓ pinned release exists: "+exampleRef(example()))
 	assert.Contains(t, out.String(), "✓ engine and Node.js: claude: Claude Code 2.1.332 (tools/workflow/claude-code/package.json at "+exampleRef(example())+"); on Node.js 24")
@@ -201,7 +201,7 @@ func TestEachMisconfiguration(t *testing.T) {
 			assert.Contains(t, first.Fix, tc.fix, out.String())
 			assert.Contains(t, out.String(), "✗ "+tc.failed[0])
 			assert.Contains(t, out.String(), "    fix: ")
-			assert.Len(t, rep, 17, "every report has the same lines")
+			assert.Len(t, rep, 18, "every report has the same lines")
 		})
 	}
 }
@@ -320,4 +320,19 @@ func TestPrivateControlRepoNoScheduleWarning(t *testing.T) {
 	assert.False(t, c.Warn)
 	assert.Contains(t, c.Detail, "private")
 	assert.Zero(t, rep.Failed())
+	c = find(t, rep, "private repositories' data")
+	assert.True(t, c.OK)
+	assert.False(t, c.Warn)
+}
+
+// TestDoctorWarnsPublicControlForPrivateTargets: a public control repo
+// would publish a private repository's thread, code and session on its log
+// issue and artifacts; doctor says so and how to fix it.
+func TestDoctorWarnsPublicControlForPrivateTargets(t *testing.T) {
+	w := newWorld(t)
+	rep := w.run(t)
+	c := find(t, rep, "private repositories' data")
+	assert.True(t, c.Warn)
+	assert.Contains(t, c.Detail, "public control repository")
+	assert.Contains(t, c.Fix, "make the control repo private")
 }

@@ -205,3 +205,19 @@ func (r *run) schedule() {
 			"land a commit on the control repo's default branch at least every 60 days, or re-enable the workflow when GitHub's e-mail says it was disabled (Actions → mention-runner dispatcher → Enable workflow); a private control repo is not affected")
 	}
 }
+
+// privateTargets warns that a public control repo publishes what a run in
+// a private repository reads: its log issue and run artifacts are readable
+// by anyone.
+func (r *run) privateTargets() {
+	const name = "private repositories' data"
+	switch {
+	case r.repo == nil:
+		r.fail(name, "cannot check", "fix \"control repo reachable\" first")
+	case r.repo.GetPrivate():
+		r.ok(name, "private control repository: a run's log issue and artifacts are as private as the repositories it serves")
+	default:
+		r.warn(name, "public control repository: a mention in a private repository puts its thread, code excerpts and session on this repository's log issue and run artifacts, readable by anyone",
+			"make the control repo private (Settings → General → Danger Zone → Change visibility), or keep the bot's account off private repositories")
+	}
+}
