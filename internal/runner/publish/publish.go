@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/mention-runner/mention-runner/internal/core/blockfile"
@@ -128,9 +129,9 @@ func (p *publisher) resolveIDs(ctx context.Context, entries []outputs.Entry) err
 	if p.polErr != nil {
 		return nil
 	}
-	names := append([]string{p.job.Repo, p.o.ControlRepo}, p.pol.DenyRepos...)
+	names := append([]string{p.job.Repo}, p.pol.DenyRepos...)
 	for _, e := range entries {
-		if e.Kind != outputs.KindNoop {
+		if e.Kind != outputs.KindNoop && !strings.EqualFold(e.Repo, p.o.ControlRepo) {
 			names = append(names, e.Repo)
 		}
 	}
@@ -138,6 +139,13 @@ func (p *publisher) resolveIDs(ctx context.Context, entries []outputs.Entry) err
 	if err != nil {
 		return fmt.Errorf("resolve repository ids: %w", err)
 	}
+	// The control repository is read with its own identity, as every other
+	// read of it is; the bot may not even see it.
+	ctl, err := (&identity.Resolver{Client: p.o.Control}).Repo(ctx, p.o.ControlRepo)
+	if err != nil {
+		return fmt.Errorf("resolve repository ids: %w", err)
+	}
+	ids.Set(p.o.ControlRepo, ctl)
 	p.pol.IDs = ids
 	return nil
 }
