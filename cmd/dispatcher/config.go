@@ -39,6 +39,7 @@ var settings = []setting{
 	{"RATE_LIMIT_PER_HOUR", "rate-limit", strconv.Itoa(dispatch.DefaultRatePerHour), "runs per user per rolling hour"},
 	{"REPLY_LIMIT_PER_AUTHOR", "reply-limit-per-author", strconv.Itoa(dispatch.DefaultReplyPerAuthor), "the bot's replies (!cfg error, rate-limit notice, opt-out confirmations) to one author's mentions, all repositories together, per rolling hour; silence beyond, logged"},
 	{"REPLY_LIMIT_PER_HOUR", "reply-limit", strconv.Itoa(dispatch.DefaultReplyPerHour), "the bot's replies for the whole account per rolling hour; silence beyond, logged"},
+	{"PRIVATE_TARGETS", "private-targets", "refuse", "a mention in a private repository while the control repo is public: refuse (one reply saying why, no run) or allow (its thread, code excerpts and session land in the public control repo)"},
 	{"POLL_INTERVAL", "poll-interval", "60s", "least wait between poll cycles (GitHub's X-Poll-Interval wins when longer)"},
 	{"WRITE_GAP", "write-gap", ghclient.DefaultWriteGap.String(), "least time between two of the bot's content-creating requests (GitHub's secondary limits also cap them at 80/min and 500/h); 0s turns the gap off, the caps stay"},
 	{"CLAIM_LEASE", "claim-lease", dispatch.DefaultClaimLease.String(), "how long a claimed mention may stay undispatched before another dispatcher takes it over"},
@@ -71,6 +72,7 @@ type conf struct {
 	allowed                                           dispatch.AllowList
 	maxContext, rate                                  int
 	replyPerAuthor, replyPerHour                      int
+	allowPrivate                                      bool
 	pollInterval, claimLease, writeGap                time.Duration
 	ceilings                                          policy.Ceilings
 	flushEach                                         bool // event mode: write the rate state in Handle
@@ -134,6 +136,13 @@ func (f *flags) resolve(env *cli.Env, mode string, dryRun bool) (*conf, error) {
 	c.rate = num("RATE_LIMIT_PER_HOUR", 1)
 	c.replyPerAuthor = num("REPLY_LIMIT_PER_AUTHOR", 1)
 	c.replyPerHour = num("REPLY_LIMIT_PER_HOUR", 1)
+	switch v := strings.TrimSpace(val["PRIVATE_TARGETS"]); v {
+	case "refuse":
+	case "allow":
+		c.allowPrivate = true
+	default:
+		errs = append(errs, fmt.Sprintf("PRIVATE_TARGETS=%q: want refuse or allow", v))
+	}
 	d, err := time.ParseDuration(strings.TrimSpace(val["POLL_INTERVAL"]))
 	if err != nil || d < time.Second {
 		errs = append(errs, fmt.Sprintf("POLL_INTERVAL=%q: want a duration of at least 1s, like 60s", val["POLL_INTERVAL"]))
@@ -212,7 +221,7 @@ func (c *conf) buildWatched(env *cli.Env, dryRun bool, m *monitor, mode string) 
 		base = &ghTransport{base: http.DefaultTransport, m: m}
 	}
 	ceil := c.ceilings
-	cfg := dispatch.Config{Bot: c.bot, Control: c.control, Allowed: c.allowed, RatePerHour: c.rate, ReplyPerAuthor: c.replyPerAuthor, ReplyPerHour: c.replyPerHour, Ceilings: &ceil,
+	cfg := dispatch.Config{Bot: c.bot, Control: c.control, Allowed: c.allowed, RatePerHour: c.rate, ReplyPerAuthor: c.replyPerAuthor, ReplyPerHour: c.replyPerHour, AllowPrivateTargets: c.allowPrivate, Ceilings: &ceil,
 		Context: threadctx.Options{MaxBytes: c.maxContext}, ClaimLease: c.claimLease, DryRun: dryRun, Logger: log,
 		FlushEach: c.flushEach}
 	if dryRun {

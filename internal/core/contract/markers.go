@@ -71,6 +71,7 @@ const (
 	ReplyRate     = "ratelimit"
 	ReplyGoAway   = "go-away"
 	ReplyComeBack = "come-back"
+	ReplyPrivate  = "private"
 )
 
 // PartBreak separates the parts of a long session in session.md;

@@ -110,8 +110,13 @@ type Config struct {
 	// the whole account. Beyond either the bot stays silent and says why
 	// in the decision and the log. 0 = the defaults.
 	ReplyPerAuthor, ReplyPerHour int
-	BlocklistPath                string // "" = contract.BlocklistPath
-	StatePath                    string // rate-limit state in CONTROL; "" = DefaultStatePath
+	// AllowPrivateTargets lets a mention in a private repository run while
+	// the control repository is public, where its thread, code excerpts and
+	// session would be readable by anyone. Off: such a mention gets one
+	// reply saying why, and no run.
+	AllowPrivateTargets bool
+	BlocklistPath       string // "" = contract.BlocklistPath
+	StatePath           string // rate-limit state in CONTROL; "" = DefaultStatePath
 	// CacheTTL is how long the blocklist and rate state are reused between
 	// Refresh calls (serve mode); 0 = DefaultCacheTTL.
 	CacheTTL time.Duration

@@ -64,6 +64,8 @@ type Dispatcher struct {
 	blk    *blocklist.List
 	blkAt  time.Time
 	rateSt *rateState
+	// ctlPublic caches the control repository's visibility once read.
+	ctlPublic *bool
 }
 
 // New checks cfg and returns a dispatcher. In a dry run the clients may be nil.
@@ -217,6 +219,19 @@ func (d *Dispatcher) Handle(ctx context.Context, t *Trigger) (dec Decision, err 
 		dec.Decision, dec.Reason = Reply, "invalid !cfg: "+flagErr.Error()
 		return d.replyClaimed(ctx, t, dec, contract.ReplyCfg, cfgReply(t, bot, flagErr, policy.ValidFlagsHelp()))
 	}
+	// 3b. A private target's data never goes to a public control repo
+	// unless the operator said it may.
+	if t.RepoPrivate && !d.cfg.AllowPrivateTargets {
+		public, err := d.controlPublic(ctx)
+		if err != nil {
+			return dec, err
+		}
+		if public {
+			dec.Decision, dec.Reason = Reply, fmt.Sprintf("private repository, public control repository %s: no run (PRIVATE_TARGETS=refuse)", d.cfg.Control)
+			return d.replyClaimed(ctx, t, dec, contract.ReplyPrivate, privateReply(t))
+		}
+	}
+
 	pol := policy.Effective(flags, *d.cfg.Ceilings, policy.Thread{Repo: t.Repo, Number: t.Number}, l)
 	dec.Policy = &pol
 
@@ -674,4 +689,28 @@ const LedgerMaxBlock = 12
 // the clock and Warn.
 func LedgerOptions(client *github.Client, control, bot string) writebudget.Options {
 	return writebudget.Options{Client: client, Repo: control, Account: bot, Holder: newHolder(), SelfCost: 2, MaxBlock: LedgerMaxBlock, Guess: true}
+}
+
+// controlPublic reads whether the control repository is public, once per
+// process (a repository's visibility rarely changes; a restart reads it
+// again). An unreadable answer is an error, never "private".
+func (d *Dispatcher) controlPublic(ctx context.Context) (bool, error) {
+	d.mu.Lock()
+	known := d.ctlPublic
+	d.mu.Unlock()
+	if known != nil {
+		return *known, nil
+	}
+	owner, name, _ := strings.Cut(d.cfg.Control, "/")
+	ctx, cancel := context.WithTimeout(ctx, sendTimeout)
+	defer cancel()
+	r, _, err := d.ctl.Repositories.Get(ctx, owner, name)
+	if err != nil {
+		return false, fmt.Errorf("read the visibility of the control repository %s: %w", d.cfg.Control, err)
+	}
+	public := !r.GetPrivate()
+	d.mu.Lock()
+	d.ctlPublic = &public
+	d.mu.Unlock()
+	return public, nil
 }

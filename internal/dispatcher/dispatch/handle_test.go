@@ -723,3 +723,41 @@ func TestRenamedRepoKeepsBlock(t *testing.T) {
 	assert.Contains(t, dec.Reason, "renamed")
 	assert.Empty(t, e.sim.Dispatches(control))
 }
+
+// A mention in a private repository while the control repository is public
+// gets one reply saying why and no run, unless the operator allows it.
+func TestPrivateTargetPublicControl(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		allow bool
+		want  string
+	}{
+		{"refused by default", false, Reply},
+		{"the operator allows it", true, Dispatch},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			n := e.issue("x")
+			c := e.comment(n, "alice", "@mrbot please look")
+			trig := e.trigger("issue_comment", n, c.GetID())
+			trig.RepoPrivate = true
+			d := e.dispatcher(func(c *Config) { c.AllowPrivateTargets = tc.allow })
+			dec, err := d.Handle(e.ctx(), trig)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, dec.Decision, dec.Reason)
+			if tc.allow {
+				assert.NotEmpty(t, e.sim.Dispatches(control))
+				return
+			}
+			assert.Empty(t, e.sim.Dispatches(control), "no run")
+			cs := e.sim.Comments(proj, n)
+			require.Len(t, cs, 2)
+			assert.Contains(t, cs[1].GetBody(), "this repository is private")
+			assert.Contains(t, cs[1].GetBody(), marker(contract.ReplyPrivate, trig))
+			// seen again: no second reply
+			_, err = e.dispatcher().Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
+			require.NoError(t, err)
+			assert.Len(t, e.sim.Comments(proj, n), 2, "exactly one reply")
+		})
+	}
+}

@@ -152,6 +152,10 @@ func cfgReply(t *Trigger, bot string, err error, help string) string {
 		t.Author, fenced(err.Error()), strings.TrimSpace(help), bot)
 }
 
+func privateReply(t *Trigger) string {
+	return fmt.Sprintf("@%s I did not start a run: this repository is private, and my run logs are kept in a public repository, where this thread, code from the repository and my session would be readable by anyone. Ask the bot's operator to make the control repository private (or, if they accept that, to set `PRIVATE_TARGETS=allow`).", t.Author)
+}
+
 func rateReply(t *Trigger, limit int, retry time.Time) string {
 	return fmt.Sprintf("@%s you have reached the limit of %d runs per hour, so I did not start a run for this mention. Please mention me again after %s.",
 		t.Author, limit, retry.UTC().Format("15:04 UTC"))
