@@ -123,6 +123,17 @@ func (a *args) titled() (repo, title, body string, err error) {
 	return repo, title, body, nil
 }
 
+// thread reads the "repo" and "number" arguments that name an issue or
+// pull request.
+func (a *args) thread() (string, int, error) {
+	repo, err := a.repo(policy.ValidRepo)
+	if err != nil {
+		return "", 0, err
+	}
+	n, err := a.number("number")
+	return repo, n, err
+}
+
 // number reads a positive issue/PR number; "12" is accepted as 12, since
 // models sometimes quote numbers, but nothing else is coerced.
 func (a *args) number(name string) (int, error) {

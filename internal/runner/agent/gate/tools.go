@@ -145,11 +145,7 @@ func parseAddComment(raw json.RawMessage) (request, error) {
 	if err != nil {
 		return request{}, err
 	}
-	repo, err := a.repo(policy.ValidRepo)
-	if err != nil {
-		return request{}, err
-	}
-	n, err := a.number("number")
+	repo, n, err := a.thread()
 	if err != nil {
 		return request{}, err
 	}
@@ -215,11 +211,7 @@ func parseCreateReview(raw json.RawMessage) (request, error) {
 	if err != nil {
 		return request{}, err
 	}
-	repo, err := a.repo(policy.ValidRepo)
-	if err != nil {
-		return request{}, err
-	}
-	n, err := a.number("number")
+	repo, n, err := a.thread()
 	if err != nil {
 		return request{}, err
 	}
@@ -242,11 +234,7 @@ func parsePush(raw json.RawMessage) (request, error) {
 	if err != nil {
 		return request{}, err
 	}
-	repo, err := a.repo(policy.ValidRepo)
-	if err != nil {
-		return request{}, err
-	}
-	n, err := a.number("number")
+	repo, n, err := a.thread()
 	if err != nil {
 		return request{}, err
 	}
@@ -268,11 +256,7 @@ func parseLabels(tool string, remove bool) func(json.RawMessage) (request, error
 		if err != nil {
 			return request{}, err
 		}
-		repo, err := a.repo(policy.ValidRepo)
-		if err != nil {
-			return request{}, err
-		}
-		n, err := a.number("number")
+		repo, n, err := a.thread()
 		if err != nil {
 			return request{}, err
 		}
