@@ -78,59 +78,76 @@ func TestFlowClaudeReview(t *testing.T) {
 	assertAgentHasNoToken(t, f)
 }
 
-// TestFlowGeminiTriage: the real Gemini CLI, against its fake API, triages
-// an issue: a label the repository lacks is denied by the gate with the
-// labels it has; the labels it has are added and needs-triage removed;
-// publish reads the thread's labels before each change, and the log issue
-// lists the changes under Label Changes.
-func TestFlowGeminiTriage(t *testing.T) {
+// TestFlowTriage: the real Claude Code and the real Gemini CLI, each
+// against its fake API, add labels the repository has (one it lacks is
+// denied at the gate) and remove one; none is created, and the log issue
+// lists the changes.
+func TestFlowTriage(t *testing.T) {
 	t.Parallel()
 	needBins(t)
-	bin := claudetest.GeminiCLI.Binary(t)
-	tool := func(s string) string { return gemini.ToolName(contract.GateServer, s) }
-	labels := func(names ...string) map[string]any {
-		return map[string]any{"repo": demo.TargetRepo, "number": 1, "labels": names}
-	}
-	script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
-		switch req.Turn() {
-		case 0:
-			return fakemodel.ToolCall("", tool(contract.ToolAddLabels), labels("bug", "crlf"))
-		case 1:
-			return fakemodel.ToolCall("", tool(contract.ToolAddLabels), labels("bug", "windows"))
-		case 2:
-			return fakemodel.ToolCall("", tool(contract.ToolRemoveLabels), labels("needs-triage"))
-		}
-		return fakemodel.Text("Triaged.")
-	})
-	fake := fakegemini.New(script).Start()
-	t.Cleanup(fake.Close)
-	w, f := runFlow(t, flowCase{engine: demo.EngineGemini, gemini: bin, extraEnv: []string{
-		"GOOGLE_GEMINI_BASE_URL=" + fake.URL(), "GEMINI_API_KEY=" + claudetest.DummyAPIKey, "MR_MODEL=gemini-fake",
-	}, comment: "@" + demo.BotLogin + " !cfg no-pr no-issue\nPlease triage this issue.", prepare: func(w *demo.World) {
-		w.Sim.SetPermission(demo.TargetRepo, demo.BotLogin, "triage")
-		for _, l := range []string{"bug", "windows", "needs-triage"} {
-			require.NoError(t, w.Sim.CreateLabel(demo.TargetRepo, l, ""))
-		}
-		w.Sim.AddIssueLabels(demo.TargetRepo, w.Issue, "needs-triage")
-	}})
-	agent := fake.AgentRequests()
-	require.Len(t, agent, 4)
-	denied := agent[1].ToolResults()
-	require.NotEmpty(t, denied)
-	assert.True(t, denied[len(denied)-1].IsError)
-	assert.Contains(t, denied[len(denied)-1].Content, `acme/widgets has no label`)
-	assert.Contains(t, denied[len(denied)-1].Content, `crlf`)
+	for _, tc := range []struct {
+		engine string
+		tool   func(string) string
+		start  func(t *testing.T, sc fakemodel.Script) (flowCase, fakeAPI)
+	}{
+		{demo.EngineClaude, contract.EngineToolName, func(t *testing.T, sc fakemodel.Script) (flowCase, fakeAPI) {
+			fake := fakemodel.New(sc).Start()
+			return flowCase{engine: demo.EngineClaude, claude: claudetest.Binary(t), extraEnv: []string{
+				"ANTHROPIC_BASE_URL=" + fake.URL(), "ANTHROPIC_API_KEY=" + claudetest.DummyAPIKey, "CLAUDE_CODE_MAX_RETRIES=0"}}, fake
+		}},
+		{demo.EngineGemini, func(s string) string { return gemini.ToolName(contract.GateServer, s) }, func(t *testing.T, sc fakemodel.Script) (flowCase, fakeAPI) {
+			fake := fakegemini.New(sc).Start()
+			return flowCase{engine: demo.EngineGemini, gemini: claudetest.GeminiCLI.Binary(t), extraEnv: []string{
+				"GOOGLE_GEMINI_BASE_URL=" + fake.URL(), "GEMINI_API_KEY=" + claudetest.DummyAPIKey, "MR_MODEL=gemini-fake"}}, fake
+		}},
+	} {
+		t.Run(tc.engine, func(t *testing.T) {
+			t.Parallel()
+			labels := func(names ...string) map[string]any {
+				return map[string]any{"repo": demo.TargetRepo, "number": 1, "labels": names}
+			}
+			script := fakemodel.Func(func(req fakemodel.Request) fakemodel.Reply {
+				switch req.Turn() {
+				case 0:
+					return fakemodel.ToolCall("", tc.tool(contract.ToolAddLabels), labels("bug", "crlf"))
+				case 1:
+					return fakemodel.ToolCall("", tc.tool(contract.ToolAddLabels), labels("bug", "windows"))
+				case 2:
+					return fakemodel.ToolCall("", tc.tool(contract.ToolRemoveLabels), labels("needs-triage"))
+				}
+				return fakemodel.Text("Triaged.")
+			})
+			c, fake := tc.start(t, script)
+			t.Cleanup(fake.Close)
+			c.comment = "@" + demo.BotLogin + " !cfg no-pr no-issue\nPlease triage this issue."
+			c.prepare = func(w *demo.World) {
+				w.Sim.SetPermission(demo.TargetRepo, demo.BotLogin, "triage")
+				for _, l := range []string{"bug", "windows", "needs-triage"} {
+					require.NoError(t, w.Sim.CreateLabel(demo.TargetRepo, l, ""))
+				}
+				w.Sim.AddIssueLabels(demo.TargetRepo, w.Issue, "needs-triage")
+			}
+			w, f := runFlow(t, c)
+			agent := fake.AgentRequests()
+			require.Len(t, agent, 4)
+			denied := agent[1].ToolResults()
+			require.NotEmpty(t, denied)
+			assert.True(t, denied[len(denied)-1].IsError)
+			assert.Contains(t, denied[len(denied)-1].Content, `acme/widgets has no label`)
+			assert.Contains(t, denied[len(denied)-1].Content, `crlf`)
 
-	assert.Equal(t, []string{"bug", "windows"}, w.Sim.IssueLabels(demo.TargetRepo, w.Issue))
-	assert.Equal(t, []string{"bug", "windows", "needs-triage"}, w.Sim.RepoLabels(demo.TargetRepo), "no label created")
-	o, err := record.ReadOutcome(f.RecordDir)
-	require.NoError(t, err)
-	assert.Equal(t, contract.StatusCompleted, o.Status)
-	log, ok := w.Sim.Issue(demo.ControlRepo, f.LogIssue)
-	require.True(t, ok)
-	tr, err := render.ParseTrackingLists(log.GetBody())
-	require.NoError(t, err)
-	assert.Equal(t, []string{"acme/widgets#1 +bug +windows", "acme/widgets#1 -needs-triage"}, tr.Labels)
-	assert.True(t, strings.Contains(log.GetBody(), "Label Changes:"))
-	assertAgentHasNoToken(t, f)
+			assert.Equal(t, []string{"bug", "windows"}, w.Sim.IssueLabels(demo.TargetRepo, w.Issue))
+			assert.Equal(t, []string{"bug", "windows", "needs-triage"}, w.Sim.RepoLabels(demo.TargetRepo), "no label created")
+			o, err := record.ReadOutcome(f.RecordDir)
+			require.NoError(t, err)
+			assert.Equal(t, contract.StatusCompleted, o.Status)
+			log, ok := w.Sim.Issue(demo.ControlRepo, f.LogIssue)
+			require.True(t, ok)
+			tr, err := render.ParseTrackingLists(log.GetBody())
+			require.NoError(t, err)
+			assert.Equal(t, []string{"acme/widgets#1 +bug +windows", "acme/widgets#1 -needs-triage"}, tr.Labels)
+			assert.True(t, strings.Contains(log.GetBody(), "Label Changes:"))
+			assertAgentHasNoToken(t, f)
+		})
+	}
 }
