@@ -120,8 +120,11 @@ func (s *Sim) pullJSONLocked(base string, r *repoState, is *issue, lv prLive) ob
 	}
 }
 
-func (c *call) getPull() {
-	var baseGit, headGit *gitStore
+// livePull reads the request's pull request under the lock and works out
+// its live state (head, diff) outside it; on a refusal it has answered
+// already and ok is false.
+func (c *call) livePull() (lv prLive, baseGit *gitStore, ok bool) {
+	var headGit *gitStore
 	var snap pull
 	var number int
 	var fail func()
@@ -139,9 +142,16 @@ func (c *call) getPull() {
 	})
 	if fail != nil {
 		fail()
+		return lv, nil, false
+	}
+	return c.s.livePR(c.r.Context(), baseGit, headGit, snap, number), baseGit, true
+}
+
+func (c *call) getPull() {
+	lv, _, ok := c.livePull()
+	if !ok {
 		return
 	}
-	lv := c.s.livePR(c.r.Context(), baseGit, headGit, snap, number)
 	if accept := c.r.Header.Get("Accept"); strings.Contains(accept, "diff") {
 		c.w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		c.w.WriteHeader(http.StatusOK)

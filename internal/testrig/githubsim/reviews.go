@@ -37,28 +37,11 @@ func (c *call) createReview() {
 	if !c.requireLogin() || !c.decode(&req) {
 		return
 	}
-	var baseGit, headGit *gitStore
-	var snap pull
-	var number int
-	var fail func()
-	c.locked(func() func() {
-		r, is, f := c.pullLocked("read")
-		if f != nil {
-			fail = f
-			return nil
-		}
-		baseGit, headGit, snap, number = r.git, r.git, *is.pull, is.number
-		if hr := c.s.repos[lower(is.pull.headRepo)]; hr != nil {
-			headGit = hr.git
-		}
-		return nil
-	})
-	if fail != nil {
-		fail()
+	lv, baseGit, ok := c.livePull()
+	if !ok {
 		return
 	}
 	ctx := c.r.Context()
-	lv := c.s.livePR(ctx, baseGit, headGit, snap, number)
 	event := "PENDING"
 	if req.Event != nil {
 		event = *req.Event
