@@ -13,6 +13,8 @@ package refstate
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -96,12 +98,21 @@ func (s *Store) known(sha string) (Mark, bool) {
 // are content-addressed: two writers must use different holder names, or
 // the same state set in the same second is one commit both take as theirs.
 func (s *Store) NewMark(ctx context.Context, status, holder, parent string) (Mark, error) {
+	return s.newMarkAt(ctx, status, holder, parent, s.now().Truncate(time.Second))
+}
+
+// The author and committer of every state commit.
+const (
+	markName  = "mention-runner"
+	markEmail = "mention-runner@users.noreply.github.com"
+)
+
+func (s *Store) newMarkAt(ctx context.Context, status, holder, parent string, at time.Time) (Mark, error) {
 	if strings.ContainsAny(status, "\n ") || status == "" {
 		return Mark{}, fmt.Errorf("refstate: bad status %q", status)
 	}
 	holder = strings.ReplaceAll(holder, "\n", " ")
-	at := s.now().Truncate(time.Second)
-	sig := github.CommitAuthor{Name: github.String("mention-runner"), Email: github.String("mention-runner@users.noreply.github.com"),
+	sig := github.CommitAuthor{Name: github.String(markName), Email: github.String(markEmail),
 		Date: &github.Timestamp{Time: at}}
 	c := &github.Commit{Message: github.String(message(status, holder)), Tree: &github.Tree{SHA: github.String(EmptyTree)},
 		Author: &sig, Committer: &sig}
@@ -115,6 +126,73 @@ func (s *Store) NewMark(ctx context.Context, status, holder, parent string) (Mar
 		return Mark{}, fmt.Errorf("refstate: commit state %s: %w", status, err)
 	}
 	m := Mark{Commit: got.GetSHA(), Status: status, Holder: holder, At: at, Parent: parent}
+	s.remember(m)
+	return m, nil
+}
+
+// SharedPeriod is how long one shared state commit (SetShared) is used:
+// its date tells a state's age within that.
+const SharedPeriod = time.Hour
+
+// sharedMark is the state commit every writer of status shares within the
+// SharedPeriod holding at: no holder, no parent, dated at the period's
+// start. Git objects are addressed by their content, so its sha is known
+// without a request (objectSHA); only the period's first writer creates it.
+func sharedMark(status string, at time.Time) Mark {
+	at = at.UTC().Truncate(SharedPeriod)
+	return Mark{Commit: commitSHA(EmptyTree, "", message(status, ""), at), Status: status, At: at}
+}
+
+// commitSHA is the sha of the commit NewMark sends: git's object id of
+// its canonical form.
+func commitSHA(tree, parent, msg string, at time.Time) string {
+	var b strings.Builder
+	b.WriteString("tree " + tree + "\n")
+	if parent != "" {
+		b.WriteString("parent " + parent + "\n")
+	}
+	sig := fmt.Sprintf("%s <%s> %d +0000\n", markName, markEmail, at.Unix())
+	b.WriteString("author " + sig + "committer " + sig + "\n" + msg)
+	h := sha1.New()
+	fmt.Fprintf(h, "commit %d\x00", b.Len())
+	h.Write([]byte(b.String()))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// SetShared points ref at the shared commit of status (sharedMark),
+// created when the ref is missing and forced otherwise: for a final state
+// that any writer may set and nothing moves on from (a job done). Usually
+// one request, the ref update; the period's first writer also makes the
+// commit. Repeating it is safe.
+func (s *Store) SetShared(ctx context.Context, ref, status string) (Mark, error) {
+	m := sharedMark(status, s.now())
+	put := func() error {
+		for range 3 {
+			_, _, err := s.Client.Git.UpdateRef(ghclient.Repeatable(ctx), s.Owner, s.Name, &github.Reference{Ref: github.String(ref), Object: &github.GitObject{SHA: github.String(m.Commit)}}, true)
+			if !isStatus(err, http.StatusUnprocessableEntity, "reference does not exist") {
+				return err
+			}
+			if _, created, err := s.Create(ctx, ref, m); err != nil || created {
+				return err
+			}
+			// created by another writer meanwhile: force it again
+		}
+		return fmt.Errorf("the ref kept appearing and vanishing")
+	}
+	err := put()
+	if isStatus(err, http.StatusUnprocessableEntity, "object does not exist") {
+		made, merr := s.newMarkAt(ctx, status, "", "", m.At)
+		if merr != nil {
+			return Mark{}, merr
+		}
+		// A server that writes commits differently gives another sha: use
+		// it (each writer then makes its own commit, as NewMark does).
+		m = made
+		err = put()
+	}
+	if err != nil {
+		return Mark{}, fmt.Errorf("refstate: set %s %s: %w", ref, status, err)
+	}
 	s.remember(m)
 	return m, nil
 }

@@ -69,7 +69,7 @@ func TestDuplicateDeliveries(t *testing.T) {
 			// Publish ends the job; a later delivery does not run it again.
 			st, err := jobstate.New(h.sim.Client("tok-"+ready[0].runID), control, h.clock.Now)
 			require.NoError(t, err)
-			require.NoError(t, st.Finish(context.Background(), jobID, ready[0].runID))
+			require.NoError(t, st.Finish(context.Background(), jobID))
 			for _, o := range deliver() {
 				require.NoError(t, o.err, o.log)
 				assert.False(t, o.res.Ready, "delivered after publish: %s", o.log)

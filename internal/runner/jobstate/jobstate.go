@@ -6,14 +6,14 @@
 //
 // The state is a ref, RefPrefix+jobid, at a state commit (internal/
 // refstate): assemble creates it "running" for its workflow run before the
-// agent starts; publish advances it to "done". Publish deletes the job's
+// agent starts; publish sets it "done" (a commit shared by every job done
+// in the same hour, so marking a job done is one ref update). Publish deletes the job's
 // shard refs but never this one: it is swept after MaxAge (7 days), long
 // after any redelivery.
 package jobstate
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -102,35 +102,21 @@ func (s *Store) BeginAt(ctx context.Context, jobID, runID string, m refstate.Mar
 }
 
 // Finish marks the job done (whoever ran it). A job already done, or
-// whose state is gone, is fine.
-func (s *Store) Finish(ctx context.Context, jobID, runID string) error {
-	for range 3 {
-		cur, err := s.rs.Read(ctx, Ref(jobID))
-		if err != nil {
-			return fmt.Errorf("jobstate: %w", err)
-		}
-		if cur != nil && cur.Status == Done {
-			return nil
-		}
-		parent, holder := "", Holder(runID)
-		if cur != nil {
-			parent, holder = cur.Commit, cur.Holder
-		}
-		m, err := s.rs.NewMark(ctx, Done, holder, parent)
-		if err != nil {
-			return fmt.Errorf("jobstate: %w", err)
-		}
-		if cur == nil {
-			if _, created, err := s.rs.Create(ctx, Ref(jobID), m); err != nil || created {
-				return err
-			}
-			continue // created meanwhile: read again
-		}
-		if _, err := s.rs.Advance(ctx, Ref(jobID), m); err == nil || !errors.Is(err, refstate.ErrLost) {
-			return err
-		}
+// whose state is gone, is fine. Done is final, so the ref is moved (or
+// created) straight to the shared "done" commit of the hour: one write,
+// no commit of its own (refstate.SetShared).
+func (s *Store) Finish(ctx context.Context, jobID string) error {
+	cur, err := s.rs.Read(ctx, Ref(jobID))
+	if err != nil {
+		return fmt.Errorf("jobstate: %w", err)
 	}
-	return fmt.Errorf("jobstate: mark job %s done: the state kept changing", jobID)
+	if cur != nil && cur.Status == Done {
+		return nil
+	}
+	if _, err := s.rs.SetShared(ctx, Ref(jobID), Done); err != nil {
+		return fmt.Errorf("jobstate: mark job %s done: %w", jobID, err)
+	}
+	return nil
 }
 
 // Sweep deletes job states older than MaxAge (best effort).

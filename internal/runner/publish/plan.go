@@ -14,7 +14,9 @@ const maxPlannedBlock = 8
 
 // PlannedWrites is how many of the bot's writes a publish of runDir
 // expects: one per queued output (one per label removed), and the
-// closing reaction; a run that queued nothing writes a notice instead.
+// closing reaction unless a comment or review is queued (an answer on the
+// thread takes its place; see react); a run that queued nothing writes a
+// notice instead.
 // A publish job sizes its write-budget grant by it, so that it uses every
 // slot it takes and has none to give back (giving back is a ledger
 // update: two writes of the control repo's identity). Unreadable outputs
@@ -24,8 +26,11 @@ func PlannedWrites(runDir string) int {
 	if err != nil {
 		return maxPlannedBlock
 	}
-	n := 0
+	n, react := 0, 1
 	for _, e := range entries {
+		if e.Kind == policy.KindComment || e.Kind == policy.KindReview {
+			react = 0
+		}
 		switch {
 		case e.Kind == outputs.KindNoop:
 		case e.Kind == policy.KindPush:
@@ -36,5 +41,8 @@ func PlannedWrites(runDir string) int {
 			n++
 		}
 	}
-	return min(max(n, 1)+1, maxPlannedBlock)
+	if n == 0 {
+		return min(2, maxPlannedBlock) // the no-write notice and its reaction
+	}
+	return min(n+react, maxPlannedBlock)
 }

@@ -21,8 +21,9 @@ func TestPlannedWrites(t *testing.T) {
 		noFile  bool
 		want    int
 	}{
-		{"one comment: it and the reaction", []outputs.Entry{comment}, false, 2},
-		{"two comments", []outputs.Entry{comment, comment}, false, 3},
+		{"one comment: the answer, no reaction", []outputs.Entry{comment}, false, 1},
+		{"two comments", []outputs.Entry{comment, comment}, false, 2},
+		{"a review: no reaction", []outputs.Entry{{Kind: policy.KindReview, Repo: "o/r", Number: 1, Body: "ok"}}, false, 1},
 		{"nothing queued: a notice and the reaction", nil, false, 2},
 		{"a noop: a notice and the reaction", []outputs.Entry{{Kind: outputs.KindNoop, Reason: "nothing to do"}}, false, 2},
 		{"labels removed one by one", []outputs.Entry{{Kind: policy.KindLabels, Repo: "o/r", Number: 1, Labels: []string{"a", "b", "c"}, Remove: true}}, false, 4},

@@ -14,7 +14,7 @@ import (
 func (p *publisher) finishJobState(ctx context.Context) {
 	st, err := jobstate.New(p.o.Control, p.o.ControlRepo, p.o.Now)
 	if err == nil {
-		err = st.Finish(ctx, p.job.JobID, "(publish)")
+		err = st.Finish(ctx, p.job.JobID)
 	}
 	if err != nil {
 		p.logf("mark job %s done: %v", p.job.JobID, err)

@@ -192,21 +192,23 @@ func TestIssueBodyTriggerAndRefs(t *testing.T) {
 	assert.Equal(t, jobstate.Done, b.Status)
 	rs, _, err := f.bot.Reactions.ListIssueReactions(ctx, owner2(testTarget), name2(testTarget), n, nil)
 	require.NoError(t, err)
-	require.Len(t, rs, 1)
-	assert.Equal(t, "rocket", rs[0].GetContent())
+	assert.Empty(t, rs, "answered on the thread: no 🚀")
 }
 
 // TestReviewCommentTriggerReaction: a mention in a pull request review
-// comment gets 🚀 (or 😕) on that review comment, not on an issue comment.
+// comment gets 🚀 (or 😕) on that review comment, not on an issue comment;
+// a completed run that answered on the thread gets no reaction (the answer
+// says it finished, and a reaction costs one of the bot's writes).
 func TestReviewCommentTriggerReaction(t *testing.T) {
 	tests := []struct {
 		name   string
-		write  bool
+		write  string // "": nothing; "here": a comment on the thread; "elsewhere": one on another thread
 		status string
-		want   string
+		want   []string
 	}{
-		{"completed", true, "completed", "rocket"},
-		{"nothing written", false, "failed", "confused"},
+		{"answered on the thread", "here", "completed", []string{}},
+		{"answered elsewhere", "elsewhere", "completed", []string{"rocket"}},
+		{"nothing written", "", "failed", []string{"confused"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -222,13 +224,18 @@ func TestReviewCommentTriggerReaction(t *testing.T) {
 			require.Len(t, rcs, 1)
 			require.Equal(t, rcID, rcs[0].GetID())
 			f.context = f.contextFor(testTarget, pr, rcs[0])
-			if tc.write {
+			switch tc.write {
+			case "here":
 				f.add(f.comment(testTarget, pr, "It parses the header."))
+			case "elsewhere":
+				other, err := f.sim.CreateIssue(testTarget, "alice", "Tracking", "")
+				require.NoError(t, err)
+				f.add(f.comment(testTarget, other, "It parses the header."))
 			}
 
 			res := f.run(f.options())
 			assert.Equal(t, tc.status, res.Status)
-			assert.Equal(t, []string{tc.want}, f.sim.ReviewCommentReactions(testTarget, rcID))
+			assert.Equal(t, tc.want, f.sim.ReviewCommentReactions(testTarget, rcID))
 			assert.Empty(t, f.sim.Reactions(testTarget, rcID), "not sent as an issue comment reaction")
 			rs, _, err := f.bot.Reactions.ListIssueReactions(ctx, owner2(testTarget), name2(testTarget), pr, nil)
 			require.NoError(t, err)

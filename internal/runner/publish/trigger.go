@@ -11,12 +11,17 @@ import (
 	"github.com/mention-runner/mention-runner/internal/runner/render"
 )
 
-// react puts 🚀 or 😕 on what triggered the run. Reviews take no
-// reactions; a repository that opted out gets none.
+// react puts 😕 on what triggered a failed run, and 🚀 on a completed
+// one only when nothing the run wrote is on the trigger's thread: an
+// answer there already says the run finished, and a reaction is one of
+// the bot account's writes (SPEC §3b). Reviews take no reactions; a
+// repository that opted out gets none.
 func (p *publisher) react(ctx context.Context) {
 	content := "rocket"
 	if p.res.Status != "completed" {
 		content = "confused"
+	} else if p.answeredOnThread() {
+		return
 	}
 	j := p.job
 	if p.pol.Blocker != nil {
@@ -42,6 +47,18 @@ func (p *publisher) react(ctx context.Context) {
 	if err != nil {
 		p.logf("reaction %s on the trigger: %v", content, err)
 	}
+}
+
+// answeredOnThread reports whether a comment or review the run wrote is
+// on the thread where the mention was made.
+func (p *publisher) answeredOnThread() bool {
+	for _, w := range p.res.Written {
+		if (w.Kind == policy.KindComment || w.Kind == policy.KindReview) &&
+			strings.EqualFold(w.Repo, p.job.Repo) && w.Number == p.job.Number {
+			return true
+		}
+	}
+	return false
 }
 
 // triggerKind tells what carried the mention, from its URL and node id.

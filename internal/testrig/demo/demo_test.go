@@ -25,7 +25,7 @@ func TestSummaryWrite(t *testing.T) {
 		LogIssue:    &github.Issue{Number: github.Int(1), Title: github.String("mention-runner: acme/widgets#1"), State: github.String("closed"), StateReason: github.String("completed"), HTMLURL: github.String("https://example.test/acme/control/issues/1"), Body: github.String(body)},
 		LogComments: 1,
 		BotComments: []*github.IssueComment{{HTMLURL: github.String("https://example.test/acme/widgets/issues/1#issuecomment-9"), Body: github.String("Hello.\n\n> [!NOTE]\n> Created from acme/control#1  \n")}},
-		Reactions:   []string{"eyes", "rocket"},
+		Reactions:   []string{"eyes"},
 		RecordDir:   "demo-out/artifacts/run-record/7001-1", Events: "demo-out/artifacts/run-record/7001-1/events.jsonl", Transcript: "demo-out/artifacts/run-record/7001-1/transcript.md",
 		PublishOutput: "job 0f41…: completed; 1 written, 0 refused",
 	}
