@@ -209,13 +209,18 @@ func (p *publisher) outcome(ctx context.Context, run AgentRun, plan Plan) {
 		cause = contract.CauseFailed
 	}
 	if written == 0 && len(plan.Noops) == 0 {
+		refused := 0
 		if cause == "" {
 			// only then is it the cause: a run that already failed says why itself
 			cause = contract.CauseFailed
-			p.res.NothingWritten = true
-			p.res.Problems = append(p.res.Problems, nothingWritten)
+			if refused = len(p.res.Refused); refused > 0 {
+				p.res.Problems = append(p.res.Problems, fmt.Sprintf(everyWriteRefused, refused))
+			} else {
+				p.res.NothingWritten = true
+				p.res.Problems = append(p.res.Problems, nothingWritten)
+			}
 		}
-		why := noticeCause(cause, run, p.res.NothingWritten, p.o.RunDir == "")
+		why := noticeCause(cause, run, p.res.NothingWritten, refused, p.o.RunDir == "")
 		if moved(p.res.Refused) {
 			// the one refusal a person fixes by asking again
 			why = "the pull request's branch moved after the mention, so the commit was not pushed; mention the bot again to have the change made on the branch as it is now"
@@ -234,6 +239,10 @@ func (p *publisher) outcome(ctx context.Context, run AgentRun, plan Plan) {
 }
 
 const nothingWritten = "nothing was written and the agent did not say why (no noop)"
+
+// everyWriteRefused is the problem of a run whose every queued write
+// publish refused on its re-check (%d: how many).
+const everyWriteRefused = "nothing was written: publish refused each of the %d writes the agent asked for when it checked them again"
 
 // sessionOf is the session to post; without a record it says so.
 func sessionOf(run AgentRun) session.Session {

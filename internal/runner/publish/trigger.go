@@ -76,7 +76,7 @@ func triggerKind(url, nodeID string) string {
 
 // noticeCause says in fixed words why a run wrote nothing: the thread is
 // told the cause, never the engine's own text (that stays on the log issue).
-func noticeCause(cause string, run AgentRun, nothingWritten, noRecord bool) string {
+func noticeCause(cause string, run AgentRun, nothingWritten bool, refused int, noRecord bool) string {
 	switch {
 	case noRecord:
 		return "the agent job left no run record, so nothing it asked for could be published"
@@ -95,6 +95,10 @@ func noticeCause(cause string, run AgentRun, nothingWritten, noRecord bool) stri
 		return "the agent spent the run's cost budget (MR_MAX_BUDGET_USD) before finishing"
 	case cause == contract.CauseCrash:
 		return "the agent's engine crashed"
+	case refused == 1:
+		return "the one write the agent asked for was refused when it was checked again before publishing (the run log says why)"
+	case refused > 1:
+		return fmt.Sprintf("each of the %d writes the agent asked for was refused when they were checked again before publishing (the run log says why)", refused)
 	case nothingWritten:
 		return "the agent finished without asking for any write and without saying why"
 	}
