@@ -11,7 +11,11 @@ const (
 	KeyReviewComments = "review_comments"
 	// KeyLabels is the thread repository's labels (GET
 	// /repos/{o}/{r}/labels, first page): what add_labels may add.
-	KeyLabels         = "labels"
+	KeyLabels = "labels"
+	// KeyRepoLabels is the labels of the further repositories repo= flags
+	// name (lower-case owner/name → the first page of their labels): what
+	// add_labels may add on an issue there.
+	KeyRepoLabels     = "repo_labels"
 	KeyDiff           = "diff"
 	KeyTriggerComment = "trigger_comment"
 	KeyTruncation     = "truncation"
@@ -19,4 +23,4 @@ const (
 
 // ContextKeys lists every top-level key a context may have.
 var ContextKeys = []string{KeyRepository, KeyIssue, KeyPullRequest, KeyComments, KeyReviews,
-	KeyReviewComments, KeyLabels, KeyDiff, KeyTriggerComment, KeyTruncation}
+	KeyReviewComments, KeyLabels, KeyRepoLabels, KeyDiff, KeyTriggerComment, KeyTruncation}

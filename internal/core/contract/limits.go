@@ -38,6 +38,12 @@ const (
 	AgentPathChars = 1024
 )
 
+// MaxLabelRepos is how many repositories named by repo= flags (besides
+// the thread's own) the dispatcher reads the labels of, in alphabetical
+// order: a label change in any other one is refused for want of them.
+// Each is one read and at most a sixteenth of the context's budget.
+const MaxLabelRepos = 4
+
 // GitHub's secondary limits on content-creating requests, counted per
 // account whatever token or process sends them.
 const (

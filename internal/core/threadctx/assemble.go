@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/mention-runner/mention-runner/internal/core/contract"
 )
@@ -26,9 +27,23 @@ type Truncation struct {
 	// and kept (labels over a sixteenth of the budget are cut).
 	LabelsTotal int `json:"labels_total,omitempty"`
 	LabelsKept  int `json:"labels_kept,omitempty"`
+	// RepoLabels records, for each further repository whose labels were
+	// asked for (repo=), how many were gathered and kept (a sixteenth of
+	// the budget each), or why none were; RepoLabelsOver counts the
+	// repositories past contract.MaxLabelRepos, not read.
+	RepoLabels     map[string]RepoLabelCount `json:"repo_labels,omitempty"`
+	RepoLabelsOver int                       `json:"repo_labels_over_cap,omitempty"`
 	// AfterTriggerIDs are items created (or edited) after the trigger: never
 	// shown to the agent, whatever the budget (SPEC §9).
 	AfterTriggerIDs []int64 `json:"after_trigger_ids"`
+}
+
+// RepoLabelCount is one further repository's line in the truncation
+// record.
+type RepoLabelCount struct {
+	Total   int    `json:"total"`
+	Kept    int    `json:"kept"`
+	Missing string `json:"missing,omitempty"`
 }
 
 // recordSlack covers the digits of the counts in the truncation record,
@@ -68,7 +83,13 @@ func assemble(req Request, o Options) (*Result, error) {
 		return nil, err
 	}
 
-	tr := Truncation{BudgetBytes: o.MaxBytes, DroppedIDs: []int64{}, AfterTriggerIDs: []int64{}, LabelsTotal: labelsTotal, LabelsKept: labelsKept}
+	repoLabels, repoCounts, repoCost, err := keepRepoLabels(req, o.MaxBytes/16)
+	if err != nil {
+		return nil, err
+	}
+
+	tr := Truncation{BudgetBytes: o.MaxBytes, DroppedIDs: []int64{}, AfterTriggerIDs: []int64{}, LabelsTotal: labelsTotal, LabelsKept: labelsKept,
+		RepoLabels: repoCounts, RepoLabelsOver: req.RepoLabelsOver}
 	// Drop what came after the trigger; the rest forms the pool.
 	var pool []item
 	keep := map[*item]bool{}
@@ -96,6 +117,7 @@ func assemble(req Request, o Options) (*Result, error) {
 	if labels != nil {
 		used += len(labels) + 32
 	}
+	used += repoCost
 	for it := range keep {
 		used += len(it.raw) + 1
 	}
@@ -165,6 +187,9 @@ func assemble(req Request, o Options) (*Result, error) {
 	if labels != nil {
 		field(contract.KeyLabels, labels)
 	}
+	if repoLabels != nil {
+		field(contract.KeyRepoLabels, repoLabels)
+	}
 	field(contract.KeyTriggerComment, trig.Raw)
 	rec, err := marshalNoEscape(tr)
 	if err != nil {
@@ -199,6 +224,40 @@ func keepLabels(raw json.RawMessage, max int) (kept []byte, total, n int, err er
 		keep = append(keep, c)
 	}
 	return joinArray(keep), len(items), len(keep), nil
+}
+
+// keepRepoLabels is keepLabels for each further repository, each within
+// max bytes, as one object keyed by lower-case owner/name (nil: none asked
+// for), their lines of the truncation record, and what both cost of the
+// budget.
+func keepRepoLabels(req Request, max int) (obj []byte, counts map[string]RepoLabelCount, cost int, err error) {
+	if len(req.RepoLabels) == 0 && len(req.RepoLabelsMissing) == 0 {
+		return nil, nil, 0, nil
+	}
+	counts = map[string]RepoLabelCount{}
+	for repo, why := range req.RepoLabelsMissing {
+		counts[strings.ToLower(repo)] = RepoLabelCount{Missing: why}
+	}
+	kept := map[string]json.RawMessage{}
+	for repo, raw := range req.RepoLabels {
+		k, total, n, err := keepLabels(raw, max)
+		if err != nil {
+			return nil, nil, 0, fmt.Errorf("labels of %s: %w", repo, err)
+		}
+		kept[strings.ToLower(repo)] = k
+		counts[strings.ToLower(repo)] = RepoLabelCount{Total: total, Kept: n}
+	}
+	obj, err = marshalNoEscape(kept) // keys sorted: the same context every time
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	rec, err := marshalNoEscape(counts)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	// the object and its key, and the record's field (its counts' digits
+	// included: they are known now)
+	return obj, counts, len(obj) + 32 + len(rec) + 32, nil
 }
 
 // findTrigger looks the trigger up by node id among the lists, then the

@@ -45,6 +45,32 @@ type Request struct {
 	// Labels is the repository's labels, the first page of GET
 	// /repos/{o}/{r}/labels (100): what the agent may add or remove.
 	Labels json.RawMessage
+	// LabelRepos, when set, names the further repositories whose labels
+	// the context carries (the ones repo= flags name). Build calls it
+	// beside its other reads, so it may wait for what decides the list
+	// (the opt-out list), and reads the labels of the first
+	// contract.MaxLabelRepos; a repository it cannot read is recorded as
+	// such, never an error.
+	LabelRepos func(context.Context) LabelRepos
+	// RepoLabels are those repositories' labels (lower-case owner/name →
+	// the first page of GET /repos/{o}/{r}/labels) and RepoLabelsMissing
+	// says why a named one's are not there; Build fills both from
+	// LabelRepos, a caller with no client may pass them.
+	RepoLabels        map[string]json.RawMessage
+	RepoLabelsMissing map[string]string
+	// RepoLabelsOver counts the repositories past contract.MaxLabelRepos.
+	RepoLabelsOver int
+}
+
+// LabelRepos is what the caller decided about further repositories'
+// labels.
+type LabelRepos struct {
+	// Repos are owner/name, in the order to read them.
+	Repos []string
+	// PublicOnly leaves a private repository's labels out (one more read
+	// each, of the repository): the context goes where a private
+	// repository's data must not.
+	PublicOnly bool
 }
 
 // Result is the built context.
@@ -104,6 +130,13 @@ func Build(ctx context.Context, c *github.Client, req Request, o Options) (*Resu
 			if err == nil {
 				req.Labels = raw
 			}
+			return nil
+		})
+	}
+	if req.LabelRepos != nil && req.RepoLabels == nil && c != nil {
+		g.Go(func() error {
+			n := readRepoLabels(gctx, c, &req, req.LabelRepos(gctx))
+			requests.add(n)
 			return nil
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -191,10 +192,10 @@ func (d *Dispatcher) Handle(ctx context.Context, t *Trigger) (dec Decision, err 
 	defer d.startReady(ctx)()
 	var build *building
 	if flagErr == nil {
-		build = d.startBuild(ctx, t)
+		build = d.startBuild(ctx, t, flags)
 		defer build.cancel()
 	}
-	l, st, err := d.prepare(ctx, t)
+	l, st, err := d.prepare(ctx, t, build.listRead)
 	if err != nil {
 		return dec, err
 	}
@@ -358,11 +359,17 @@ func (d *Dispatcher) dryRun(t *Trigger, dec Decision, flags policy.Flags, flagEr
 // the ids learned for ALLOWED_USERS; an empty one when t needs neither),
 // and makes sure this process has a claim commit: read or made together,
 // each only when not cached.
-func (d *Dispatcher) prepare(ctx context.Context, t *Trigger) (*blocklist.List, *rateState, error) {
+// listRead, when set, is handed the opt-out list as soon as it is read.
+func (d *Dispatcher) prepare(ctx context.Context, t *Trigger, listRead func(*blocklist.List)) (*blocklist.List, *rateState, error) {
 	var l *blocklist.List
 	st := &rateState{}
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { l, err = d.blocklist(gctx); return err })
+	g.Go(func() (err error) {
+		if l, err = d.blocklist(gctx); err == nil && listRead != nil {
+			listRead(l)
+		}
+		return err
+	})
 	if d.cfg.RatePerHour > 0 || t.AuthorID != 0 && d.cfg.Allowed.byNameOnly(t.Author) {
 		g.Go(func() (err error) { st, err = d.rate(gctx); return err })
 	}
@@ -439,20 +446,63 @@ type building struct {
 	res    *threadctx.Result
 	err    error
 	cancel context.CancelFunc
+	// list receives the opt-out list (once), which decides whose labels
+	// besides the thread repository's are read.
+	list chan *blocklist.List
 }
 
-func (d *Dispatcher) startBuild(ctx context.Context, t *Trigger) *building {
+func (d *Dispatcher) startBuild(ctx context.Context, t *Trigger, flags policy.Flags) *building {
 	ctx, cancel := context.WithCancel(ctx)
-	b := &building{done: make(chan struct{}), cancel: cancel}
+	b := &building{done: make(chan struct{}), cancel: cancel, list: make(chan *blocklist.List, 1)}
+	req := threadctx.Request{
+		Repo: t.Repo, Number: t.Number, IsPR: t.IsPR, TriggerNodeID: t.NodeID,
+		Repository: t.Repository, Issue: t.pre.issue, PullRequest: t.pre.pull,
+		Comments: t.pre.comments, Reviews: t.pre.reviews, ReviewComments: t.pre.reviewComnts,
+	}
+	if len(flags.AllowRepos) > 0 && !flags.CommentOnly && !flags.HereOnly {
+		req.LabelRepos = func(ctx context.Context) threadctx.LabelRepos { return d.labelRepos(ctx, t, flags, b.list) }
+	}
 	go func() {
 		defer close(b.done)
-		b.res, b.err = threadctx.Build(ctx, d.gh, threadctx.Request{
-			Repo: t.Repo, Number: t.Number, IsPR: t.IsPR, TriggerNodeID: t.NodeID,
-			Repository: t.Repository, Issue: t.pre.issue, PullRequest: t.pre.pull,
-			Comments: t.pre.comments, Reviews: t.pre.reviews, ReviewComments: t.pre.reviewComnts,
-		}, d.cfg.Context)
+		b.res, b.err = threadctx.Build(ctx, d.gh, req, d.cfg.Context)
 	}()
 	return b
+}
+
+// listRead hands the opt-out list to the build (nil b: no build).
+func (b *building) listRead(l *blocklist.List) {
+	if b != nil {
+		b.list <- l
+	}
+}
+
+// labelRepos decides whose labels the context carries besides the thread
+// repository's: the repositories repo= names, but none a label change
+// could never reach (deny=, the opt-out list, the control repository),
+// which are not read at all. It waits for the opt-out list; a build
+// cancelled first reads none. While a private repository's data must not
+// go to the control repository (PRIVATE_TARGETS=refuse and a public or
+// unreadable control repository), only public repositories' labels go in.
+func (d *Dispatcher) labelRepos(ctx context.Context, t *Trigger, flags policy.Flags, list <-chan *blocklist.List) threadctx.LabelRepos {
+	var l *blocklist.List
+	select {
+	case l = <-list:
+	case <-ctx.Done():
+		return threadctx.LabelRepos{}
+	}
+	var lr threadctx.LabelRepos
+	for _, r := range flags.AllowRepos {
+		_, blocked := l.Blocked(strings.ToLower(r))
+		if blocked || strings.EqualFold(r, t.Repo) || strings.EqualFold(r, d.cfg.Control) || slices.ContainsFunc(flags.DenyRepos, func(x string) bool { return strings.EqualFold(x, r) }) {
+			continue
+		}
+		lr.Repos = append(lr.Repos, r)
+	}
+	if len(lr.Repos) > 0 && !d.cfg.AllowPrivateTargets {
+		public, err := d.controlPublic(ctx)
+		lr.PublicOnly = public || err != nil
+	}
+	return lr
 }
 
 func (b *building) wait() (*threadctx.Result, error) {

@@ -345,8 +345,9 @@ func (r *run) prepare(ctx context.Context, raw []byte, env []string) (engine.Spe
 		AllowWorkflowChanges: r.cfg.AllowWorkflowChanges, MaxBundleBytes: int64(r.cfg.MaxBundleBytes), JobID: j.JobID,
 		// the facts reviews and label changes are checked against, as
 		// publish gathers them again from trusted data
-		HereIsPR: j.IsPR, DiffFile: diffFile, NoDiff: noDiff, Labels: job.Labels(raw),
+		HereIsPR: j.IsPR, DiffFile: diffFile, NoDiff: noDiff,
 	}
+	gc.Labels, gc.LabelsMissing = job.Labels(raw)
 	if can, known := job.CanLabel(raw); known && !can {
 		gc.NoTriage = true
 	}

@@ -74,11 +74,47 @@ func TestFromContextErrors(t *testing.T) {
 
 func TestLabelsAndCanLabel(t *testing.T) {
 	ctx := []byte(`{"repository":{"full_name":"Octo/App","permissions":{"triage":false,"pull":true}},"labels":[{"name":"bug"},{"name":""},{"name":"good first issue"}]}`)
-	assert.Equal(t, map[string][]string{"octo/app": {"bug", "good first issue"}}, Labels(ctx))
+	names, missing := Labels(ctx)
+	assert.Equal(t, map[string][]string{"octo/app": {"bug", "good first issue"}}, names)
+	assert.Empty(t, missing)
 	can, known := CanLabel(ctx)
 	assert.False(t, can)
 	assert.True(t, known)
 	_, known = CanLabel([]byte(`{"repository":{"full_name":"o/n"}}`))
 	assert.False(t, known, "a webhook's repository object says nothing")
-	assert.Empty(t, Labels([]byte(`{"repository":{"full_name":"o/n"}}`)), "no labels gathered: none known")
+	names, _ = Labels([]byte(`{"repository":{"full_name":"o/n"}}`))
+	assert.Empty(t, names, "no labels gathered: none known")
+}
+
+// The labels of the repositories repo= names come from repo_labels, and
+// why one is missing from the truncation record; the thread repository's
+// own labels are the ones read with the thread.
+func TestLabelsOfRepoFlagRepositories(t *testing.T) {
+	cases := []struct {
+		name        string
+		ctx         string
+		wantNames   map[string][]string
+		wantMissing map[string]string
+	}{
+		{"thread and a repo= repository",
+			`{"repository":{"full_name":"octo/app"},"labels":[{"name":"bug"}],"repo_labels":{"Octo/Lib":[{"name":"docs"},{"name":""}]}}`,
+			map[string][]string{"octo/app": {"bug"}, "octo/lib": {"docs"}}, map[string]string{}},
+		{"an unreadable one says why",
+			`{"repository":{"full_name":"octo/app"},"labels":[],"repo_labels":{},"truncation":{"repo_labels":{"octo/secret":{"total":0,"kept":0,"missing":"not readable by the bot (HTTP 404)"}}}}`,
+			map[string][]string{"octo/app": {}}, map[string]string{"octo/secret": "not readable by the bot (HTTP 404)"}},
+		{"a counted one is not missing",
+			`{"repository":{"full_name":"octo/app"},"repo_labels":{"octo/lib":[]},"truncation":{"repo_labels":{"octo/lib":{"total":3,"kept":0}}}}`,
+			map[string][]string{"octo/lib": {}}, map[string]string{}},
+		{"the thread's own labels win over a repo_labels entry for it",
+			`{"repository":{"full_name":"octo/app"},"labels":[{"name":"bug"}],"repo_labels":{"octo/app":[{"name":"forged"}]}}`,
+			map[string][]string{"octo/app": {"bug"}}, map[string]string{}},
+		{"not JSON", `{`, map[string][]string{}, map[string]string{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			names, missing := Labels([]byte(tc.ctx))
+			assert.Equal(t, tc.wantNames, names)
+			assert.Equal(t, tc.wantMissing, missing)
+		})
+	}
 }

@@ -170,6 +170,10 @@ type Facts struct {
 	// Labels are the label names each repository has, by lower-case
 	// owner/name (a repository missing: its labels are not known).
 	Labels map[string][]string
+	// LabelsMissing says, by lower-case owner/name, why the labels of a
+	// repository repo= names were not gathered (not readable by the bot,
+	// private while the control repository is public).
+	LabelsMissing map[string]string
 	// NoTriage: the context says the bot has no triage role on Here's
 	// repository, so GitHub would refuse its label changes there.
 	NoTriage bool
@@ -214,8 +218,11 @@ func CheckFacts(e Entry, f Facts, p policy.Policy) *Invalid {
 			return deny(RuleNoTriage, "the bot does not have the triage role on %s, which GitHub requires to change labels; say in a comment which labels fit instead", e.Repo)
 		}
 		have, ok := f.Labels[strings.ToLower(e.Repo)]
+		if why := f.LabelsMissing[strings.ToLower(e.Repo)]; !ok && why != "" {
+			return deny(RuleLabelsUnknown, "the labels of %s were not readable when the mention was read (%s), so no label there can be checked; say in a comment which labels fit instead", e.Repo, why)
+		}
 		if !ok {
-			return deny(RuleLabelsUnknown, "this run does not know the labels of %s (only the labels of the mention's repository are gathered)", e.Repo)
+			return deny(RuleLabelsUnknown, "this run does not know the labels of %s (they are gathered for the mention's repository and for at most %d repositories repo= flags name, the first in alphabetical order)", e.Repo, contract.MaxLabelRepos)
 		}
 		for _, l := range e.Labels {
 			if LabelName(have, l) == "" {

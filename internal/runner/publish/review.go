@@ -25,7 +25,8 @@ import (
 // same code, never the agent job's copy). A diff that cannot be read
 // leaves NoDiff saying why: inline comments are then refused.
 func (p *publisher) gatherFacts(ctx context.Context, entries []outputs.Entry) outputs.Facts {
-	f := outputs.Facts{Here: p.job.Thread(), IsPR: p.job.IsPR, Labels: job.Labels(p.o.Context)}
+	f := outputs.Facts{Here: p.job.Thread(), IsPR: p.job.IsPR}
+	f.Labels, f.LabelsMissing = job.Labels(p.o.Context)
 	if can, known := job.CanLabel(p.o.Context); known && !can {
 		f.NoTriage = true
 	}

@@ -62,6 +62,8 @@ type Config struct {
 	// Labels are the label names of each repository whose labels the
 	// trusted context lists (lower-case owner/name → names).
 	Labels map[string][]string `json:"labels,omitempty"`
+	// LabelsMissing says why a repository repo= names has no labels there.
+	LabelsMissing map[string]string `json:"labels_missing,omitempty"`
 	// NoTriage: the context says the bot lacks the triage role on the
 	// thread's repository (label changes there would be refused).
 	NoTriage bool `json:"no_triage,omitempty"`
@@ -69,7 +71,7 @@ type Config struct {
 
 // facts reads the run's trusted facts for outputs.CheckFacts.
 func (c Config) facts() (outputs.Facts, error) {
-	f := outputs.Facts{Here: policy.Thread{Repo: c.Here.Repo, Number: c.Here.Number}, IsPR: c.HereIsPR, NoDiff: c.NoDiff, Labels: c.Labels, NoTriage: c.NoTriage}
+	f := outputs.Facts{Here: policy.Thread{Repo: c.Here.Repo, Number: c.Here.Number}, IsPR: c.HereIsPR, NoDiff: c.NoDiff, Labels: c.Labels, LabelsMissing: c.LabelsMissing, NoTriage: c.NoTriage}
 	if c.DiffFile != "" {
 		b, err := os.ReadFile(c.DiffFile)
 		if err != nil {

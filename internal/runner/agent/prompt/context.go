@@ -26,6 +26,7 @@ var known = []struct{ key, what string }{
 	{contract.KeyReviews, "the pull request's reviews"},
 	{contract.KeyReviewComments, "review comments on the pull request's code"},
 	{contract.KeyLabels, "the repository's labels (the only ones add_labels may add)"},
+	{contract.KeyRepoLabels, "the labels of the repositories repo= names, by owner/name (the only ones add_labels may add on their issues)"},
 	{contract.KeyDiff, "the pull request's diff"},
 	{contract.KeyTruncation, "what was cut to keep the data small"},
 }
