@@ -60,26 +60,38 @@ func readRepoLabels(ctx context.Context, c *github.Client, req *Request, lr Labe
 	return n
 }
 
-// readLabelsOf reads repo's first page of labels, after its visibility
-// when publicOnly; why says what stopped it.
+// readLabelsOf reads repo's first page of labels and, when publicOnly,
+// its visibility beside them (no round trip more; a private repository's
+// labels are dropped unseen); why says what kept them out.
 func readLabelsOf(ctx context.Context, c *github.Client, repo string, publicOnly bool) (raw json.RawMessage, why string, reads int) {
+	var (
+		obj    json.RawMessage
+		objErr error
+		wg     sync.WaitGroup
+	)
 	if publicOnly {
 		reads++
-		obj, err := GetObject(ctx, c, "repos/"+repo)
-		if err != nil {
-			return nil, unreadable(err), reads
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			obj, objErr = GetObject(ctx, c, "repos/"+repo)
+		}()
+	}
+	reads++
+	raw, err := GetObject(ctx, c, fmt.Sprintf("repos/%s/labels?per_page=%d", repo, perPage))
+	wg.Wait()
+	switch {
+	case objErr != nil:
+		return nil, unreadable(objErr), reads
+	case err != nil:
+		return nil, unreadable(err), reads
+	case publicOnly:
 		var r struct {
 			Private *bool `json:"private"`
 		}
 		if json.Unmarshal(obj, &r) != nil || r.Private == nil || *r.Private {
 			return nil, "private (or its visibility unknown), and the context goes to a public control repository", reads
 		}
-	}
-	reads++
-	raw, err := GetObject(ctx, c, fmt.Sprintf("repos/%s/labels?per_page=%d", repo, perPage))
-	if err != nil {
-		return nil, unreadable(err), reads
 	}
 	return raw, "", reads
 }

@@ -484,24 +484,34 @@ func (b *building) listRead(l *blocklist.List) {
 // go to the control repository (PRIVATE_TARGETS=refuse and a public or
 // unreadable control repository), only public repositories' labels go in.
 func (d *Dispatcher) labelRepos(ctx context.Context, t *Trigger, flags policy.Flags, list <-chan *blocklist.List) threadctx.LabelRepos {
+	var lr threadctx.LabelRepos
+	for _, r := range flags.AllowRepos {
+		if !strings.EqualFold(r, t.Repo) && !strings.EqualFold(r, d.cfg.Control) && !slices.ContainsFunc(flags.DenyRepos, func(x string) bool { return strings.EqualFold(x, r) }) {
+			lr.Repos = append(lr.Repos, r)
+		}
+	}
+	if len(lr.Repos) == 0 {
+		return lr
+	}
+	// the control repository's visibility (once per process) is read while
+	// the opt-out list is
+	public := make(chan bool, 1)
+	if d.cfg.AllowPrivateTargets {
+		public <- false
+	} else {
+		go func() {
+			p, err := d.controlPublic(ctx)
+			public <- p || err != nil
+		}()
+	}
 	var l *blocklist.List
 	select {
 	case l = <-list:
 	case <-ctx.Done():
 		return threadctx.LabelRepos{}
 	}
-	var lr threadctx.LabelRepos
-	for _, r := range flags.AllowRepos {
-		_, blocked := l.Blocked(strings.ToLower(r))
-		if blocked || strings.EqualFold(r, t.Repo) || strings.EqualFold(r, d.cfg.Control) || slices.ContainsFunc(flags.DenyRepos, func(x string) bool { return strings.EqualFold(x, r) }) {
-			continue
-		}
-		lr.Repos = append(lr.Repos, r)
-	}
-	if len(lr.Repos) > 0 && !d.cfg.AllowPrivateTargets {
-		public, err := d.controlPublic(ctx)
-		lr.PublicOnly = public || err != nil
-	}
+	lr.Repos = slices.DeleteFunc(lr.Repos, func(r string) bool { _, blocked := l.Blocked(strings.ToLower(r)); return blocked })
+	lr.PublicOnly = <-public
 	return lr
 }
 

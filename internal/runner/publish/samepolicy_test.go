@@ -36,7 +36,12 @@ func TestGateAndPublishDecideAlike(t *testing.T) {
 	// one needs a checkout to bundle, which is the gate's business alone.
 	pr := outputs.Entry{Kind: policy.KindPullRequest, Repo: here, Title: "fix", Body: "b", Base: "main"}
 	forged := outputs.Entry{Kind: policy.KindComment, Repo: here, Number: 7, Body: "done " + contract.LogIssueMarker("x")}
+	label := func(repo string, names ...string) outputs.Entry {
+		return outputs.Entry{Kind: policy.KindLabels, Repo: repo, Number: 3, Labels: names}
+	}
 	defaults := policy.Ceilings{CommentLimit: 3, IssueLimit: 1, PRLimit: 1, MaxWrites: 10, ControlRepo: control}
+	withLabels := defaults
+	withLabels.LabelLimit = 5
 	cases := []struct {
 		name     string
 		cfg      string // the !cfg line as the person wrote it ("" = none)
@@ -76,6 +81,12 @@ func TestGateAndPublishDecideAlike(t *testing.T) {
 		{name: "ceilings bound the flags", cfg: "comment-limit=9 issue-limit=5 pr-limit=3", ceilings: policy.Ceilings{CommentLimit: 1, MaxWrites: 2, ControlRepo: control},
 			writes: []outputs.Entry{comment(here, 7), comment(here, 7), issue(here), pr, comment("other/repo", 1), comment("third/repo", 1)},
 			want:   []string{"", policy.RuleCommentLimit, policy.RuleIssueLimit, policy.RulePRLimit, "", policy.RuleMaxWrites}},
+		{name: "labels in repositories repo= names", cfg: "repo=acme/widgets repo=acme/lib repo=acme/secret", ceilings: withLabels,
+			writes: []outputs.Entry{label("acme/lib", "docs"), label("acme/lib", "wontfix"), label("acme/secret", "bug"), label("acme/else", "docs"), label(here, "docs")},
+			want:   []string{"", outputs.RuleNoSuchLabel, outputs.RuleLabelsUnknown, policy.RuleRepoNotAllowed, outputs.RuleNoSuchLabel}},
+		{name: "labels in a repo= repository under comment-only and deny=", cfg: "repo=acme/lib repo=acme/other comment-only deny=acme/other", ceilings: withLabels,
+			writes: []outputs.Entry{label("acme/lib", "docs"), label("acme/other", "docs")},
+			want:   []string{policy.RuleCommentOnly, policy.RuleRepoDenied}},
 		{name: "repeated limits take the minimum", cfg: "comment-limit=2 comment-limit=1", ceilings: defaults,
 			writes: []outputs.Entry{comment(here, 7), comment(here, 7)},
 			want:   []string{"", policy.RuleCommentLimit}},
@@ -97,6 +108,11 @@ func TestGateAndPublishDecideAlike(t *testing.T) {
 				"issue":      map[string]any{"number": 7},
 				"trigger_comment": map[string]any{"id": 1, "node_id": "IC_same", "body": body,
 					"user": map[string]any{"login": "alice"}, "created_at": "2026-01-01T00:00:00Z"},
+				// the labels as the dispatcher gathers them for repo=
+				"labels":      []map[string]any{{"name": "bug"}},
+				"repo_labels": map[string]any{"acme/lib": []map[string]any{{"name": "docs"}}, "acme/other": []map[string]any{{"name": "docs"}}},
+				"truncation": map[string]any{"repo_labels": map[string]any{
+					"acme/secret": map[string]any{"total": 0, "kept": 0, "missing": "not readable by the bot (HTTP 404)"}}},
 			})
 			require.NoError(t, err)
 
@@ -116,7 +132,9 @@ func TestGateAndPublishDecideAlike(t *testing.T) {
 				}
 				entries[i] = e
 			}
-			plan := Recheck(entries, nil, nil, pubPol)
+			facts := outputs.Facts{Here: pubPol.Here}
+			facts.Labels, facts.LabelsMissing = job.Labels(ctxJSON)
+			plan := RecheckFacts(entries, nil, nil, pubPol, facts)
 			published := make([]string, len(entries))
 			for _, r := range plan.Refused {
 				published[r.Index] = r.Rule
@@ -126,6 +144,7 @@ func TestGateAndPublishDecideAlike(t *testing.T) {
 			ceil := tc.ceilings
 			cfg := gate.Config{RunDir: t.TempDir(), Bot: "helperbot", Here: gate.Thread{Repo: j.Repo, Number: j.Number},
 				Flags: j.Flags.String(), Ceilings: &ceil, Blocklist: list, JobID: j.JobID}
+			cfg.Labels, cfg.LabelsMissing = job.Labels(ctxJSON)
 			path := filepath.Join(t.TempDir(), "gate.json")
 			require.NoError(t, cfg.WriteFile(path))
 			cfg, err = gate.LoadConfig(path)
@@ -181,6 +200,8 @@ func callGate(t *testing.T, cs *mcp.ClientSession, e outputs.Entry) {
 		tool, args = contract.ToolCreateIssue, map[string]any{"repo": e.Repo, "title": e.Title, "body": e.Body}
 	case policy.KindPullRequest:
 		tool, args = contract.ToolCreatePullRequest, map[string]any{"repo": e.Repo, "title": e.Title, "body": e.Body, "base": e.Base}
+	case policy.KindLabels:
+		tool, args = contract.ToolAddLabels, map[string]any{"repo": e.Repo, "number": e.Number, "labels": e.Labels}
 	}
 	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
 	require.NoError(t, err)
