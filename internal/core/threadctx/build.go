@@ -68,8 +68,8 @@ type LabelRepos struct {
 	// Repos are owner/name, in the order to read them.
 	Repos []string
 	// PublicOnly leaves a private repository's labels out (one more read
-	// each, of the repository): the context goes where a private
-	// repository's data must not.
+	// each, of the repository, beside its labels): the context goes where
+	// a private repository's data must not.
 	PublicOnly bool
 }
 
