@@ -60,7 +60,7 @@ func runPublish(ctx context.Context, env *cli.Env, args []string) error {
 	pacer := ghclient.NewPacer(0, 0, gap, nil, nil)
 	ua := "mention-runner/" + cli.Version
 	ct := strings.TrimSpace(env.Env("GITHUB_TOKEN"))
-	ledger, err := shareBudget(env, cfg, pacer, token, ct, ua, publish.PlannedWrites(runDir))
+	ledger, err := shareBudget(env, cfg, pacer, token, ct, ua, publish.PlannedWrites(runDir, ct == "" || ct == token))
 	if err != nil {
 		return &cli.ExitError{Code: 2, Err: err}
 	}

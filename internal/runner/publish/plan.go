@@ -20,8 +20,24 @@ const maxPlannedBlock = 8
 // A publish job sizes its write-budget grant by it, so that it uses every
 // slot it takes and has none to give back (giving back is a ledger
 // update: two writes of the control repo's identity). Unreadable outputs
-// plan the default grant.
-func PlannedWrites(runDir string) int {
+// plan the default grant. botWritesControl: the bot's token also writes
+// CONTROL (no workflow or control token), so the log issue's session
+// comment and closing update and the job's done state are its writes too.
+func PlannedWrites(runDir string, botWritesControl bool) int {
+	extra := 0
+	if botWritesControl {
+		extra = controlWrites
+	}
+	return min(plannedTargetWrites(runDir)+extra, maxPlannedBlock)
+}
+
+// controlWrites are publish's writes in CONTROL for a run whose session
+// fits one comment: the session comment, the log issue's closing update,
+// the job's done state.
+const controlWrites = 3
+
+// plannedTargetWrites is PlannedWrites without CONTROL's writes.
+func plannedTargetWrites(runDir string) int {
 	entries, err := outputs.ReadFile(filepath.Join(runDir, contract.OutputsFile))
 	if err != nil {
 		return maxPlannedBlock
@@ -42,7 +58,7 @@ func PlannedWrites(runDir string) int {
 		}
 	}
 	if n == 0 {
-		return min(2, maxPlannedBlock) // the no-write notice and its reaction
+		return 2 // the no-write notice and its reaction
 	}
-	return min(n+react, maxPlannedBlock)
+	return n + react
 }

@@ -45,7 +45,8 @@ func TestPlannedWrites(t *testing.T) {
 					require.NoError(t, os.WriteFile(filepath.Join(dir, contract.OutputsFile), nil, 0o644))
 				}
 			}
-			assert.Equal(t, tc.want, PlannedWrites(dir))
+			assert.Equal(t, tc.want, PlannedWrites(dir, false))
+			assert.Equal(t, min(tc.want+controlWrites, maxPlannedBlock), PlannedWrites(dir, true), "the bot writes CONTROL too")
 		})
 	}
 }

@@ -104,7 +104,7 @@ func (w *World) PublishJobTo(ctx context.Context, contextJSON []byte, runDir str
 			st.Reruns++
 		}
 		pacer, ledger, err := w.ProcessPacer(RunnerToken, func(o *writebudget.Options) {
-			o.Block = publish.PlannedWrites(runDir) // as cmd/runner publish
+			o.Block = publish.PlannedWrites(runDir, !w.PublishControl) // as cmd/runner publish
 		})
 		if err != nil {
 			return nil, err
