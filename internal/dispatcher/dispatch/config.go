@@ -139,6 +139,11 @@ type Config struct {
 	// DryRun decides without any API call and reports what it would do.
 	DryRun bool
 
+	// Dispatched, when set, hears of each mention whose repository_dispatch
+	// GitHub accepted, once per mention (a send retried after a lost
+	// answer too), with the time by Now from its claim to that answer.
+	Dispatched func(jobID string, sinceClaim time.Duration)
+
 	Now    func() time.Time // nil = time.Now
 	Logger *slog.Logger     // nil = discard
 }

@@ -256,6 +256,7 @@ func (d *Dispatcher) Handle(ctx context.Context, t *Trigger) (dec Decision, err 
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sendTimeout)
 	defer cancel()
 	ok, err := d.claimAhead(sctx, dec.JobID)
+	claimedAt := d.cfg.Now()
 	res, berr := build.wait()
 	if err != nil {
 		return dec, errors.Join(err, berr)
@@ -304,6 +305,9 @@ func (d *Dispatcher) Handle(ctx context.Context, t *Trigger) (dec Decision, err 
 		d.mu.Lock()
 		d.cl.sent[dec.JobID] = true
 		d.mu.Unlock()
+		if d.cfg.Dispatched != nil {
+			d.cfg.Dispatched(dec.JobID, d.cfg.Now().Sub(claimedAt))
+		}
 	}
 	dec.Dispatches = n
 	if d.cfg.RatePerHour > 0 {
