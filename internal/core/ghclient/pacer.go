@@ -139,6 +139,19 @@ func (p *Pacer) reserve() (at, now time.Time) {
 	return at, now
 }
 
+// Hour reports how many writes the pacer let through in the hour up to
+// now (those it reserved for a moment ahead included) and its hourly limit
+// (0: none). It counts this pacer's writes only: one process's.
+func (p *Pacer) Hour() (used, limit int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	from := p.now().Add(-time.Hour)
+	for k := 1; k <= p.n && p.recent(k).After(from); k++ {
+		used++
+	}
+	return used, max(p.perHour, 0)
+}
+
 // recent returns the k-th most recent slot, k from 1.
 func (p *Pacer) recent(k int) time.Time {
 	return p.slots[(p.next-k+len(p.slots))%len(p.slots)]

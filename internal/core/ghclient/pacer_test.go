@@ -188,3 +188,38 @@ func TestSecondaryLimitSlowsEveryWriter(t *testing.T) {
 	assert.Equal(t, []time.Time{epoch.Add(30 * time.Second)}, b.pauses)
 	assert.Equal(t, 2, b.takes, "each attempt took a slot")
 }
+
+// TestPacerHour: Hour counts the writes of the rolling hour up to now,
+// one a second apart, and says the hourly limit.
+func TestPacerHour(t *testing.T) {
+	type burst struct {
+		writes int
+		then   time.Duration // the clock moves on after the burst
+	}
+	for _, tc := range []struct {
+		name              string
+		perHour           int
+		bursts            []burst
+		wantUsed, wantLim int
+	}{
+		{"none yet", 0, nil, 0, DefaultWritesPerHour},
+		{"one burst", 0, []burst{{10, 0}}, 10, DefaultWritesPerHour},
+		{"aged out", 0, []burst{{10, time.Hour}}, 0, DefaultWritesPerHour},
+		{"half aged out", 0, []burst{{5, 30 * time.Minute}, {5, 31 * time.Minute}}, 5, DefaultWritesPerHour},
+		{"no hourly limit", -1, []burst{{3, 0}}, 3, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := fakeclock.New(epoch)
+			p := NewPacer(0, tc.perHour, time.Second, clk.Now, clk.Sleep)
+			for _, b := range tc.bursts {
+				for range b.writes {
+					require.NoError(t, p.Wait(context.Background()))
+				}
+				clk.Advance(b.then)
+			}
+			used, limit := p.Hour()
+			assert.Equal(t, tc.wantUsed, used)
+			assert.Equal(t, tc.wantLim, limit)
+		})
+	}
+}

@@ -39,6 +39,7 @@ const maxCache = 64
 func (l *Ledger) read(ctx context.Context) (state, head, error) {
 	s, h, tried, found, ok := l.readNamed(ctx)
 	if ok {
+		l.saw(s)
 		return s, h, nil
 	}
 	var err error
@@ -55,6 +56,7 @@ func (l *Ledger) read(ctx context.Context) (state, head, error) {
 		return state{}, head{}, err
 	}
 	l.missedNamed(tried, s, h)
+	l.saw(s)
 	return s, h, nil
 }
 
@@ -225,6 +227,7 @@ func (l *Ledger) write(ctx context.Context, h head, next state) error {
 	}
 	if err == nil {
 		l.remember(got.GetSHA(), next)
+		l.saw(next)
 		l.wrote = Grant{Commit: got.GetSHA(), At: at, Holder: next.Holder}
 		l.mine = head{}
 		if top {
