@@ -215,20 +215,21 @@ func (c *conf) build(env *cli.Env, dryRun bool) (*dispatch.Dispatcher, *github.C
 // GitHub answers of mode.
 func (c *conf) buildWatched(env *cli.Env, dryRun bool, m *monitor, mode string) (*dispatch.Dispatcher, *github.Client, error) {
 	log := logger(env)
-	var base http.RoundTripper
 	if m != nil {
 		log = slog.New(&handler{Handler: log.Handler(), m: m, mode: mode})
-		base = &ghTransport{base: http.DefaultTransport, m: m}
 	}
 	ceil := c.ceilings
 	cfg := dispatch.Config{Bot: c.bot, Control: c.control, Allowed: c.allowed, RatePerHour: c.rate, ReplyPerAuthor: c.replyPerAuthor, ReplyPerHour: c.replyPerHour, AllowPrivateTargets: c.allowPrivate, Ceilings: &ceil,
 		Context: threadctx.Options{MaxBytes: c.maxContext}, ClaimLease: c.claimLease, DryRun: dryRun, Logger: log,
 		FlushEach: c.flushEach}
+	if m != nil {
+		cfg.Dispatched = m.dispatched
+	}
 	if dryRun {
 		d, err := dispatch.New(cfg, dispatch.Clients{})
 		return d, nil, err
 	}
-	gh, ctl, dsp, ledger, err := c.clients(log, base)
+	gh, ctl, dsp, ledger, err := c.clients(log, m)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -243,7 +244,12 @@ func (c *conf) separateControl() bool { return c.controlToken != "" && c.control
 
 // clients makes the bot's client, the control repo's client, the client
 // that sends dispatches, and the account's write ledger they pace through.
-func (c *conf) clients(log *slog.Logger, base http.RoundTripper) (gh, ctl, dsp *github.Client, ledger *writebudget.Ledger, err error) {
+// m (nil = none) counts their answers and shows each identity's writes.
+func (c *conf) clients(log *slog.Logger, m *monitor) (gh, ctl, dsp *github.Client, ledger *writebudget.Ledger, err error) {
+	var base http.RoundTripper
+	if m != nil {
+		base = &ghTransport{base: http.DefaultTransport, m: m}
+	}
 	// GitHub's content-creation limits count per account: the clients
 	// of one identity share one pacer.
 	gap := c.writeGap
@@ -291,6 +297,9 @@ func (c *conf) clients(log *slog.Logger, base http.RoundTripper) (gh, ctl, dsp *
 		return nil, nil, nil, nil, err
 	}
 	p.Share(ledger)
+	if m != nil {
+		watchWrites(m.writes, ledger, p, ctlP)
+	}
 	if gh, err = mk(c.token, false, p); err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -304,4 +313,24 @@ func (c *conf) clients(log *slog.Logger, base http.RoundTripper) (gh, ctl, dsp *
 		return nil, nil, nil, nil, err
 	}
 	return gh, ctl, dsp, ledger, nil
+}
+
+// watchWrites shows the bot's hour as the account's ledger last showed it
+// (its pacer's, this process's writes alone, until the ledger is read),
+// and a CONTROL_TOKEN of its own as its pacer's: that identity is paced
+// per process. With one token the control repo's writes are the bot's.
+func watchWrites(w *writesCollector, ledger *writebudget.Ledger, bot, control *ghclient.Pacer) {
+	w.watch("bot", func() (int, int, bool) {
+		if used, limit, ok := ledger.Hour(); ok {
+			return used, limit, true
+		}
+		used, limit := bot.Hour()
+		return used, limit, true
+	})
+	if control != bot {
+		w.watch("control", func() (int, int, bool) {
+			used, limit := control.Hour()
+			return used, limit, true
+		})
+	}
 }

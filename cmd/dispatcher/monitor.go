@@ -37,6 +37,8 @@ type monitor struct {
 	errs      *prometheus.CounterVec
 	rate      *prometheus.GaugeVec
 	cycle     prometheus.Histogram
+	latency   prometheus.Histogram
+	writes    *writesCollector
 
 	mu         sync.Mutex
 	ready      bool   // the token and the control repo were checked
@@ -58,8 +60,66 @@ func newMonitor(interval, loopMax time.Duration) *monitor {
 		Help: "X-RateLimit-Remaining of the last GitHub answer, by resource."}, []string{"resource"})
 	m.cycle = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "mention_runner_poll_cycle_seconds",
 		Help: "Duration of one poll cycle.", Buckets: prometheus.ExponentialBuckets(0.05, 2, 12)})
-	m.reg.MustRegister(m.seen, m.decisions, m.errs, m.rate, m.cycle)
+	m.latency = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "mention_runner_claim_to_dispatch_seconds",
+		Help:    "Time from a mention's claim to GitHub accepting its repository_dispatch, once per mention (a send retried after a lost answer too).",
+		Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300}})
+	m.writes = newWritesCollector()
+	m.reg.MustRegister(m.seen, m.decisions, m.errs, m.rate, m.cycle, m.latency, m.writes)
 	return m
+}
+
+// dispatched is dispatch.Config.Dispatched: the dispatcher times each
+// mention's claim to its accepted dispatch on its own clock.
+func (m *monitor) dispatched(_ string, sinceClaim time.Duration) {
+	m.latency.Observe(sinceClaim.Seconds())
+}
+
+// writesCollector reports, at each scrape, every identity's writes in the
+// rolling hour and what is left of its hourly limit, from the pacing
+// state the process holds: a scrape makes no request.
+type writesCollector struct {
+	used, left *prometheus.Desc
+	mu         sync.Mutex
+	ids        []identityHour
+}
+
+// identityHour is one identity's hour: hour reports its writes, its
+// hourly limit (0: none) and whether it knows them yet.
+type identityHour struct {
+	identity string
+	hour     func() (used, limit int, ok bool)
+}
+
+func newWritesCollector() *writesCollector {
+	return &writesCollector{
+		used: prometheus.NewDesc("mention_runner_writes_used", "Content-creating writes in the rolling hour, by identity (bot: the account's, as its write ledger last showed them; control: this process's).", []string{"identity"}, nil),
+		left: prometheus.NewDesc("mention_runner_writes_left", "What is left of the identity's hourly write limit (GitHub's 500 unless the ledger says otherwise).", []string{"identity"}, nil),
+	}
+}
+
+// watch adds an identity.
+func (w *writesCollector) watch(identity string, hour func() (used, limit int, ok bool)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.ids = append(w.ids, identityHour{identity, hour})
+}
+
+func (w *writesCollector) Describe(ch chan<- *prometheus.Desc) { ch <- w.used; ch <- w.left }
+
+func (w *writesCollector) Collect(ch chan<- prometheus.Metric) {
+	w.mu.Lock()
+	ids := append([]identityHour(nil), w.ids...)
+	w.mu.Unlock()
+	for _, id := range ids {
+		used, limit, ok := id.hour()
+		if !ok {
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(w.used, prometheus.GaugeValue, float64(used), id.identity)
+		if limit > 0 {
+			ch <- prometheus.MustNewConstMetric(w.left, prometheus.GaugeValue, float64(max(limit-used, 0)), id.identity)
+		}
+	}
 }
 
 // reasonLabel bounds the reason label: the reasons are the dispatcher's

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/core/contract"
 	"github.com/mention-runner/mention-runner/internal/dispatcher/webhook"
 	"github.com/mention-runner/mention-runner/internal/testrig/githubsim"
 	"github.com/mention-runner/mention-runner/internal/testrig/prebuilt"
@@ -151,6 +152,21 @@ next:
 	return n
 }
 
+// assertWrites checks the identity's writes in the hour: some used, and
+// used and left adding up to GitHub's hourly limit; and that none of
+// absent is shown.
+func assertWrites(t *testing.T, fams map[string]*dto.MetricFamily, identity string, absent ...string) {
+	t.Helper()
+	id := map[string]string{"identity": identity}
+	used, left := sum(fams, "mention_runner_writes_used", id), sum(fams, "mention_runner_writes_left", id)
+	assert.Positive(t, used, "%s: writes used", identity)
+	assert.Equal(t, float64(contract.ContentWritesPerHour), used+left, "%s: used + left = the hour's limit", identity)
+	for _, a := range absent {
+		assert.Zero(t, sum(fams, "mention_runner_writes_used", map[string]string{"identity": a})+
+			sum(fams, "mention_runner_writes_left", map[string]string{"identity": a}), "%s: not an identity of its own", a)
+	}
+}
+
 func healthz(base string) (int, string) {
 	resp, err := http.Get(base + "/healthz")
 	if err != nil {
@@ -210,7 +226,9 @@ func TestPollMetricsAndHealth(t *testing.T) {
 	assert.Equal(t, float64(n), sum(fams, "mention_runner_mentions_seen_total", map[string]string{"mode": "poll"}))
 	assert.GreaterOrEqual(t, sum(fams, "mention_runner_errors_total", map[string]string{"kind": "github_5xx"}), 1.0, "the lost answer is counted as an error")
 	assert.GreaterOrEqual(t, sum(fams, "mention_runner_poll_cycle_seconds", nil), 1.0)
+	assert.Equal(t, float64(n), sum(fams, "mention_runner_claim_to_dispatch_seconds", nil), "one latency per mention, the retried send's too")
 	assert.GreaterOrEqual(t, len(sim.Dispatches("ops/control")), n)
+	assertWrites(t, fams, "bot", "control")
 
 	require.NoError(t, sim.Close())
 	require.Eventually(t, func() bool { c, _ := healthz(base); return c == http.StatusServiceUnavailable }, 30*time.Second, 50*time.Millisecond)
@@ -235,6 +253,9 @@ func TestServeMetricsAndHealth(t *testing.T) {
 	const n = 3
 	sim, comments, vars := serviceSim(t, n)
 	vars["WEBHOOK_SECRET"] = "s3cret"
+	// the control repo's bookkeeping as an identity of its own
+	sim.AddToken("ctl-tok", "ops")
+	vars["CONTROL_TOKEN"] = "ctl-tok"
 	p := startProc(t, dispatcherBinary(t), vars, "serve", "--addr", "127.0.0.1:0")
 	hook := p.addr(t, "serving webhooks")
 	base := p.addr(t, "serving health and metrics")
@@ -261,7 +282,10 @@ func TestServeMetricsAndHealth(t *testing.T) {
 	assert.Equal(t, float64(n), sum(fams, "mention_runner_mentions_total", map[string]string{"decision": "dispatch"}))
 	assert.Equal(t, 1.0, sum(fams, "mention_runner_mentions_total", map[string]string{"decision": "ignore"}))
 	assert.Equal(t, float64(n+1), sum(fams, "mention_runner_mentions_seen_total", map[string]string{"mode": "serve"}))
+	assert.Equal(t, float64(n), sum(fams, "mention_runner_claim_to_dispatch_seconds", nil))
 	assert.Len(t, sim.Dispatches("ops/control"), n)
+	assertWrites(t, fams, "bot")
+	assertWrites(t, fams, "control")
 
 	require.NoError(t, sim.Close())
 	require.Eventually(t, func() bool { c, _ := healthz(hook); return c == http.StatusServiceUnavailable }, 30*time.Second, 50*time.Millisecond)
