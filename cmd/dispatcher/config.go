@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -16,6 +18,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/core/cli"
 	"github.com/mention-runner/mention-runner/internal/core/ghclient"
 	"github.com/mention-runner/mention-runner/internal/core/policy"
+	"github.com/mention-runner/mention-runner/internal/core/redact"
 	"github.com/mention-runner/mention-runner/internal/core/threadctx"
 	"github.com/mention-runner/mention-runner/internal/core/writebudget"
 	"github.com/mention-runner/mention-runner/internal/dispatcher/dispatch"
@@ -30,8 +33,10 @@ type setting struct {
 var settings = []setting{
 	{"BOT_LOGIN", "bot", "", "the bot's login (required)"},
 	{"BOT_TOKEN", "token", "", "the bot's classic token: notifications + repo (or public_repo) (required except --dry-run)"},
+	{"BOT_TOKEN_FILE", "token-file", "", "a file holding BOT_TOKEN (a mounted secret: Kubernetes, systemd's LoadCredential); one trailing newline is dropped; set this or BOT_TOKEN, not both"},
 	{"CONTROL_REPO", "control", "", "owner/name of the control repo (required except --dry-run)"},
 	{"CONTROL_TOKEN", "control-token", "", "token for the control repo (contents:write): claims, dispatches, rate state, blocklist, write ledger; another identity than the bot's (the workflow's token in Actions) keeps this bookkeeping off the bot's write budget; default BOT_TOKEN"},
+	{"CONTROL_TOKEN_FILE", "control-token-file", "", "a file holding CONTROL_TOKEN, as BOT_TOKEN_FILE; set this or CONTROL_TOKEN, not both"},
 	{"ALLOWED_USERS", "allowed-users", "", "who may trigger runs: comma-separated logins or * (required; set but empty = no one)"},
 	{"WEBHOOK_SECRET", "webhook-secret", "", "webhook HMAC secret (required for serve)"},
 	{"GITHUB_API_URL", "api-url", ghclient.DefaultBaseURL, "GitHub REST API base URL"},
@@ -100,6 +105,9 @@ func (f *flags) resolve(env *cli.Env, mode string, dryRun bool) (*conf, error) {
 			val[s.env] = s.def
 		}
 	}
+	if err := tokensFromFiles(val, set); err != nil {
+		return nil, err
+	}
 	required := []string{"BOT_LOGIN", "ALLOWED_USERS"}
 	if !dryRun {
 		required = append(required, "BOT_TOKEN", "CONTROL_REPO")
@@ -163,6 +171,64 @@ func (f *flags) resolve(env *cli.Env, mode string, dryRun bool) (*conf, error) {
 		return nil, cli.Usagef("%s", strings.Join(errs, "; "))
 	}
 	return c, nil
+}
+
+// tokensFromFiles reads BOT_TOKEN and CONTROL_TOKEN from the files their
+// _FILE settings name, as secrets are mounted, into val and set. A token
+// given both ways, or a file that is unreadable or does not hold one
+// token, is refused: every such problem is named in one error.
+func tokensFromFiles(val map[string]string, set map[string]bool) error {
+	var errs []string
+	for _, k := range []string{"BOT_TOKEN", "CONTROL_TOKEN"} {
+		fk := k + "_FILE"
+		path := strings.TrimSpace(val[fk])
+		if path == "" {
+			continue
+		}
+		if strings.TrimSpace(val[k]) != "" {
+			errs = append(errs, fmt.Sprintf("%s (--%s) and %s (--%s) are both set: keep one, the file for a mounted secret", k, flagOf(k), fk, flagOf(fk)))
+			continue
+		}
+		tok, err := readToken(path)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("%s=%s: %v", fk, path, err))
+			continue
+		}
+		redact.AddSecret(tok)
+		val[k], set[k] = tok, true
+	}
+	if len(errs) > 0 {
+		return cli.Usagef("%s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// maxTokenFile bounds what is read of a token file: a token is a few
+// dozen bytes, and a path to something else must not be read whole.
+const maxTokenFile = 64 << 10
+
+// readToken reads the one token a file holds, without its line end.
+func readToken(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("cannot read the token file: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxTokenFile+1))
+	if err != nil {
+		return "", fmt.Errorf("cannot read the token file: %w", err)
+	}
+	if len(b) > maxTokenFile {
+		return "", fmt.Errorf("the file is over %d KiB: a token file holds the token alone", maxTokenFile>>10)
+	}
+	tok := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
+	switch {
+	case tok == "":
+		return "", errors.New("the file is empty: write the token into it")
+	case strings.ContainsAny(tok, " \t\r\n"):
+		return "", errors.New("the file holds more than one token (whitespace or a second line): write the token alone, one trailing newline at most")
+	}
+	return tok, nil
 }
 
 // ceilingKeys are the settings holding the operator ceilings.

@@ -201,13 +201,19 @@ func TestWriteGapSetting(t *testing.T) {
 			if tc.env != "" {
 				vars["WRITE_GAP"] = tc.env
 			}
-			env := &cli.Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard, Getenv: func(k string) string { return vars[k] }}
-			fs := cli.FlagSet(env, "dispatcher", "once", "[flags]")
-			f := addSettings(fs)
-			require.NoError(t, cli.ParseFlags(fs, tc.args, false))
-			c, err := f.resolve(env, "once", false)
+			c, err := resolveWith(t, vars, tc.args...)
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, c.writeGap)
 		})
 	}
+}
+
+// resolveWith resolves the settings of `once` from vars and args.
+func resolveWith(t *testing.T, vars map[string]string, args ...string) (*conf, error) {
+	t.Helper()
+	env := &cli.Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard, Getenv: func(k string) string { return vars[k] }}
+	fs := cli.FlagSet(env, "dispatcher", "once", "[flags]")
+	f := addSettings(fs)
+	require.NoError(t, cli.ParseFlags(fs, args, false))
+	return f.resolve(env, "once", false)
 }

@@ -152,6 +152,14 @@ next:
 	return n
 }
 
+// tokenFile writes tok into a file as a secret is mounted, newline ended.
+func tokenFile(t *testing.T, tok string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(p, []byte(tok+"\n"), 0o600))
+	return p
+}
+
 // assertWrites checks the identity's writes in the hour: some used, and
 // used and left adding up to GitHub's hourly limit; and that none of
 // absent is shown.
@@ -205,14 +213,18 @@ func serviceSim(t *testing.T, n int) (sim *githubsim.Sim, comments []int64, vars
 }
 
 // TestPollMetricsAndHealth runs the real `dispatcher poll` against the
-// simulator: after n mentions /metrics counts n dispatched although the
-// first dispatch's answer was lost after GitHub stored it (the retry is
-// one dispatch, not two), /healthz is healthy, and it turns unhealthy
-// once the simulator stops answering. SIGTERM then stops it cleanly.
+// simulator, its token read from a file: after n mentions /metrics counts
+// n dispatched and n claim-to-dispatch latencies although the first
+// dispatch's answer was lost after GitHub stored it (the retry is one
+// dispatch, not two), and the bot's writes of the hour (the only
+// identity: one token), /healthz is healthy, and it turns unhealthy once
+// the simulator stops answering. SIGTERM then stops it cleanly.
 func TestPollMetricsAndHealth(t *testing.T) {
 	t.Parallel()
 	const n = 3
 	sim, _, vars := serviceSim(t, n)
+	delete(vars, "BOT_TOKEN")
+	vars["BOT_TOKEN_FILE"] = tokenFile(t, "tok")
 	sim.AddFault(githubsim.Fault{Method: http.MethodPost, Path: "/repos/*/*/dispatches", Kind: githubsim.FaultStatus502, OnCall: 1, AfterApply: true})
 	p := startProc(t, dispatcherBinary(t), vars, "poll")
 	base := p.addr(t, "serving health and metrics")
@@ -244,18 +256,21 @@ func TestPollMetricsAndHealth(t *testing.T) {
 	}
 }
 
-// TestServeMetricsAndHealth runs the real `dispatcher serve`: n signed
-// deliveries and one redelivery count n dispatched and one ignored, the
-// webhook listener's /healthz is healthy and turns unhealthy once the
-// simulator stops answering, and SIGTERM stops it cleanly.
+// TestServeMetricsAndHealth runs the real `dispatcher serve` with a
+// CONTROL_TOKEN of another account, read from a file: n signed deliveries
+// and one redelivery count n dispatched, n latencies and one ignored, the
+// bot's and the control identity's writes of the hour each add up to the
+// limit, the webhook listener's /healthz is healthy and turns unhealthy
+// once the simulator stops answering, and SIGTERM stops it cleanly.
 func TestServeMetricsAndHealth(t *testing.T) {
 	t.Parallel()
 	const n = 3
 	sim, comments, vars := serviceSim(t, n)
 	vars["WEBHOOK_SECRET"] = "s3cret"
-	// the control repo's bookkeeping as an identity of its own
+	// the control repo's bookkeeping as an identity of its own, its token
+	// in a file as a mounted secret
 	sim.AddToken("ctl-tok", "ops")
-	vars["CONTROL_TOKEN"] = "ctl-tok"
+	vars["CONTROL_TOKEN_FILE"] = tokenFile(t, "ctl-tok")
 	p := startProc(t, dispatcherBinary(t), vars, "serve", "--addr", "127.0.0.1:0")
 	hook := p.addr(t, "serving webhooks")
 	base := p.addr(t, "serving health and metrics")
