@@ -230,7 +230,10 @@ func TestPollMetricsAndHealth(t *testing.T) {
 	base := p.addr(t, "serving health and metrics")
 
 	require.Eventually(t, func() bool {
-		return sum(scrape(t, base), "mention_runner_mentions_total", map[string]string{"decision": "dispatch"}) >= n
+		// the cycle's end (its rate-state write) comes after its triggers
+		fams := scrape(t, base)
+		return sum(fams, "mention_runner_mentions_total", map[string]string{"decision": "dispatch"}) >= n &&
+			sum(fams, "mention_runner_poll_cycle_seconds", nil) >= 1
 	}, time.Minute, 50*time.Millisecond)
 	require.Eventually(t, func() bool { c, _ := healthz(base); return c == http.StatusOK }, 30*time.Second, 50*time.Millisecond)
 	fams := scrape(t, base)
