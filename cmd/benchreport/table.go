@@ -16,7 +16,7 @@ import (
 )
 
 // sections in table order; --only picks some.
-var sections = []string{"transport", "pipeline", "render", "dispatch", "launch", "assemble"}
+var sections = []string{"transport", "pipeline", "render", "dispatch", "launch", "assemble", "cost"}
 
 // rounds is how many times ours and the floor alternate; medians are shown.
 const rounds = 3
@@ -84,18 +84,31 @@ func runTable(ctx context.Context, env *cli.Env, args []string) error {
 		}
 	}
 	var rows []benchreport.Row
+	var costTable string
+	var costErr error
 	for _, s := range sections {
 		if !want[s] {
 			continue
 		}
 		fmt.Fprintf(env.Stderr, "benchreport: measuring %s…\n", s)
+		if s == "cost" {
+			// a table of its own: one row per kind of mention
+			costTable, costErr = t.cost()
+			continue
+		}
 		rows = append(rows, t.section(s)...)
 	}
-	fmt.Fprint(env.Stdout, benchreport.Markdown(rows))
+	if len(rows) > 0 {
+		fmt.Fprint(env.Stdout, benchreport.Markdown(rows))
+	}
+	fmt.Fprint(env.Stdout, costTable)
 	for _, r := range rows {
 		if strings.HasPrefix(r.Figure, "error:") {
 			return &cli.ExitError{Code: 1, Err: fmt.Errorf("%s could not be measured", r.Name)}
 		}
+	}
+	if costErr != nil {
+		return &cli.ExitError{Code: 1, Err: fmt.Errorf("the cost of a mention could not be measured (%s): %w", costCommand, costErr)}
 	}
 	return nil
 }

@@ -131,16 +131,17 @@ func (c *call) refund() {
 	c.entry.CountedRateLimit = false
 }
 
-// contentWrite reports whether a request creates content in GitHub's sense.
-func contentWrite(c *call) bool {
+// ContentWrite reports whether a request creates content in GitHub's
+// sense: what the content limits count and ContentWrites records.
+func ContentWrite(method, path string) bool {
 	// Marking a repository's notifications read creates nothing.
-	return isWrite(c.r.Method) && strings.HasPrefix(c.r.URL.Path, "/repos/") && !strings.HasSuffix(c.r.URL.Path, "/notifications")
+	return isWrite(method) && strings.HasPrefix(path, "/repos/") && !strings.HasSuffix(path, "/notifications")
 }
 
 // takeSecondary enforces the per-account content-creation limits and
 // records each accepted write.
 func (s *Sim) takeSecondary(c *call) bool {
-	if !contentWrite(c) {
+	if !ContentWrite(c.r.Method, c.r.URL.Path) {
 		return true
 	}
 	now := s.now()

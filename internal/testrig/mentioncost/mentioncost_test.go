@@ -1,0 +1,126 @@
+package mentioncost
+
+import (
+	"context"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/testrig/demo"
+)
+
+// measured runs every case once for the package's tests, side by side
+// (each on its own simulator).
+var measured = sync.OnceValues(func() (map[string]Cost, error) {
+	root, err := demo.ModuleRoot(".")
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "mentioncost-test-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	bins, err := demo.BuildOrPrebuilt(ctx, root, dir+"/bin")
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	var errs []error
+	out := map[string]Cost{}
+	var wg sync.WaitGroup
+	for _, c := range Cases {
+		wg.Go(func() {
+			cost, err := Measure(ctx, Options{Bins: bins, WorkDir: dir}, c)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			out[c.Name] = cost
+		})
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		return nil, errs[0]
+	}
+	return out, nil
+})
+
+func costs(t *testing.T) map[string]Cost {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs the dispatcher and the runner jobs as processes: skipped by -short")
+	}
+	out, err := measured()
+	require.NoError(t, err)
+	return out
+}
+
+// TestIssueMentionBotWritesWithinGoal: a mention answered with one
+// comment costs the bot account at most 3 writes when the dispatcher's
+// CONTROL_TOKEN is an account of its own, so one bot serves 150 or more
+// mentions within GitHub's 500 writes an hour.
+func TestIssueMentionBotWritesWithinGoal(t *testing.T) {
+	c := costs(t)["issue"]
+	assert.LessOrEqual(t, c.Bot, 3, "the bot's writes: %v", c.WriteLog)
+}
+
+// TestCostsAreSane checks the figures against each other and against
+// what a person sees, whichever writes the code makes.
+func TestCostsAreSane(t *testing.T) {
+	all := costs(t)
+	require.Len(t, all, len(Cases))
+	for _, c := range Cases {
+		t.Run(c.Name, func(t *testing.T) {
+			got := all[c.Name]
+			for _, w := range got.WriteLog {
+				t.Log(w)
+			}
+			// every write is one of the three identities', and the log
+			// holds each one the content limits counted
+			assert.Equal(t, got.Writes, got.Bot+got.Control+got.Workflow)
+			assert.Len(t, got.WriteLog, got.Writes)
+			assert.Positive(t, got.Bot, "the answer is the bot's")
+			assert.Positive(t, got.Workflow, "the jobs keep their state in the control repo")
+			if !c.OwnControl {
+				assert.Zero(t, got.Control)
+			} else {
+				// the bot writes only what a person sees as the bot's: on
+				// the thread, never the control repo's bookkeeping
+				for _, w := range got.WriteLog {
+					if w.Login == strings.ToLower(demo.BotLogin) {
+						assert.True(t, strings.HasPrefix(w.Path, "/repos/"+demo.TargetRepo+"/"), "the bot wrote %s", w)
+					}
+				}
+			}
+			assert.GreaterOrEqual(t, got.Requests, got.Writes)
+			assert.Positive(t, got.RoundTrips)
+			assert.LessOrEqual(t, got.RoundTrips, got.Requests)
+			// one prepare job per dispatch, then the agent and publish
+			assert.Equal(t, got.Dispatches+2, got.Jobs)
+			if c.Shard {
+				assert.Greater(t, got.Dispatches, 1, "the context is sent as shards")
+			} else {
+				assert.Equal(t, 1, got.Dispatches)
+				assert.Equal(t, 3, got.Jobs, "the small path runs three jobs")
+			}
+		})
+	}
+	// a CONTROL_TOKEN of its own moves the dispatcher's writes off the bot,
+	// it does not add or remove any
+	own, shared := all["issue"], all["issue-bot-control"]
+	assert.Equal(t, own.Writes, shared.Writes)
+	assert.Equal(t, own.Bot+own.Control, shared.Bot)
+	// a sharded context costs more than a small one; the bot's share does not grow
+	assert.Greater(t, all["sharded"].Writes, own.Writes)
+	assert.Equal(t, own.Bot, all["sharded"].Bot)
+}
