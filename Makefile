@@ -79,7 +79,8 @@ fuzz:
 	if [ -n "$$failed" ]; then echo "fuzz failures:"; for f in $$failed; do echo "  $$f"; done; exit 1; fi; \
 	echo "fuzz: every target passed"
 
-# bench prints one table of the figures docs/performance.md keeps.
+# bench prints the figures docs/performance.md keeps: one table of them, then
+# what a mention costs (`--only cost` alone).
 # BENCH_RENDER_MB=50 times the render on a 50 MB log instead of 200 MB
 # (the peak-memory rows always use 20, 100 and 200 MB logs).
 bench:
