@@ -82,6 +82,8 @@ func TestCostsAreSane(t *testing.T) {
 	for _, c := range Cases {
 		t.Run(c.Name, func(t *testing.T) {
 			got := all[c.Name]
+			t.Logf("bot %d, control %d, workflow %d, all %d writes; %d requests, %d round trips, %d jobs, %d dispatches",
+				got.Bot, got.Control, got.Workflow, got.Writes, got.Requests, got.RoundTrips, got.Jobs, got.Dispatches)
 			for _, w := range got.WriteLog {
 				t.Log(w)
 			}
