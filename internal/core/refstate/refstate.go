@@ -169,6 +169,12 @@ func (s *Store) SetShared(ctx context.Context, ref, status string) (Mark, error)
 	put := func() error {
 		for range 3 {
 			_, _, err := s.Client.Git.UpdateRef(ghclient.Repeatable(ctx), s.Owner, s.Name, &github.Reference{Ref: github.String(ref), Object: &github.GitObject{SHA: github.String(m.Commit)}}, true)
+			if err != nil && !isStatus(err, http.StatusUnprocessableEntity, "") {
+				// The answer may be lost while the ref moved: look once.
+				if got, rerr := s.Read(ctx, ref); rerr == nil && got != nil && got.Commit == m.Commit {
+					return nil
+				}
+			}
 			if !isStatus(err, http.StatusUnprocessableEntity, "reference does not exist") {
 				return err
 			}

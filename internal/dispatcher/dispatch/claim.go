@@ -23,8 +23,9 @@ import (
 // Each dispatcher process has a holder name of its own, so a claim whose
 // answer was lost is recognised as ours on the retry. Its claim commit is
 // made once and reused (a new one every claimRotate, so the commit date
-// tells a claim's age within that), and so is the dispatched commit on top
-// of it: a mention costs two ref writes. A takeover commits on top of the
+// tells a claim's age within that). A dispatched mark points the ref at
+// the hour's shared "dispatched" commit (refstate.SetShared), forced: a
+// mention costs two ref writes and no commit of its own. A takeover commits on top of the
 // stale claim and advances without force, so of several dispatchers only
 // one takes it over.
 
@@ -74,7 +75,6 @@ type claims struct {
 	grants      bool
 	grantHolder string
 	cur         refstate.Mark            // this process's current claim commit
-	done        map[string]refstate.Mark // claim commit → its dispatched commit
 	rel         map[string]refstate.Mark // claim commit → its released commit
 	held        map[string]refstate.Mark // jobid → the claim commit we hold it with
 	sent        map[string]bool          // jobid → dispatched but not yet marked
@@ -180,30 +180,6 @@ func (d *Dispatcher) claim(ctx context.Context, jobID string) (bool, error) {
 	return d.resolve(ctx, jobID, cur)
 }
 
-// claimAhead is claim, with the commit that will mark the claim dispatched
-// made meanwhile when this process has none yet for its claim commit (a
-// fresh process): settling then costs one request, not two. The claim
-// does not wait for it (the dispatch goes beside it; settling waits for
-// it, see nextMark). That commit is only an object until a ref points at
-// it; unused, it is harmless.
-func (d *Dispatcher) claimAhead(ctx context.Context, jobID string) (bool, error) {
-	m, err := d.claimMark(ctx)
-	if err != nil {
-		return false, err
-	}
-	d.mu.Lock()
-	_, made := d.cl.done[m.Commit]
-	d.mu.Unlock()
-	if !made {
-		go func() {
-			if _, err := d.nextMark(ctx, m, StatusDispatched); err != nil && ctx.Err() == nil {
-				d.cfg.Logger.Warn("could not prepare the dispatched mark; settling makes it", "error", err.Error())
-			}
-		}()
-	}
-	return d.claim(ctx, jobID)
-}
-
 // resolve decides on an existing claim ref in state cur.
 func (d *Dispatcher) resolve(ctx context.Context, jobID string, cur refstate.Mark) (bool, error) {
 	for range 3 {
@@ -253,6 +229,17 @@ func (d *Dispatcher) settle(ctx context.Context, jobID, status string) error {
 	if !ok {
 		return fmt.Errorf("claim mention %s: not held by this dispatcher", jobID)
 	}
+	if status == StatusDispatched {
+		// Final, and the same for whoever sets it: forced to the shared
+		// commit. A dispatcher that took the claim over meanwhile has sent
+		// the mention too or will (the runner runs it once); its own
+		// takeover, built on our claim, then fails and reads "dispatched".
+		if _, err := d.states().SetShared(ctx, DedupeRef(jobID), StatusDispatched); err != nil {
+			return fmt.Errorf("mark mention %s %s: %w", jobID, status, err)
+		}
+		d.forget(jobID)
+		return nil
+	}
 	next, err := d.nextMark(ctx, claimM, status)
 	if err != nil {
 		return fmt.Errorf("mark mention %s %s: %w", jobID, status, err)
@@ -265,24 +252,26 @@ func (d *Dispatcher) settle(ctx context.Context, jobID, status string) error {
 	if err != nil {
 		return fmt.Errorf("mark mention %s %s: %w", jobID, status, err)
 	}
+	d.forget(jobID)
+	return nil
+}
+
+// forget drops a settled claim from this process's bookkeeping.
+func (d *Dispatcher) forget(jobID string) {
 	d.mu.Lock()
 	delete(d.cl.held, jobID)
 	delete(d.cl.sent, jobID)
 	d.mu.Unlock()
-	return nil
 }
 
 // nextMark returns the commit that moves claim commit claimM to status
-// (dispatched or released), made once per claim commit and reused: a
-// caller finding it being made waits for that.
+// (released), made once per claim commit and reused: a caller finding it
+// being made waits for that.
 func (d *Dispatcher) nextMark(ctx context.Context, claimM refstate.Mark, status string) (refstate.Mark, error) {
 	key := status + " " + claimM.Commit
 	for {
 		d.mu.Lock()
-		cache := d.cl.done
-		if status == StatusReleased {
-			cache = d.cl.rel
-		}
+		cache := d.cl.rel
 		if next, cached := cache[claimM.Commit]; cached {
 			d.mu.Unlock()
 			return next, nil

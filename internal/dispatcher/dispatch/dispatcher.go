@@ -90,7 +90,7 @@ func New(cfg Config, c Clients) (*Dispatcher, error) {
 		return nil, errors.New("dispatch: a GitHub client is required unless in a dry run")
 	}
 	d := &Dispatcher{cfg: cfg, gh: c.GitHub, ctl: c.Control, dsp: c.Dispatch, budget: c.Budget, cl: claims{holder: cfg.Holder,
-		done: map[string]refstate.Mark{}, rel: map[string]refstate.Mark{}, held: map[string]refstate.Mark{}, sent: map[string]bool{}, making: map[string]chan struct{}{}}}
+		rel: map[string]refstate.Mark{}, held: map[string]refstate.Mark{}, sent: map[string]bool{}, making: map[string]chan struct{}{}}}
 	if gb, ok := c.Budget.(grantBudget); ok {
 		d.cl.grants = gb.OwnGrants()
 	}
@@ -255,7 +255,7 @@ func (d *Dispatcher) Handle(ctx context.Context, t *Trigger) (dec Decision, err 
 	// step runs to its end on a context of its own, bounded by sendTimeout.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sendTimeout)
 	defer cancel()
-	ok, err := d.claimAhead(sctx, dec.JobID)
+	ok, err := d.claim(sctx, dec.JobID)
 	claimedAt := d.cfg.Now()
 	res, berr := build.wait()
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/core/blockfile"
+	"github.com/mention-runner/mention-runner/internal/core/refstate"
 	"github.com/mention-runner/mention-runner/internal/core/transport"
 	"github.com/mention-runner/mention-runner/internal/testrig/fakeclock"
 	"github.com/mention-runner/mention-runner/internal/testrig/githubsim"
@@ -57,9 +58,13 @@ func TestLostAnswerEachWrite(t *testing.T) {
 		// refused: the fault comes before the write is stored (not a
 		// lost answer: a write that is safe to repeat is sent again).
 		refused bool
+		// cold: the hour's shared dispatched commit is not made yet (the
+		// hour's first mention makes it); else it exists.
+		cold bool
 	}{
+		{name: "plain/dispatched commit (the hour's first)", method: "POST", path: commits, which: "state: dispatched", sends: 1, cold: true},
+		{name: "ledger/dispatched commit (the hour's first)", ledger: true, method: "POST", path: commits, which: "state: dispatched", sends: 1, cold: true},
 		{name: "plain/claim commit", method: "POST", path: commits, which: "state: claimed", sends: 1},
-		{name: "plain/dispatched commit", method: "POST", path: commits, which: "state: dispatched", sends: 1},
 		{name: "plain/claim ref", method: "POST", path: refs, sends: 1},
 		{name: "plain/dispatch", method: "POST", path: "/repos/ops/control/dispatches", sends: 2},
 		{name: "plain/mark dispatched", method: "PATCH", path: refs + "/*", sends: 1},
@@ -71,7 +76,6 @@ func TestLostAnswerEachWrite(t *testing.T) {
 		{name: "ledger/grant commit", ledger: true, method: "POST", path: commits, which: "write budget", sends: 1},
 		{name: "ledger/grant ref", ledger: true, path: refs + "*", which: "/mention-runner/pace/", sends: 1},
 		{name: "ledger/claim ref", ledger: true, method: "POST", path: refs, which: "/mention-runner/dispatched/", sends: 1},
-		{name: "ledger/dispatched commit", ledger: true, method: "POST", path: commits, which: "state: dispatched", sends: 1},
 		{name: "ledger/dispatch", ledger: true, method: "POST", path: "/repos/ops/control/dispatches", sends: 2},
 		{name: "ledger/mark dispatched", ledger: true, method: "PATCH", path: refs + "/*", which: "/mention-runner/dispatched/", sends: 1},
 		{name: "ledger/reaction", ledger: true, method: "POST", path: reactions, sends: 1},
@@ -89,6 +93,14 @@ func TestLostAnswerEachWrite(t *testing.T) {
 				if tc.ledger {
 					e.ledgerAtWindow(clk)
 					d = e.wiredDispatcherRetry(clk, retry, event)
+				}
+				// the hour's shared dispatched commit exists, as it does for
+				// every mention but the hour's first
+				if !tc.cold {
+					warm, err := refstate.New(e.client(true), control, clk.Now)
+					require.NoError(t, err)
+					_, err = warm.SetShared(e.ctx(), "refs/mention-runner/test/warm", StatusDispatched)
+					require.NoError(t, err)
 				}
 				e.sim.ResetRequests()
 				f := githubsim.Fault{Method: tc.method, Path: tc.path, Kind: kind, OnCall: 1, Mentions: tc.which,

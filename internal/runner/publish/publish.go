@@ -214,7 +214,7 @@ func (p *publisher) outcome(ctx context.Context, run AgentRun, plan Plan) {
 			// only then is it the cause: a run that already failed says why itself
 			cause = contract.CauseFailed
 			if refused = len(p.res.Refused); refused > 0 {
-				p.res.Problems = append(p.res.Problems, fmt.Sprintf(everyWriteRefused, refused))
+				p.res.Problems = append(p.res.Problems, everyWriteRefused(refused))
 			} else {
 				p.res.NothingWritten = true
 				p.res.Problems = append(p.res.Problems, nothingWritten)
@@ -240,9 +240,14 @@ func (p *publisher) outcome(ctx context.Context, run AgentRun, plan Plan) {
 
 const nothingWritten = "nothing was written and the agent did not say why (no noop)"
 
-// everyWriteRefused is the problem of a run whose every queued write
-// publish refused on its re-check (%d: how many).
-const everyWriteRefused = "nothing was written: publish refused each of the %d writes the agent asked for when it checked them again"
+// everyWriteRefused is the problem of a run whose every queued write (n)
+// publish refused on its re-check.
+func everyWriteRefused(n int) string {
+	if n == 1 {
+		return "nothing was written: publish refused the one write the agent asked for when it checked it again"
+	}
+	return fmt.Sprintf("nothing was written: publish refused each of the %d writes the agent asked for when it checked them again", n)
+}
 
 // sessionOf is the session to post; without a record it says so.
 func sessionOf(run AgentRun) session.Session {
