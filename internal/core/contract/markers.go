@@ -58,6 +58,23 @@ func ParseOutputMarker(body string) (job string, index int, ok bool) {
 // opens a second log issue.
 func LogIssueMarker(jobID string) string { return OutputMarker(jobID+LogSuffix, 0) }
 
+// LogIssueFinalMarker ends the body of a job's run-log issue once publish
+// has finished the job: a later delivery of the job, or a re-run of the
+// workflow run that ran it, reads it and stops. It is the job's "done"
+// state, so that takes no write of its own.
+func LogIssueFinalMarker(jobID string) string {
+	return "<!-- " + MarkerNamespace + "final job=" + jobID + " -->"
+}
+
+// LogIssueFinal reports whether a run-log issue body says publish finished
+// job jobID: its last line is the job's final marker (publish appends it
+// after everything else, so no text quoted above it can stand there).
+func LogIssueFinal(body, jobID string) bool {
+	body = strings.TrimRight(body, "\r\n\t ")
+	i := strings.LastIndexByte(body, '\n')
+	return strings.TrimSpace(body[i+1:]) == LogIssueFinalMarker(jobID)
+}
+
 // ReplyMarker marks a reply the dispatcher posts on a trigger thread (a
 // !cfg error, a rate-limit notice, an opt-out confirmation), so a retry
 // finds the reply it already posted.

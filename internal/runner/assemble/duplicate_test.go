@@ -9,6 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/google/go-github/v62/github"
+
+	"github.com/mention-runner/mention-runner/internal/core/contract"
 	"github.com/mention-runner/mention-runner/internal/core/transport"
 	"github.com/mention-runner/mention-runner/internal/runner/jobstate"
 	"github.com/mention-runner/mention-runner/internal/testrig/githubsim"
@@ -66,14 +69,23 @@ func TestDuplicateDeliveries(t *testing.T) {
 				assert.True(t, again.res.Ready, again.log)
 			}
 
-			// Publish ends the job; a later delivery does not run it again.
-			st, err := jobstate.New(h.sim.Client("tok-"+ready[0].runID), control, h.clock.Now)
+			// Publish ends the job (its final update ends the log issue with
+			// the job's final marker); neither a later delivery nor a re-run
+			// of the run that ran it runs it again.
+			gh := h.sim.Client("tok-" + ready[0].runID)
+			is := h.sim.Issues(control)[0]
+			body := is.GetBody() + "\n" + contract.LogIssueFinalMarker(jobID) + "\n"
+			_, _, err := gh.Issues.Edit(context.Background(), "acme", "control", is.GetNumber(), &github.IssueRequest{Body: &body})
 			require.NoError(t, err)
-			require.NoError(t, st.Finish(context.Background(), jobID))
 			for _, o := range deliver() {
 				require.NoError(t, o.err, o.log)
 				assert.False(t, o.res.Ready, "delivered after publish: %s", o.log)
 			}
+			late := h.run(t, ev[len(ev)-1], rerun(ready[0]))
+			require.NoError(t, late.err, late.log)
+			assert.False(t, late.res.Ready, "a re-run after publish: %s", late.log)
+			require.NotNil(t, late.res.AlreadyRun)
+			assert.Equal(t, jobstate.Done, late.res.AlreadyRun.Status)
 			assert.Len(t, h.sim.Issues(control), 1, "still one log issue")
 		})
 	}

@@ -72,6 +72,12 @@ func (r *run) proceed(ctx context.Context, res *Result, context []byte) error {
 	if err := g.Wait(); err != nil {
 		return err
 	}
+	if b.Proceed && found != nil && contract.LogIssueFinal(found.GetBody(), res.JobID) {
+		// Publish finished the job (the log issue's final marker is its
+		// done state): a re-run of the run that ran it, or a delivery
+		// after its state was swept.
+		b = jobstate.Begin{Holder: b.Holder, Status: jobstate.Done, Since: found.GetUpdatedAt().Time}
+	}
 	if !b.Proceed {
 		res.AlreadyRun = &b
 		r.log.Infof("job %s was already started by %s (state %s since %s): this delivery is a duplicate and ends here",

@@ -1,15 +1,17 @@
-// Package jobstate records, per job, whether its agent has started and
-// whether the job is done, durably in CONTROL, so a job whose events are
-// delivered more than once (a dispatch sent again after its answer was
-// lost, a redelivered webhook, a sharded job delivered again after it
-// ended) runs its agent at most once.
+// Package jobstate records, per job, that a workflow run started its
+// agent, durably in CONTROL, so a job whose events are delivered more than
+// once (a dispatch sent again after its answer was lost, a redelivered
+// webhook, a sharded job delivered again after it ended) runs its agent at
+// most once.
 //
 // The state is a ref, RefPrefix+jobid, at a state commit (internal/
 // refstate): assemble creates it "running" for its workflow run before the
-// agent starts; publish sets it "done" (a commit shared by every job done
-// in the same hour, so marking a job done is one ref update). Publish deletes the job's
-// shard refs but never this one: it is swept after MaxAge (7 days), long
-// after any redelivery.
+// agent starts. That the job is done is said by its run-log issue, whose
+// last line publish sets to the job's final marker
+// (contract.LogIssueFinalMarker) in the update it makes anyway; assemble
+// reads it beside this state. "done" states older runners wrote are still
+// read as done. Publish deletes the job's shard refs but never this one:
+// it is swept after MaxAge (7 days), long after any redelivery.
 package jobstate
 
 import (
@@ -32,7 +34,7 @@ const MaxAge = 7 * 24 * time.Hour
 // States.
 const (
 	Running = "running"
-	Done    = "done"
+	Done    = "done" // written by older runners; now the log issue's final marker
 )
 
 // Ref is the state ref of a job.
@@ -99,24 +101,6 @@ func (s *Store) BeginAt(ctx context.Context, jobID, runID string, m refstate.Mar
 		b.Proceed, b.Rerun = true, true
 	}
 	return b, nil
-}
-
-// Finish marks the job done (whoever ran it). A job already done, or
-// whose state is gone, is fine. Done is final, so the ref is moved (or
-// created) straight to the shared "done" commit of the hour: one write,
-// no commit of its own (refstate.SetShared).
-func (s *Store) Finish(ctx context.Context, jobID string) error {
-	cur, err := s.rs.Read(ctx, Ref(jobID))
-	if err != nil {
-		return fmt.Errorf("jobstate: %w", err)
-	}
-	if cur != nil && cur.Status == Done {
-		return nil
-	}
-	if _, err := s.rs.SetShared(ctx, Ref(jobID), Done); err != nil {
-		return fmt.Errorf("jobstate: mark job %s done: %w", jobID, err)
-	}
-	return nil
 }
 
 // Sweep deletes job states older than MaxAge (best effort).

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -23,8 +22,9 @@ func noticeKey(jobID string) key         { return key{jobID + ".notice", 0} }
 func sessionKey(jobID string, i int) key { return key{jobID + ".session", i} }
 
 // report writes everything people read: the session and error comments,
-// the log issue body, its state and label, the reaction, the step summary;
-// then it deletes the job's refs.
+// the log issue body (ending with the job's final marker: its done state),
+// its state and label, the reaction, the step summary; then it deletes the
+// job's refs.
 func (p *publisher) report(ctx context.Context, run AgentRun) error {
 	r := buildReport(threadOf(p.job), p.pol, p.polErr, run, p.res, p.o)
 	parts := render.SessionMarkdown(sessionOf(run), p.o.Session)
@@ -52,7 +52,6 @@ func (p *publisher) report(ctx context.Context, run AgentRun) error {
 	}
 	p.react(ctx)
 	p.deleteJobRefs(ctx)
-	p.finishJobState(ctx)
 	return nil
 }
 
@@ -192,35 +191,46 @@ func (p *publisher) ensureLogIssue(ctx context.Context) (int, error) {
 func (p *publisher) finishLogIssue(ctx context.Context, r render.Report) error {
 	owner, name := splitRepo(p.o.ControlRepo)
 	n := p.res.LogIssue
-	body := capLogBody(render.Inert(render.LogIssueBody(r))) + "\n" + logKey(p.job.JobID).marker() + "\n"
+	// The final marker goes last: it is the job's done state (assemble
+	// reads it on a re-run or a later delivery), so setting it costs no
+	// write of its own.
+	body := capLogBody(render.Inert(render.LogIssueBody(r))) + "\n" + logKey(p.job.JobID).marker() + "\n" +
+		contract.LogIssueFinalMarker(p.job.JobID) + "\n"
 	req := &github.IssueRequest{Body: github.String(body), State: github.String("open")}
 	if p.res.Status == "completed" {
 		req.State, req.StateReason = github.String("closed"), github.String("completed")
 	}
-	var is *github.Issue
-	err := p.repeatIdempotent(ctx, "update the log issue", func() (err error) {
-		is, _, err = p.o.Control.Issues.Edit(ctx, owner, name, n, req)
+	// The cause label goes in the same update (a re-run that now succeeds,
+	// or fails otherwise, drops stale causes): the labels are read first,
+	// as the update replaces them all.
+	var cur *github.Issue
+	err := p.repeatIdempotent(ctx, "read the log issue", func() (err error) {
+		cur, _, err = p.o.Control.Issues.Get(ctx, owner, name, n)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("read log issue %s#%d: %w", p.o.ControlRepo, n, err)
+	}
+	var have []string
+	want := []string{} // not nil: an update to no labels sends []
+	for _, l := range cur.Labels {
+		have = append(have, l.GetName())
+		if l.GetName() == p.res.Cause || !slices.Contains(contract.CauseLabels, l.GetName()) {
+			want = append(want, l.GetName())
+		}
+	}
+	if p.res.Cause != "" && !slices.Contains(want, p.res.Cause) {
+		want = append(want, p.res.Cause)
+	}
+	if !slices.Equal(have, want) {
+		req.Labels = &want
+	}
+	err = p.repeatIdempotent(ctx, "update the log issue", func() (err error) {
+		_, _, err = p.o.Control.Issues.Edit(ctx, owner, name, n, req)
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("update log issue %s#%d: %w", p.o.ControlRepo, n, err)
-	}
-	var have []string
-	for _, l := range is.Labels {
-		have = append(have, l.GetName())
-	}
-	if p.res.Cause != "" && !slices.Contains(have, p.res.Cause) {
-		if _, _, err := p.o.Control.Issues.AddLabelsToIssue(ctx, owner, name, n, []string{p.res.Cause}); err != nil {
-			return fmt.Errorf("label log issue %s#%d %q: %w", p.o.ControlRepo, n, p.res.Cause, err)
-		}
-	}
-	// a re-run that now succeeds (or fails otherwise) clears stale causes
-	for _, l := range contract.CauseLabels {
-		if l != p.res.Cause && slices.Contains(have, l) {
-			if resp, err := p.o.Control.Issues.RemoveLabelForIssue(ctx, owner, name, n, l); err != nil && (resp == nil || resp.StatusCode != http.StatusNotFound) {
-				p.logf("remove label %q from the log issue: %v", l, err)
-			}
-		}
 	}
 	return nil
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-github/v62/github"
 	"github.com/mention-runner/mention-runner/internal/core/contract"
 
-	"github.com/mention-runner/mention-runner/internal/runner/jobstate"
 	"github.com/mention-runner/mention-runner/internal/runner/outputs"
 	"github.com/mention-runner/mention-runner/internal/runner/render"
 	"github.com/mention-runner/mention-runner/internal/testrig/githubsim"
@@ -182,14 +181,10 @@ func TestIssueBodyTriggerAndRefs(t *testing.T) {
 	res := f.run(f.options())
 	assert.Equal(t, "completed", res.Status)
 	assert.Empty(t, f.sim.Refs(testControl, "refs/mention-runner/jobs/"), "shard refs and lock deleted")
-	// The job's state stays, marked done, so a later delivery does not run it again.
-	assert.Equal(t, []string{jobstate.Ref(jobID)}, f.sim.Refs(testControl, "refs/mention-runner/"))
-	st, err := jobstate.New(f.bot, testControl, nil)
-	require.NoError(t, err)
-	b, err := st.Begin(ctx, jobID, "another-run")
-	require.NoError(t, err)
-	assert.False(t, b.Proceed)
-	assert.Equal(t, jobstate.Done, b.Status)
+	// The job is done by the log issue's last line (assemble stops a later
+	// delivery on it): publish writes no state ref of its own.
+	assert.Empty(t, f.sim.Refs(testControl, "refs/mention-runner/"))
+	assert.True(t, contract.LogIssueFinal(f.log().GetBody(), jobID), "the log issue ends with the job's final marker")
 	rs, _, err := f.bot.Reactions.ListIssueReactions(ctx, owner2(testTarget), name2(testTarget), n, nil)
 	require.NoError(t, err)
 	assert.Empty(t, rs, "answered on the thread: no 🚀")
