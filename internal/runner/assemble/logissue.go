@@ -27,11 +27,22 @@ type logIssues struct {
 }
 
 // find returns the job's log issue, or nil. since bounds the listing: the
-// issue was created after the job was dispatched.
+// issue was created after the job was dispatched. The newest come first.
 func (l *logIssues) find(ctx context.Context, jobID string, since time.Time) (*github.Issue, error) {
+	return l.list(ctx, jobID, since, "desc")
+}
+
+// findFrom is find for a job that began at about began (less the clock
+// skew allowed): the oldest come first, so the job's issue is on the first
+// pages however many newer issues the control repo has.
+func (l *logIssues) findFrom(ctx context.Context, jobID string, began time.Time) (*github.Issue, error) {
+	return l.list(ctx, jobID, began.Add(-sinceSlack), "asc")
+}
+
+func (l *logIssues) list(ctx context.Context, jobID string, since time.Time, direction string) (*github.Issue, error) {
 	marker := contract.LogIssueMarker(jobID)
 	opt := &github.IssueListByRepoOptions{
-		State: "all", Labels: []string{contract.LogLabel}, Sort: "created", Direction: "desc",
+		State: "all", Labels: []string{contract.LogLabel}, Sort: "created", Direction: direction,
 		Since: since, ListOptions: github.ListOptions{PerPage: 100},
 	}
 	for page := 0; page < maxIssuePages; page++ {

@@ -72,6 +72,11 @@ func (r *run) proceed(ctx context.Context, res *Result, context []byte) error {
 	if err := g.Wait(); err != nil {
 		return err
 	}
+	if b.Rerun && found == nil && findErr == nil && !b.Since.IsZero() {
+		// The listing reads the newest first and stops after a few pages:
+		// a re-run long after its run began looks from that start.
+		found, findErr = r.issues.findFrom(ctx, res.JobID, b.Since)
+	}
 	if b.Proceed && found != nil && contract.LogIssueFinal(found.GetBody(), res.JobID) {
 		// Publish finished the job (the log issue's final marker is its
 		// done state): a re-run of the run that ran it, or a delivery
