@@ -1,6 +1,9 @@
 package refstate_test
 
 import (
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -102,4 +105,38 @@ func TestSetSharedNewHour(t *testing.T) {
 	res, err := st.Sweep(ctx, refstate.SweepOptions{Prefix: "refs/mention-runner/test/", MaxAge: 7 * 24 * time.Hour})
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{"refs/mention-runner/test/a", "refs/mention-runner/test/b"}, res.Deleted)
+}
+
+// TestSetSharedConcurrentFirstOfHour: writers setting final states at
+// once in a new hour all meet the missing shared commit; each makes it
+// (the same content: one object) and every ref ends at it.
+func TestSetSharedConcurrentFirstOfHour(t *testing.T) {
+	st, sim, _ := newStore(t)
+	ctx := ctxT(t)
+	const n = 8
+	shas := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			m, err := st.SetShared(ctx, fmt.Sprintf("refs/mention-runner/test/c%d", i), "done")
+			assert.NoError(t, err)
+			shas[i] = m.Commit
+		})
+	}
+	wg.Wait()
+	for i := range n {
+		assert.Equal(t, shas[0], shas[i])
+		got, err := st.Read(ctx, fmt.Sprintf("refs/mention-runner/test/c%d", i))
+		require.NoError(t, err)
+		require.NotNil(t, got)
+		assert.Equal(t, "done", got.Status)
+		assert.Equal(t, shas[0], got.Commit)
+	}
+	commits := 0
+	for _, r := range sim.Requests() {
+		if r.Method == "POST" && strings.HasSuffix(r.Path, "/git/commits") {
+			commits++
+		}
+	}
+	assert.LessOrEqual(t, commits, n, "at most one commit request a writer")
 }
