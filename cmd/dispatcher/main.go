@@ -17,10 +17,13 @@ import (
 var app = &cli.App{Name: "dispatcher", Summary: "turns @bot mentions into repository_dispatch events"}
 
 func main() {
-	// Every secret in the environment is redacted by value from all we write.
+	// Every secret in the environment is redacted by value from all we
+	// write: records and comments where they are made, the log stream here.
 	redact.AddSecretsFromEnv(os.Environ())
+	env := cli.OSEnv()
+	env.Stderr = redact.Writer(env.Stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := app.Main(ctx, cli.OSEnv(), os.Args[1:])
+	code := app.Main(ctx, env, os.Args[1:])
 	stop()
 	os.Exit(code)
 }

@@ -69,15 +69,21 @@ func registered() []string {
 // secretName matches environment variable names that hold secrets.
 var secretName = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE|API_?KEY|ACCESS_?KEY|_KEY$|^KEY$|_PAT$|AUTH)`)
 
+// secretWhere matches names whose value says where a secret is (a file
+// path, as BOT_TOKEN_FILE), not the secret: redacting it would only hide
+// the path from the person who has to fix it.
+var secretWhere = regexp.MustCompile(`(?i)_(FILE|PATH)$`)
+
 // AddSecretsFromEnv registers the value of every variable in environ
 // ("NAME=value", as os.Environ returns) whose name says it holds a secret
 // (…TOKEN, …SECRET, …API_KEY, …PASSWORD, INPUT_… forms of action inputs
-// included). It returns the names it registered, for the run record.
+// included; not …_FILE or …_PATH, which say where one is). It returns the
+// names it registered, for the run record.
 func AddSecretsFromEnv(environ []string) []string {
 	var names []string
 	for _, kv := range environ {
 		name, val, ok := strings.Cut(kv, "=")
-		if !ok || !secretName.MatchString(name) || len(strings.TrimSpace(val)) < MinSecretLen {
+		if !ok || !secretName.MatchString(name) || secretWhere.MatchString(name) || len(strings.TrimSpace(val)) < MinSecretLen {
 			continue
 		}
 		AddSecret(val)

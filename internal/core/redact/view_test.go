@@ -56,7 +56,8 @@ func TestStringSeesWhatGitHubRenders(t *testing.T) {
 // inside a longer encoded text (HTTP basic auth).
 func TestStringRedactsRegisteredValues(t *testing.T) {
 	val := "hunter2-correct/horse+battery staple"
-	names := AddSecretsFromEnv([]string{"MY_API_KEY=" + val, "HOME=/root", "PATH_TOKEN=short", "GREETING=hello-world-value"})
+	names := AddSecretsFromEnv([]string{"MY_API_KEY=" + val, "HOME=/root", "PATH_TOKEN=short", "GREETING=hello-world-value",
+		"BOT_TOKEN_FILE=/run/secrets/bot-token", "GOOGLE_CREDENTIALS_PATH=/etc/gcp/key.json"})
 	assert.Equal(t, []string{"MY_API_KEY"}, names)
 	basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + val))
 	for _, form := range []string{
