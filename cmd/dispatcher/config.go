@@ -386,7 +386,9 @@ func (c *conf) clients(log *slog.Logger, m *monitor) (gh, ctl, dsp *github.Clien
 // and a CONTROL_TOKEN of its own as its pacer's: that identity is paced
 // per process. With one token the control repo's writes are the bot's.
 func watchWrites(w *writesCollector, ledger *writebudget.Ledger, bot, control *ghclient.Pacer) {
+	fresh := &refresher{seen: ledger.SeenAt, refresh: ledger.Refresh, every: ledgerRefreshEvery, now: time.Now}
 	w.watch("bot", func() (int, int, bool) {
+		fresh.maybe()
 		if used, limit, ok := ledger.Hour(); ok {
 			return used, limit, true
 		}

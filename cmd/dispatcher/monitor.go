@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/go-github/v62/github"
@@ -374,4 +375,34 @@ func (m *monitor) listen(ctx context.Context, addr string, log *slog.Logger) (fu
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 	}, nil
+}
+
+// ledgerRefreshEvery bounds how stale the bot's writes gauge may get: the
+// ledger is read again, in the background, by a scrape that finds it
+// seen longer ago (one read at most that often, however often scraped).
+const ledgerRefreshEvery = time.Minute
+
+// refresher reads the ledger again when a scrape finds it stale: an idle
+// dispatcher otherwise shows the account's hour as its own last grant
+// left it, while publish jobs write on.
+type refresher struct {
+	seen    func() time.Time
+	refresh func(context.Context) error
+	every   time.Duration
+	now     func() time.Time
+	busy    atomic.Bool
+}
+
+// maybe starts a refresh when the ledger was seen more than every ago
+// and none is under way; the scrape does not wait for it.
+func (r *refresher) maybe() {
+	if r.now().Sub(r.seen()) < r.every || !r.busy.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer r.busy.Store(false)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_ = r.refresh(ctx) // a failed read leaves the figure as it was
+	}()
 }

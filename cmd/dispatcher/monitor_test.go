@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -72,6 +75,47 @@ func TestWritesGauges(t *testing.T) {
 				return
 			}
 			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+// TestRefresherReadsStaleLedgerOnce: a scrape that finds the ledger seen
+// longer ago than the bound starts one background read, however many
+// scrapes come meanwhile; a fresh ledger is not read.
+func TestRefresherReadsStaleLedgerOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		age   time.Duration
+		reads int32
+	}{
+		{"stale", 2 * time.Minute, 1},
+		{"fresh", 10 * time.Second, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+			var reads atomic.Int32
+			release := make(chan struct{})
+			done := make(chan struct{}, 8)
+			r := &refresher{
+				seen:  func() time.Time { return now.Add(-tc.age) },
+				every: time.Minute, now: func() time.Time { return now },
+				refresh: func(context.Context) error {
+					reads.Add(1)
+					<-release
+					done <- struct{}{}
+					return nil
+				},
+			}
+			var wg sync.WaitGroup
+			for range 8 {
+				wg.Go(r.maybe)
+			}
+			wg.Wait()
+			close(release)
+			if tc.reads > 0 {
+				<-done
+			}
+			assert.Equal(t, tc.reads, reads.Load())
 		})
 	}
 }

@@ -1,6 +1,9 @@
 package writebudget
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Hour reports the account's writes the ledger granted in the hour up to
 // now, and the hourly limit they count against, as this handle last saw
@@ -30,7 +33,26 @@ func (l *Ledger) Hour() (used, limit int, ok bool) {
 
 // saw records the state a read found or a write stored, for Hour.
 func (l *Ledger) saw(s state) {
+	now := l.o.Now()
 	l.mu.Lock()
-	l.seen, l.seenOK = s, true
+	l.seen, l.seenOK, l.seenAt = s, true, now
 	l.mu.Unlock()
+}
+
+// SeenAt is when this handle last read or wrote the ledger (zero: never).
+func (l *Ledger) SeenAt() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.seenAt
+}
+
+// Refresh reads the ledger (one request when it is at the name the clock
+// gives) so that Hour shows every process's grants, not only those this
+// handle saw at its last grant: for a process that reports the account's
+// hour while it writes little itself.
+func (l *Ledger) Refresh(ctx context.Context) error {
+	l.io.Lock()
+	defer l.io.Unlock()
+	_, _, err := l.read(ctx)
+	return err
 }

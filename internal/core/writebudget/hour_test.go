@@ -47,3 +47,27 @@ func TestLedgerHour(t *testing.T) {
 	require.NoError(t, a.SetLimits(ctx, 20, 30))
 	assert.Equal(t, hour{0, 30}, at(a), "the limits committed to the ledger")
 }
+
+// TestLedgerRefresh: a handle that writes little sees other processes'
+// grants after Refresh, in one request (the ledger at the hour's name).
+func TestLedgerRefresh(t *testing.T) {
+	w := newWorld(t)
+	ctx := ctxT(t)
+	o := writebudget.Options{PerMinute: 12, PerHour: 40, Block: 3, Hold: time.Minute, SelfCost: 2}
+	a, b := w.ledger(t, "a", o), w.ledger(t, "b", o)
+	require.NoError(t, a.Take(ctx))
+	require.NoError(t, b.Take(ctx))
+	before, _, _ := a.Hour()
+	seen := a.SeenAt()
+	w.clk.Advance(time.Minute)
+	w.sim.ResetRequests()
+	require.NoError(t, a.Refresh(ctx))
+	after, _, ok := a.Hour()
+	require.True(t, ok)
+	assert.Equal(t, before+5, after, "b's grant of 3 and its ledger write of 2")
+	assert.True(t, a.SeenAt().After(seen))
+	assert.LessOrEqual(t, len(w.sim.Requests()), 2)
+	for _, r := range w.sim.Requests() {
+		assert.Equal(t, "GET", r.Method, "a refresh only reads")
+	}
+}

@@ -145,6 +145,7 @@ type Ledger struct {
 	wrote        Grant     // the last ledger commit this handle wrote (under io)
 	seen         state     // the ledger as last read or written (under mu; see Hour)
 	seenOK       bool      // seen holds a state
+	seenAt       time.Time // when seen was read or written
 	granted      Grant     // the commit of its latest grant (under mu; see Granted)
 	// A grant's commit, made but not yet on the ledger (its ref update in
 	// flight), may take one write on credit (credit.go); under mu.
