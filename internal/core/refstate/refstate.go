@@ -59,6 +59,11 @@ type Store struct {
 
 	mu    sync.Mutex
 	marks map[string]Mark // by commit: commits never change
+
+	// ensuring admits one EnsureShared at a time (the rest then find the
+	// commit made); a channel, not a mutex, so that a waiter counts as
+	// blocked in a testing/synctest bubble.
+	ensuring chan struct{}
 }
 
 // New returns a store for repo ("owner/name").
@@ -157,6 +162,43 @@ func commitSHA(tree, parent, msg string, at time.Time) string {
 	fmt.Fprintf(h, "commit %d\x00", b.Len())
 	h.Write([]byte(b.String()))
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// EnsureShared makes sure the current period's shared commit of status
+// exists, so that a SetShared after it is one request: it reads the commit
+// (a caller sends that beside other requests, off its critical path) and
+// makes it when missing. A commit this store knows costs nothing.
+func (s *Store) EnsureShared(ctx context.Context, status string) error {
+	s.mu.Lock()
+	if s.ensuring == nil {
+		s.ensuring = make(chan struct{}, 1)
+	}
+	sem := s.ensuring
+	s.mu.Unlock()
+	select {
+	case sem <- struct{}{}:
+		defer func() { <-sem }()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	m := sharedMark(status, s.now())
+	if _, ok := s.known(m.Commit); ok {
+		return nil
+	}
+	_, resp, err := s.Client.Git.GetCommit(ctx, s.Owner, s.Name, m.Commit)
+	switch {
+	case err == nil:
+		s.remember(m)
+		return nil
+	case resp == nil || resp.StatusCode != http.StatusNotFound:
+		return fmt.Errorf("refstate: read the shared %s commit: %w", status, err)
+	}
+	made, err := s.newMarkAt(ctx, status, "", "", m.At)
+	if err != nil {
+		return err
+	}
+	s.remember(made)
+	return nil
 }
 
 // SetShared points ref at the shared commit of status (sharedMark),

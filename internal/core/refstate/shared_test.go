@@ -140,3 +140,49 @@ func TestSetSharedConcurrentFirstOfHour(t *testing.T) {
 	}
 	assert.LessOrEqual(t, commits, n, "at most one commit request a writer")
 }
+
+// TestEnsureSharedThenOneRequest: EnsureShared reads the hour's shared
+// commit and makes it when missing, once however many callers ask at
+// once; a SetShared after it is the ref update alone, and a store that
+// knows the commit asks nothing.
+func TestEnsureSharedThenOneRequest(t *testing.T) {
+	st, sim, _ := newStore(t)
+	ctx := ctxT(t)
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Go(func() { assert.NoError(t, st.EnsureShared(ctx, "dispatched")) })
+	}
+	wg.Wait()
+	var gets, posts int
+	for _, r := range sim.Requests() {
+		switch {
+		case r.Method == "GET" && strings.Contains(r.Path, "/git/commits/"):
+			gets++
+		case r.Method == "POST" && strings.HasSuffix(r.Path, "/git/commits"):
+			posts++
+		}
+	}
+	assert.Equal(t, 1, gets, "one read")
+	assert.Equal(t, 1, posts, "one commit")
+
+	sim.ResetRequests()
+	require.NoError(t, st.EnsureShared(ctx, "dispatched"))
+	assert.Empty(t, sim.Requests(), "known: no request")
+	m, err := st.NewMark(ctx, "claimed", "me", "")
+	require.NoError(t, err)
+	_, created, err := st.Create(ctx, ref, m)
+	require.NoError(t, err)
+	require.True(t, created)
+	sim.ResetRequests()
+	_, err = st.SetShared(ctx, ref, "dispatched")
+	require.NoError(t, err)
+	require.Len(t, sim.Requests(), 1, "the mark over a claim: the ref update alone")
+	assert.Equal(t, "PATCH", sim.Requests()[0].Method)
+
+	fresh, err := refstate.New(st.Client, "ops/control", st.Now)
+	require.NoError(t, err)
+	sim.ResetRequests()
+	require.NoError(t, fresh.EnsureShared(ctx, "dispatched"))
+	require.Len(t, sim.Requests(), 1, "another process: one read, the commit exists")
+	assert.Equal(t, "GET", sim.Requests()[0].Method)
+}

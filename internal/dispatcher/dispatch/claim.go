@@ -256,6 +256,22 @@ func (d *Dispatcher) settle(ctx context.Context, jobID, status string) error {
 	return nil
 }
 
+// ensureShared makes the hour's shared commit of status ahead of the mark
+// that points at it, beside the claim, the thread's read and the dispatch
+// (refstate.EnsureShared): the mark is then one request after the
+// dispatch. The returned channel closes when it is done; a failure only
+// warns, the mark makes the commit itself.
+func (d *Dispatcher) ensureShared(ctx context.Context, status string) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := d.states().EnsureShared(ctx, status); err != nil && ctx.Err() == nil {
+			d.cfg.Logger.Warn("could not prepare the hour's shared state commit; the mark makes it", "status", status, "error", err.Error())
+		}
+	}()
+	return done
+}
+
 // forget drops a settled claim from this process's bookkeeping.
 func (d *Dispatcher) forget(jobID string) {
 	d.mu.Lock()

@@ -255,6 +255,7 @@ func (d *Dispatcher) Handle(ctx context.Context, t *Trigger) (dec Decision, err 
 	// step runs to its end on a context of its own, bounded by sendTimeout.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sendTimeout)
 	defer cancel()
+	marked := d.ensureShared(sctx, StatusDispatched)
 	ok, err := d.claim(sctx, dec.JobID)
 	claimedAt := d.cfg.Now()
 	res, berr := build.wait()
@@ -324,6 +325,10 @@ func (d *Dispatcher) Handle(ctx context.Context, t *Trigger) (dec Decision, err 
 	g.Go(func() error {
 		// Sent but not marked: the thread stays unread and the next cycle
 		// marks it (this process) or sends again (another one).
+		select {
+		case <-marked:
+		case <-sctx.Done():
+		}
 		return d.settle(sctx, dec.JobID, StatusDispatched)
 	})
 	g.Go(func() error {
