@@ -80,6 +80,10 @@ type Result struct {
 	Truncation Truncation
 	// Requests is how many API requests Build made.
 	Requests int
+	// Labels are the thread repository's labels as read (or given; nil
+	// when they could not be read): a caller may keep them for a while
+	// for its next mention there.
+	Labels json.RawMessage
 }
 
 // ErrTriggerNotFound means the trigger is not in the thread any more (deleted,
@@ -155,5 +159,6 @@ func Build(ctx context.Context, c *github.Client, req Request, o Options) (*Resu
 		return nil, fmt.Errorf("threadctx: %s#%d: %w", req.Repo, req.Number, err)
 	}
 	res.Requests = requests.get()
+	res.Labels = req.Labels
 	return res, nil
 }

@@ -67,6 +67,50 @@ type Dispatcher struct {
 	rateSt *rateState
 	// ctlPublic caches the control repository's visibility once read.
 	ctlPublic *bool
+	// labels caches each thread repository's labels for CacheTTL (lower-
+	// case owner/name): back-to-back mentions in a repository read them
+	// once. A label made since is refused as missing, never the reverse
+	// that matters: one deleted since is refused by publish's re-check.
+	labels map[string]cachedLabels
+}
+
+// cachedLabels is one repository's labels and when they were read.
+type cachedLabels struct {
+	raw json.RawMessage
+	at  time.Time
+}
+
+// freshLabels returns repo's labels when read within CacheTTL.
+func (d *Dispatcher) freshLabels(repo string) json.RawMessage {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c, ok := d.labels[strings.ToLower(repo)]
+	if !ok || d.cfg.Now().Sub(c.at) >= d.cfg.CacheTTL {
+		return nil
+	}
+	return c.raw
+}
+
+// keepLabels caches repo's labels as a build read them.
+func (d *Dispatcher) keepLabels(repo string, raw json.RawMessage, at time.Time) {
+	if raw == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.labels == nil {
+		d.labels = map[string]cachedLabels{}
+	}
+	now := d.cfg.Now()
+	for k, c := range d.labels { // drop what has expired: the map stays small
+		if now.Sub(c.at) >= d.cfg.CacheTTL {
+			delete(d.labels, k)
+		}
+	}
+	if c, ok := d.labels[strings.ToLower(repo)]; ok && c.at.After(at) {
+		return
+	}
+	d.labels[strings.ToLower(repo)] = cachedLabels{raw: raw, at: at}
 }
 
 // New checks cfg and returns a dispatcher. In a dry run the clients may be nil.
@@ -467,13 +511,18 @@ func (d *Dispatcher) startBuild(ctx context.Context, t *Trigger, flags policy.Fl
 		Repo: t.Repo, Number: t.Number, IsPR: t.IsPR, TriggerNodeID: t.NodeID,
 		Repository: t.Repository, Issue: t.pre.issue, PullRequest: t.pre.pull,
 		Comments: t.pre.comments, Reviews: t.pre.reviews, ReviewComments: t.pre.reviewComnts,
+		Labels: d.freshLabels(t.Repo),
 	}
+	started := d.cfg.Now()
 	if len(flags.AllowRepos) > 0 && !flags.CommentOnly && !flags.HereOnly {
 		req.LabelRepos = func(ctx context.Context) threadctx.LabelRepos { return d.labelRepos(ctx, t, flags, b.list) }
 	}
 	go func() {
 		defer close(b.done)
 		b.res, b.err = threadctx.Build(ctx, d.gh, req, d.cfg.Context)
+		if b.err == nil && req.Labels == nil {
+			d.keepLabels(t.Repo, b.res.Labels, started)
+		}
 	}()
 	return b
 }

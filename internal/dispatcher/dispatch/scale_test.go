@@ -108,8 +108,8 @@ func (e *env) measureCost(d *Dispatcher, trig *Trigger) ([]string, int) {
 // counted (reads, claim and its mark, dispatch, reaction, rate state, the
 // account's write ledger), and in sequential round trips, with
 // the dispatcher wired as cmd/dispatcher wires it (wiredDispatcher). A
-// running dispatcher (serve) has the opt-out list, rate state and claim
-// commits cached and writes the rate state once per CacheTTL, not per
+// running dispatcher (serve) has the opt-out list, rate state, each
+// repository's labels and claim commits cached and writes the rate state once per CacheTTL, not per
 // mention; it takes its next ledger grant beside a mention's reads while
 // it still holds slots, so back-to-back mentions wait for no grant. A
 // fresh one (event mode, FlushEach) reads and writes everything, and its
@@ -165,7 +165,7 @@ func testRequestCost(t *testing.T) {
 	c = e.comment(n, "alice", "@mrbot do it")
 	reqs, trips := e.measureCost(d, e.trigger("issue_comment", n, c.GetID()))
 	t.Logf("issue mention, running, taking the next grant ahead: %d requests, %d round trips: %v", len(reqs), trips, reqs)
-	assert.Len(t, reqs, 8, "comments, labels; claim; dispatch; mark dispatched, 👀; ledger commit, move")
+	assert.Len(t, reqs, 7, "comments (the labels: read by the warm-up, cached); claim; dispatch; mark dispatched, 👀; ledger commit, move")
 	refs, commits := ledger(reqs)
 	assert.Equal(t, [2]int{1, 1}, [2]int{refs, commits})
 	assert.LessOrEqual(t, trips, 3)
@@ -176,20 +176,20 @@ func testRequestCost(t *testing.T) {
 	c = e.comment(n, "alice", "@mrbot and this")
 	reqs, trips = e.measureCost(d, e.trigger("issue_comment", n, c.GetID()))
 	t.Logf("issue mention, running, holding a grant: %d requests, %d round trips: %v", len(reqs), trips, reqs)
-	assert.Len(t, reqs, 6, "comments, labels; claim; dispatch; mark dispatched, 👀")
+	assert.Len(t, reqs, 5, "comments; claim; dispatch; mark dispatched, 👀")
 	assert.LessOrEqual(t, trips, 3)
 
 	pr := e.pr("@mrbot review", "")
 	reqs, trips = e.measureCost(d, e.trigger("pull_request", pr, 0))
 	t.Logf("PR mention, running, holding a grant: %d requests, %d round trips: %v", len(reqs), trips, reqs)
-	assert.Len(t, reqs, 9, "issue, comments, labels, reviews, review comments; claim; dispatch; mark, 👀 (the diff is the runner's fetch job's read)")
+	assert.Len(t, reqs, 8, "issue, comments, reviews, review comments; claim; dispatch; mark, 👀 (the diff is the runner's fetch job's read)")
 	assert.LessOrEqual(t, trips, 3)
 
 	// The grant has fewer than 6 slots left: the next is taken ahead.
 	pr = e.pr("@mrbot review again", "")
 	reqs, trips = e.measureCost(d, e.trigger("pull_request", pr, 0))
 	t.Logf("PR mention, running, taking the next grant ahead: %d requests, %d round trips: %v", len(reqs), trips, reqs)
-	assert.Len(t, reqs, 11, "issue, comments, labels, reviews, review comments; claim; dispatch; mark, 👀; ledger commit, move")
+	assert.Len(t, reqs, 10, "issue, comments, reviews, review comments; claim; dispatch; mark, 👀; ledger commit, move")
 	refs, commits = ledger(reqs)
 	assert.Equal(t, [2]int{1, 1}, [2]int{refs, commits})
 	assert.LessOrEqual(t, trips, 3)
@@ -251,4 +251,38 @@ func testRequestCost(t *testing.T) {
 	refs, commits = ledger(reqs)
 	assert.Equal(t, [2]int{5, 1}, [2]int{refs, commits}, "hour's name, hour before's, listing, move, deletion; the grant's commit")
 	assert.LessOrEqual(t, trips, 7)
+}
+
+// TestLabelsCachedPerRepository: a running dispatcher reads a repository's
+// labels once for mentions there within CacheTTL, and again after it.
+func TestLabelsCachedPerRepository(t *testing.T) {
+	e := newEnv(t)
+	clk := fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	d := e.dispatcher(func(c *Config) { c.Now = clk.Now })
+	labelReads := func() int {
+		n := 0
+		for _, r := range e.sim.Requests() {
+			if r.Method == "GET" && strings.HasSuffix(r.Path, "/labels") {
+				n++
+			}
+		}
+		return n
+	}
+	for i, tc := range []struct {
+		advance time.Duration
+		reads   int
+	}{
+		{0, 1},                             // first mention: read
+		{5 * time.Second, 1},               // within CacheTTL: cached
+		{DefaultCacheTTL, 2},               // expired: read again
+		{DefaultCacheTTL - time.Second, 2}, // cached again
+	} {
+		clk.Advance(tc.advance)
+		n := e.issue(fmt.Sprintf("labels %d", i))
+		c := e.comment(n, "alice", "@mrbot triage this")
+		dec, err := d.Handle(e.ctx(), e.trigger("issue_comment", n, c.GetID()))
+		require.NoError(t, err)
+		require.Equal(t, Dispatch, dec.Decision, dec.Reason)
+		assert.Equal(t, tc.reads, labelReads(), "after mention %d", i)
+	}
 }
