@@ -22,7 +22,7 @@ const maxPlannedBlock = 8
 // update: two writes of the control repo's identity). Unreadable outputs
 // plan the default grant. botWritesControl: the bot's token also writes
 // CONTROL (no workflow or control token), so the log issue's session
-// comment and closing update and the job's done state are its writes too.
+// comment and final update are its writes too.
 func PlannedWrites(runDir string, botWritesControl bool) int {
 	extra := 0
 	if botWritesControl {
@@ -32,9 +32,9 @@ func PlannedWrites(runDir string, botWritesControl bool) int {
 }
 
 // controlWrites are publish's writes in CONTROL for a run whose session
-// fits one comment: the session comment, the log issue's closing update,
-// the job's done state.
-const controlWrites = 3
+// fits one comment: the session comment and the log issue's final update
+// (its body ends with the job's done marker; a failure's label goes in it).
+const controlWrites = 2
 
 // plannedTargetWrites is PlannedWrites without CONTROL's writes.
 func plannedTargetWrites(runDir string) int {
