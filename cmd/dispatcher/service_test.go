@@ -85,6 +85,19 @@ func startProc(t *testing.T, bin string, vars map[string]string, args ...string)
 	return p
 }
 
+// sigterm stops the process with SIGTERM and fails the test unless it
+// exits 0 within wait.
+func (p *proc) sigterm(t *testing.T, wait time.Duration) {
+	t.Helper()
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-p.done:
+		require.NoError(t, err, "exits 0 on SIGTERM")
+	case <-time.After(wait):
+		t.Fatalf("no exit %s after SIGTERM", wait)
+	}
+}
+
 func (p *proc) lines() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -250,13 +263,7 @@ func TestPollMetricsAndHealth(t *testing.T) {
 	_, body := healthz(base)
 	assert.Contains(t, body, "control repo")
 
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case err := <-p.done:
-		assert.NoError(t, err, "exits 0 on SIGTERM")
-	case <-time.After(30 * time.Second):
-		t.Fatal("no exit 30 s after SIGTERM")
-	}
+	p.sigterm(t, 30*time.Second)
 }
 
 // TestServeMetricsAndHealth runs the real `dispatcher serve` with a
@@ -308,13 +315,7 @@ func TestServeMetricsAndHealth(t *testing.T) {
 	require.NoError(t, sim.Close())
 	require.Eventually(t, func() bool { c, _ := healthz(hook); return c == http.StatusServiceUnavailable }, 30*time.Second, 50*time.Millisecond)
 
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case err := <-p.done:
-		assert.NoError(t, err, "exits 0 on SIGTERM")
-	case <-time.After(30 * time.Second):
-		t.Fatal("no exit 30 s after SIGTERM")
-	}
+	p.sigterm(t, 30*time.Second)
 }
 
 // TestPollSIGTERMMidCycle stops the real `dispatcher poll` with SIGTERM
@@ -337,13 +338,7 @@ func TestPollSIGTERMMidCycle(t *testing.T) {
 		}
 		return false
 	}, time.Minute, 5*time.Millisecond)
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case err := <-p.done:
-		require.NoError(t, err, "exits 0 on SIGTERM")
-	case <-time.After(time.Minute):
-		t.Fatal("no exit a minute after SIGTERM")
-	}
+	p.sigterm(t, time.Minute)
 	assert.Less(t, len(sim.Dispatches("ops/control")), n+1)
 
 	again := startProc(t, bin, vars, "once")
