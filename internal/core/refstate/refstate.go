@@ -135,16 +135,16 @@ func (s *Store) newMarkAt(ctx context.Context, status, holder, parent string, at
 	return m, nil
 }
 
-// SharedPeriod is how long one shared state commit (SetShared) is used:
+// sharedPeriod is how long one shared state commit (SetShared) is used:
 // its date tells a state's age within that.
-const SharedPeriod = time.Hour
+const sharedPeriod = time.Hour
 
 // sharedMark is the state commit every writer of status shares within the
-// SharedPeriod holding at: no holder, no parent, dated at the period's
+// sharedPeriod holding at: no holder, no parent, dated at the period's
 // start. Git objects are addressed by their content, so its sha is known
-// without a request (objectSHA); only the period's first writer creates it.
+// without a request (commitSHA); only the period's first writer creates it.
 func sharedMark(status string, at time.Time) Mark {
-	at = at.UTC().Truncate(SharedPeriod)
+	at = at.UTC().Truncate(sharedPeriod)
 	return Mark{Commit: commitSHA(EmptyTree, "", message(status, ""), at), Status: status, At: at}
 }
 

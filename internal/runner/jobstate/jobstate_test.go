@@ -18,7 +18,7 @@ import (
 
 const control = "ops/control"
 
-func newStores(t *testing.T) (*jobstate.Store, *refstate.Store, *githubsim.Sim, *fakeclock.Clock) {
+func newStores(t *testing.T) (*jobstate.Store, *refstate.Store, *fakeclock.Clock) {
 	t.Helper()
 	clk := fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	sim, base := simfixture.Start(t, githubsim.Options{Seed: 5, Now: clk.Now})
@@ -32,7 +32,7 @@ func newStores(t *testing.T) (*jobstate.Store, *refstate.Store, *githubsim.Sim, 
 	require.NoError(t, err)
 	rs, err := refstate.New(gh, control, clk.Now)
 	require.NoError(t, err)
-	return js, rs, sim, clk
+	return js, rs, clk
 }
 
 // TestStatesAcrossUpgrade: job states an older runner left (a done state
@@ -55,7 +55,7 @@ func TestStatesAcrossUpgrade(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			js, rs, _, clk := newStores(t)
+			js, rs, clk := newStores(t)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			const job = "0f41aabb-5d80-58bf-8978-bc4b171fa19f"
