@@ -134,6 +134,9 @@ func (c *call) refund() {
 // ContentWrite reports whether a request creates content in GitHub's
 // sense: what the content limits count and ContentWrites records.
 func ContentWrite(method, path string) bool {
+	if method == http.MethodPost && strings.HasSuffix(path, ".git/git-receive-pack") {
+		return true // a push: one request, counted as one write
+	}
 	// Marking a repository's notifications read creates nothing.
 	return isWrite(method) && strings.HasPrefix(path, "/repos/") && !strings.HasSuffix(path, "/notifications")
 }
@@ -144,8 +147,14 @@ func (s *Sim) takeSecondary(c *call) bool {
 	if !ContentWrite(c.r.Method, c.r.URL.Path) {
 		return true
 	}
+	return s.takeWrite(c.w, c.login)
+}
+
+// takeWrite counts one content write of login, or refuses it with a
+// secondary rate limit when it would exceed the account's limits.
+func (s *Sim) takeWrite(w http.ResponseWriter, login string) bool {
 	now := s.now()
-	key := lower(c.login)
+	key := lower(login)
 	if key == "" {
 		key = "anon"
 	}
@@ -172,7 +181,7 @@ func (s *Sim) takeSecondary(c *call) bool {
 	if wait <= 0 {
 		return true
 	}
-	writeSecondary(c.w, wait)
+	writeSecondary(w, wait)
 	return false
 }
 

@@ -90,6 +90,10 @@ func (s *Sim) serveGit(w http.ResponseWriter, r *http.Request, entry *LoggedRequ
 		return
 	}
 
+	if push && r.Method == http.MethodPost && !s.takeWrite(w, login) {
+		return // a push is a content write of its account, as GitHub counts
+	}
+
 	// git serves from disk: write what only memory holds, and hold the
 	// disk during a push so its ref changes can be read back exactly.
 	g := repo.git

@@ -1,0 +1,245 @@
+package refpush_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/google/go-github/v62/github"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/core/refpush"
+	"github.com/mention-runner/mention-runner/internal/testrig/githubsim"
+	"github.com/mention-runner/mention-runner/internal/testrig/simfixture"
+)
+
+type fixture struct {
+	sim  *githubsim.Sim
+	gh   *github.Client
+	push *refpush.Client
+}
+
+func newFixture(t *testing.T) fixture {
+	t.Helper()
+	sim, base := simfixture.Start(t, githubsim.Options{Seed: 5})
+	sim.AddUser("ops")
+	sim.AddToken("tok", "ops")
+	_, err := sim.AddRepo("ops/control", true)
+	require.NoError(t, err)
+	p, err := refpush.New(&http.Client{Timeout: 20 * time.Second}, base, "tok")
+	require.NoError(t, err)
+	p.Timeout = 2 * time.Second
+	return fixture{sim: sim, gh: sim.Client("tok"), push: p}
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func commit(msg string, parents ...string) refpush.Commit {
+	return refpush.Commit{Parents: parents, Message: msg,
+		Sig: refpush.Signature{Name: "mention-runner", Email: "mention-runner@users.noreply.github.com", At: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}}
+}
+
+// refAt is the commit ref points at in the repository, "" when it is gone.
+func (f fixture) refAt(t *testing.T, ref string) string {
+	t.Helper()
+	r, resp, err := f.gh.Git.GetRef(context.Background(), "ops", "control", ref[len("refs/"):])
+	if resp != nil && resp.StatusCode == http.StatusNotFound {
+		return ""
+	}
+	require.NoError(t, err)
+	return r.GetObject().GetSHA()
+}
+
+const ref = "refs/mention-runner/test/state"
+
+// Every kind of update, against real git receive-pack: what it applies
+// and what it refuses, each refusal a compare-and-swap lost.
+func TestPushUpdates(t *testing.T) {
+	first, second := commit("first"), commit("second")
+	second.Parents = []string{first.SHA()}
+	other := commit("other")
+	tests := []struct {
+		name     string
+		before   []refpush.Commit // pushed as creates of ref first, in order
+		commits  []refpush.Commit
+		update   refpush.Update
+		rejected bool
+		want     string // ref's commit after
+	}{
+		{"create", nil, []refpush.Commit{first}, refpush.Update{Ref: ref, New: first.SHA()}, false, first.SHA()},
+		{"create where the ref exists", []refpush.Commit{other}, []refpush.Commit{first}, refpush.Update{Ref: ref, New: first.SHA()}, true, other.SHA()},
+		{"update from the value it has", []refpush.Commit{first}, []refpush.Commit{second}, refpush.Update{Ref: ref, Old: first.SHA(), New: second.SHA()}, false, second.SHA()},
+		{"update from a value it no longer has", []refpush.Commit{other}, []refpush.Commit{second, first}, refpush.Update{Ref: ref, Old: first.SHA(), New: second.SHA()}, true, other.SHA()},
+		{"update of a ref that is gone", nil, []refpush.Commit{second, first}, refpush.Update{Ref: ref, Old: first.SHA(), New: second.SHA()}, true, ""},
+		{"update that is no fast-forward", []refpush.Commit{first}, []refpush.Commit{other}, refpush.Update{Ref: ref, Old: first.SHA(), New: other.SHA()}, false, other.SHA()},
+		{"delete from the value it has", []refpush.Commit{first}, nil, refpush.Update{Ref: ref, Old: first.SHA()}, false, ""},
+		{"delete from a value it no longer has", []refpush.Commit{first, other}, nil, refpush.Update{Ref: ref, Old: first.SHA()}, true, other.SHA()},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			ctx := ctxT(t)
+			for _, c := range tc.before {
+				res, err := f.push.Push(ctx, "ops/control", []refpush.Commit{c}, []refpush.Update{{Ref: ref, Old: f.refAt(t, ref), New: c.SHA()}})
+				require.NoError(t, err)
+				require.NoError(t, res[0])
+			}
+			res, err := f.push.Push(ctx, "ops/control", tc.commits, []refpush.Update{tc.update})
+			require.NoError(t, err)
+			require.Len(t, res, 1)
+			if tc.rejected {
+				assert.ErrorIs(t, res[0], refpush.ErrRejected)
+				assert.False(t, refpush.MaybeApplied(res[0]))
+			} else {
+				assert.NoError(t, res[0])
+			}
+			assert.Equal(t, tc.want, f.refAt(t, ref))
+		})
+	}
+}
+
+// The commit pushed is the one Commit describes: its id is known before
+// the push, and the REST API reads back its message and date.
+func TestPushedCommitReadsBack(t *testing.T) {
+	f := newFixture(t)
+	ctx := ctxT(t)
+	c := commit("mention-runner state: running\n\nrun 42\n")
+	res, err := f.push.Push(ctx, "ops/control", []refpush.Commit{c}, []refpush.Update{{Ref: ref, New: c.SHA()}})
+	require.NoError(t, err)
+	require.NoError(t, res[0])
+	got, _, err := f.gh.Git.GetCommit(ctx, "ops", "control", c.SHA())
+	require.NoError(t, err)
+	assert.Equal(t, c.Message, got.GetMessage())
+	assert.Equal(t, refpush.EmptyTree, got.GetTree().GetSHA())
+	assert.True(t, c.Sig.At.Equal(got.GetCommitter().GetDate().Time))
+}
+
+// Several updates in one push are applied or refused one by one.
+func TestPushSeveralUpdates(t *testing.T) {
+	f := newFixture(t)
+	ctx := ctxT(t)
+	a, b := commit("a"), commit("b")
+	res, err := f.push.Push(ctx, "ops/control", []refpush.Commit{a}, []refpush.Update{{Ref: ref, New: a.SHA()}})
+	require.NoError(t, err)
+	require.NoError(t, res[0])
+	res, err = f.push.Push(ctx, "ops/control", []refpush.Commit{a, b}, []refpush.Update{
+		{Ref: ref, New: b.SHA()},       // exists: refused
+		{Ref: ref + "2", New: b.SHA()}, // new: applied
+	})
+	require.NoError(t, err)
+	require.Len(t, res, 2)
+	assert.ErrorIs(t, res[0], refpush.ErrRejected)
+	assert.NoError(t, res[1])
+	assert.Equal(t, a.SHA(), f.refAt(t, ref))
+	assert.Equal(t, b.SHA(), f.refAt(t, ref+"2"))
+	assert.Len(t, f.sim.ContentWrites()["ops"], 2, "each push is one content write of its account")
+}
+
+// A push whose answer is lost may have been applied: the caller is told so
+// and reads the ref.
+func TestPushLostAnswer(t *testing.T) {
+	for _, kind := range []githubsim.FaultKind{githubsim.FaultStatus502, githubsim.FaultReset, githubsim.FaultHang} {
+		t.Run(string(kind), func(t *testing.T) {
+			f := newFixture(t)
+			ctx := ctxT(t)
+			f.sim.AddFault(githubsim.Fault{Method: "POST", Path: "/ops/control.git/git-receive-pack", Kind: kind, OnCall: 1, AfterApply: true, Delay: 5 * time.Second})
+			c := commit("lost")
+			_, err := f.push.Push(ctx, "ops/control", []refpush.Commit{c}, []refpush.Update{{Ref: ref, New: c.SHA()}})
+			require.Error(t, err)
+			assert.True(t, refpush.MaybeApplied(err), "%v", err)
+			assert.Equal(t, c.SHA(), f.refAt(t, ref), "applied before the answer was lost")
+		})
+	}
+}
+
+// Refusals of the whole push say nothing was applied, and why.
+func TestPushRefused(t *testing.T) {
+	f := newFixture(t)
+	ctx := ctxT(t)
+	f.sim.AddUser("eve")
+	f.sim.AddToken("evetok", "eve")
+	base, _ := url.Parse(f.sim.URL())
+	for _, tc := range []struct {
+		name, token, repo string
+		status            int
+	}{
+		{"unknown token", "nope", "ops/control", http.StatusUnauthorized},
+		{"no write permission", "evetok", "ops/control", http.StatusNotFound},
+		{"no such repository", "tok", "ops/missing", http.StatusNotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := refpush.New(nil, refpush.ServerFromAPI(base), tc.token)
+			require.NoError(t, err)
+			c := commit("x")
+			_, err = p.Push(ctx, tc.repo, []refpush.Commit{c}, []refpush.Update{{Ref: ref, New: c.SHA()}})
+			var ae *refpush.AnswerError
+			require.ErrorAs(t, err, &ae)
+			assert.Equal(t, tc.status, ae.Status)
+			assert.False(t, refpush.MaybeApplied(err))
+			assert.Equal(t, "", f.refAt(t, ref))
+		})
+	}
+	// A push over the account's content limit is refused with its wait.
+	f.sim.SetContentLimits(1, 0)
+	c, d := commit("c"), commit("d")
+	res, err := f.push.Push(ctx, "ops/control", []refpush.Commit{c}, []refpush.Update{{Ref: ref, New: c.SHA()}})
+	require.NoError(t, err)
+	require.NoError(t, res[0])
+	_, err = f.push.Push(ctx, "ops/control", []refpush.Commit{d}, []refpush.Update{{Ref: ref + "2", New: d.SHA()}})
+	var ae *refpush.AnswerError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, http.StatusForbidden, ae.Status)
+	assert.Positive(t, ae.RetryAfter)
+	assert.False(t, refpush.MaybeApplied(err))
+}
+
+// Input that would make a wrong or ambiguous push is refused before
+// anything is sent.
+func TestPushBadInput(t *testing.T) {
+	f := newFixture(t)
+	ctx := ctxT(t)
+	c := commit("c")
+	bad := commit("bad")
+	bad.Sig.Email = "a>b"
+	for _, tc := range []struct {
+		name    string
+		repo    string
+		commits []refpush.Commit
+		updates []refpush.Update
+	}{
+		{"no update", "ops/control", nil, nil},
+		{"not a full ref name", "ops/control", nil, []refpush.Update{{Ref: "heads/main", New: c.SHA()}}},
+		{"a ref twice", "ops/control", nil, []refpush.Update{{Ref: ref, New: c.SHA()}, {Ref: ref, New: c.SHA()}}},
+		{"not an id", "ops/control", nil, []refpush.Update{{Ref: ref, New: "main"}}},
+		{"neither old nor new", "ops/control", nil, []refpush.Update{{Ref: ref}}},
+		{"a signature git would store otherwise", "ops/control", []refpush.Commit{bad}, []refpush.Update{{Ref: ref, New: bad.SHA()}}},
+		{"not owner/name", "control", nil, []refpush.Update{{Ref: ref, New: c.SHA()}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := f.push.Push(ctx, tc.repo, tc.commits, tc.updates)
+			require.Error(t, err)
+			assert.False(t, errors.Is(err, refpush.ErrRejected))
+		})
+	}
+	assert.Empty(t, f.sim.ContentWrites()["ops"], "nothing was sent")
+}
+
+func TestServerFromAPI(t *testing.T) {
+	for _, tc := range []struct{ api, want string }{
+		{"https://api.github.com/", "https://github.com"},
+		{"https://ghe.example.com/api/v3/", "https://ghe.example.com"},
+		{"http://127.0.0.1:8080/", "http://127.0.0.1:8080"},
+	} {
+		u, err := url.Parse(tc.api)
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, refpush.ServerFromAPI(u), tc.api)
+	}
+}
