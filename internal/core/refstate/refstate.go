@@ -13,8 +13,6 @@ package refstate
 
 import (
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,11 +27,12 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/core/contract"
 	"github.com/mention-runner/mention-runner/internal/core/ghclient"
+	"github.com/mention-runner/mention-runner/internal/core/refpush"
 )
 
 // EmptyTree is git's empty tree. Every repository has it, so a state
 // commit needs no tree to be created first.
-const EmptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+const EmptyTree = refpush.EmptyTree
 
 // messagePrefix starts every state commit's message.
 const messagePrefix = "mention-runner state: "
@@ -56,6 +55,9 @@ type Store struct {
 	Client      *github.Client
 	Owner, Name string
 	Now         func() time.Time // commit dates and ages; nil = time.Now
+	// Push, when set, writes a state commit and its ref in one request
+	// (a git push whose update is a compare-and-swap) instead of two.
+	Push *refpush.Client
 
 	mu    sync.Mutex
 	marks map[string]Mark // by commit: commits never change
@@ -142,26 +144,20 @@ const sharedPeriod = time.Hour
 // sharedMark is the state commit every writer of status shares within the
 // sharedPeriod holding at: no holder, no parent, dated at the period's
 // start. Git objects are addressed by their content, so its sha is known
-// without a request (commitSHA); only the period's first writer creates it.
+// without a request (markCommit); only the period's first writer creates it.
 func sharedMark(status string, at time.Time) Mark {
 	at = at.UTC().Truncate(sharedPeriod)
-	return Mark{Commit: commitSHA(EmptyTree, "", message(status, ""), at), Status: status, At: at}
+	return Mark{Commit: markCommit("", message(status, ""), at).SHA(), Status: status, At: at}
 }
 
-// commitSHA is the sha of the commit NewMark sends: git's object id of
-// its canonical form.
-func commitSHA(tree, parent, msg string, at time.Time) string {
-	var b strings.Builder
-	b.WriteString("tree " + tree + "\n")
+// markCommit is the commit NewMark sends, as git stores it: its id is
+// known without a request.
+func markCommit(parent, msg string, at time.Time) refpush.Commit {
+	c := refpush.Commit{Tree: EmptyTree, Message: msg, Sig: refpush.Signature{Name: markName, Email: markEmail, At: at}}
 	if parent != "" {
-		b.WriteString("parent " + parent + "\n")
+		c.Parents = []string{parent}
 	}
-	sig := fmt.Sprintf("%s <%s> %d +0000\n", markName, markEmail, at.Unix())
-	b.WriteString("author " + sig + "committer " + sig + "\n" + msg)
-	h := sha1.New()
-	fmt.Fprintf(h, "commit %d\x00", b.Len())
-	h.Write([]byte(b.String()))
-	return hex.EncodeToString(h.Sum(nil))
+	return c
 }
 
 // EnsureShared makes sure the current period's shared commit of status
