@@ -19,6 +19,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/core/ghclient"
 	"github.com/mention-runner/mention-runner/internal/core/policy"
 	"github.com/mention-runner/mention-runner/internal/core/redact"
+	"github.com/mention-runner/mention-runner/internal/core/refpush"
 	"github.com/mention-runner/mention-runner/internal/core/threadctx"
 	"github.com/mention-runner/mention-runner/internal/core/writebudget"
 	"github.com/mention-runner/mention-runner/internal/dispatcher/dispatch"
@@ -297,6 +298,11 @@ func (c *conf) buildWatched(env *cli.Env, dryRun bool, m *monitor, mode string) 
 	}
 	gh, ctl, dsp, ledger, err := c.clients(log, m)
 	if err != nil {
+		return nil, nil, err
+	}
+	// CONTROL's refs are pushed as the token that writes CONTROL, through
+	// its client's transport (timeouts, Retry-After, pacing)
+	if cfg.Push, err = refpush.New(ctl.Client(), refpush.ServerFromAPI(ctl.BaseURL), c.controlToken); err != nil {
 		return nil, nil, err
 	}
 	d, err := dispatch.New(cfg, dispatch.Clients{GitHub: gh, Control: ctl, Dispatch: dsp, Budget: ledger})

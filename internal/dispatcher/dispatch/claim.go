@@ -89,6 +89,7 @@ func (d *Dispatcher) states() *refstate.Store {
 	defer d.mu.Unlock()
 	if d.refs == nil {
 		d.refs, _ = refstate.New(d.ctl, d.cfg.Control, d.cfg.Now) // Control was validated
+		d.refs.Push = d.cfg.Push
 	}
 	return d.refs
 }
@@ -228,6 +229,10 @@ func (d *Dispatcher) settle(ctx context.Context, jobID, status string) error {
 	d.mu.Unlock()
 	if !ok {
 		return fmt.Errorf("claim mention %s: not held by this dispatcher", jobID)
+	}
+	if b := marksOf(ctx); status == StatusDispatched && b != nil {
+		b.add(jobID, claimM.Commit) // written with the cycle's others (flushMarks)
+		return nil
 	}
 	if status == StatusDispatched {
 		// Final, and the same for whoever sets it: forced to the shared

@@ -11,6 +11,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/core/contract"
 	"github.com/mention-runner/mention-runner/internal/core/mention"
 	"github.com/mention-runner/mention-runner/internal/core/policy"
+	"github.com/mention-runner/mention-runner/internal/core/refpush"
 	"github.com/mention-runner/mention-runner/internal/core/threadctx"
 )
 
@@ -135,6 +136,10 @@ type Config struct {
 	// Holder names this dispatcher in its claims; "" = a fresh
 	// "dispatcher-<uuid>". Two dispatchers must never share one.
 	Holder string
+	// Push writes CONTROL's refs with a git push, several changes in one
+	// request (a poll cycle's dispatched marks); nil = the REST API, a
+	// request per change. It pushes as the token that writes CONTROL.
+	Push *refpush.Client
 
 	// DryRun decides without any API call and reports what it would do.
 	DryRun bool

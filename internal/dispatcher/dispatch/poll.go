@@ -230,6 +230,10 @@ func (p *Poller) Cycle(ctx context.Context) (CycleResult, error) {
 	var errs []error
 	failed := map[string]bool{} // thread ids
 	out := make([]threadResult, len(l.threads))
+	marks := p.D.newMarks()
+	if marks != nil {
+		ctx = withMarks(ctx, marks)
+	}
 	// Threads are handled side by side, a few at a time: a backlog takes
 	// minutes, not one round trip after another.
 	g, gctx := errgroup.WithContext(context.WithoutCancel(ctx))
@@ -249,14 +253,24 @@ func (p *Poller) Cycle(ctx context.Context) (CycleResult, error) {
 	}
 	_ = g.Wait() // every error is the thread's
 	for i, n := range l.threads {
-		if out[i].skip {
-			continue
-		}
-		if out[i].err != nil && ctx.Err() == nil {
+		if !out[i].skip && out[i].err != nil && ctx.Err() == nil {
 			// Once more, alone: a thread that failed beside the others
 			// (a timeout, a 5xx) does not keep its repository's other
 			// threads unread until the next run.
 			out[i].decs, out[i].err = p.thread(ctx, n, backlog)
+		}
+	}
+	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sendTimeout)
+	unmarked := p.D.flushMarks(mctx, marks)
+	cancel()
+	for i, n := range l.threads {
+		if out[i].skip {
+			continue
+		}
+		for _, dec := range out[i].decs {
+			if merr := unmarked[dec.JobID]; merr != nil && out[i].err == nil {
+				out[i].err = fmt.Errorf("mark mention %s dispatched: %w", dec.JobID, merr)
+			}
 		}
 		decs, err := out[i].decs, out[i].err
 		res.Decisions = append(res.Decisions, decs...)

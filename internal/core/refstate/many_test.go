@@ -1,0 +1,128 @@
+package refstate_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/core/ghclient"
+	"github.com/mention-runner/mention-runner/internal/core/refpush"
+	"github.com/mention-runner/mention-runner/internal/core/refstate"
+	"github.com/mention-runner/mention-runner/internal/testrig/fakeclock"
+	"github.com/mention-runner/mention-runner/internal/testrig/githubsim"
+	"github.com/mention-runner/mention-runner/internal/testrig/simfixture"
+)
+
+// pushStore is a store that writes with one push per change, and one
+// that does not, on the same repository.
+func pushStore(t *testing.T) (withPush, rest *refstate.Store, sim *githubsim.Sim) {
+	t.Helper()
+	clk := fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	sim, base := simfixture.Start(t, githubsim.Options{Seed: 3, Now: clk.Now})
+	sim.AddUser("ops")
+	sim.AddToken("tok", "ops")
+	_, err := sim.AddRepo("ops/control", true)
+	require.NoError(t, err)
+	gh, err := ghclient.New(ghclient.Options{BaseURL: base, Token: "tok", RetryUnsafe: true, Sleep: clk.Sleep, Now: clk.Now, RequestTimeout: 2 * time.Second})
+	require.NoError(t, err)
+	rest, err = refstate.New(gh, "ops/control", clk.Now)
+	require.NoError(t, err)
+	withPush, err = refstate.New(gh, "ops/control", clk.Now)
+	require.NoError(t, err)
+	withPush.Push, err = refpush.New(gh.Client(), base, "tok")
+	require.NoError(t, err)
+	withPush.Push.Timeout = 2 * time.Second
+	return withPush, rest, sim
+}
+
+// Many claims are marked in one push; one taken over meanwhile is left to
+// its new holder, one marked already counts as marked.
+func TestSetSharedMany(t *testing.T) {
+	st, rest, sim := pushStore(t)
+	ctx := ctxT(t)
+	claim, err := rest.NewMark(ctx, "claimed", "me", "")
+	require.NoError(t, err)
+	from := map[string]string{}
+	for _, name := range []string{"a", "b", "taken", "done"} {
+		_, created, err := rest.Create(ctx, ref+"/"+name, claim)
+		require.NoError(t, err)
+		require.True(t, created)
+		from[ref+"/"+name] = claim.Commit
+	}
+	other, err := rest.NewMark(ctx, "claimed", "another dispatcher", claim.Commit)
+	require.NoError(t, err)
+	_, err = rest.Advance(ctx, ref+"/taken", other)
+	require.NoError(t, err)
+	_, err = rest.SetShared(ctx, ref+"/done", "dispatched")
+	require.NoError(t, err)
+
+	before := len(sim.ContentWrites()["ops"])
+	failed, err := st.SetSharedMany(ctx, "dispatched", from)
+	require.NoError(t, err)
+	assert.Equal(t, 1, len(sim.ContentWrites()["ops"])-before, "one push for every ref")
+	require.Len(t, failed, 1)
+	assert.ErrorIs(t, failed[ref+"/taken"], refstate.ErrLost)
+	for _, name := range []string{"a", "b", "done"} {
+		m, err := rest.Read(ctx, ref+"/"+name)
+		require.NoError(t, err)
+		assert.Equal(t, "dispatched", m.Status, name)
+	}
+	m, err := rest.Read(ctx, ref+"/taken")
+	require.NoError(t, err)
+	assert.Equal(t, other.Commit, m.Commit, "a takeover is not overwritten")
+}
+
+// A push whose answer is lost is sent again (the client retries it): the
+// repeat's updates are refused, the refs read and found set.
+func TestSetSharedManyLostAnswer(t *testing.T) {
+	for _, kind := range []githubsim.FaultKind{githubsim.FaultStatus502, githubsim.FaultReset} {
+		t.Run(string(kind), func(t *testing.T) {
+			st, rest, sim := pushStore(t)
+			ctx := ctxT(t)
+			claim, err := rest.NewMark(ctx, "claimed", "me", "")
+			require.NoError(t, err)
+			from := map[string]string{}
+			for _, name := range []string{"a", "b"} {
+				_, _, err := rest.Create(ctx, ref+"/"+name, claim)
+				require.NoError(t, err)
+				from[ref+"/"+name] = claim.Commit
+			}
+			sim.AddFault(githubsim.Fault{Method: http.MethodPost, Path: "/ops/control.git/git-receive-pack", Kind: kind, OnCall: 1, AfterApply: true})
+			failed, err := st.SetSharedMany(ctx, "dispatched", from)
+			require.NoError(t, err)
+			assert.Empty(t, failed)
+			for name := range from {
+				m, err := rest.Read(ctx, name)
+				require.NoError(t, err)
+				assert.Equal(t, "dispatched", m.Status, name)
+			}
+		})
+	}
+}
+
+// Without a pusher each ref is set on its own, as SetShared does.
+func TestSetSharedManyWithoutPush(t *testing.T) {
+	_, rest, sim := pushStore(t)
+	ctx := ctxT(t)
+	claim, err := rest.NewMark(ctx, "claimed", "me", "")
+	require.NoError(t, err)
+	from := map[string]string{}
+	for _, name := range []string{"a", "b"} {
+		_, _, err := rest.Create(ctx, ref+"/"+name, claim)
+		require.NoError(t, err)
+		from[ref+"/"+name] = claim.Commit
+	}
+	failed, err := rest.SetSharedMany(context.WithoutCancel(ctx), "dispatched", from)
+	require.NoError(t, err)
+	assert.Empty(t, failed)
+	for name := range from {
+		m, err := rest.Read(ctx, name)
+		require.NoError(t, err)
+		assert.Equal(t, "dispatched", m.Status)
+	}
+	_ = sim
+}
