@@ -37,6 +37,23 @@ func (b *markBatch) add(jobID, claimCommit string) {
 	b.from[jobID] = claimCommit
 }
 
+// BatchMarks returns a context under which Handle queues its dispatched
+// marks instead of writing each, and the function that writes them all
+// (one push): a poll cycle's. The function returns the mentions whose mark
+// was not written, by jobid; their threads must stay unread. Without a
+// pusher the context is ctx and each mark is written as it comes.
+func (d *Dispatcher) BatchMarks(ctx context.Context) (context.Context, func(context.Context) map[string]error) {
+	b := d.newMarks()
+	if b == nil {
+		return ctx, func(context.Context) map[string]error { return nil }
+	}
+	return withMarks(ctx, b), func(ctx context.Context) map[string]error {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sendTimeout)
+		defer cancel()
+		return d.flushMarks(ctx, b)
+	}
+}
+
 // newMarks returns a batch for one cycle, or nil when marks cannot be
 // written together (no pusher): each is then written as it comes.
 func (d *Dispatcher) newMarks() *markBatch {

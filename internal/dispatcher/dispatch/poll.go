@@ -230,10 +230,7 @@ func (p *Poller) Cycle(ctx context.Context) (CycleResult, error) {
 	var errs []error
 	failed := map[string]bool{} // thread ids
 	out := make([]threadResult, len(l.threads))
-	marks := p.D.newMarks()
-	if marks != nil {
-		ctx = withMarks(ctx, marks)
-	}
+	ctx, flushMarks := p.D.BatchMarks(ctx)
 	// Threads are handled side by side, a few at a time: a backlog takes
 	// minutes, not one round trip after another.
 	g, gctx := errgroup.WithContext(context.WithoutCancel(ctx))
@@ -260,9 +257,7 @@ func (p *Poller) Cycle(ctx context.Context) (CycleResult, error) {
 			out[i].decs, out[i].err = p.thread(ctx, n, backlog)
 		}
 	}
-	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sendTimeout)
-	unmarked := p.D.flushMarks(mctx, marks)
-	cancel()
+	unmarked := flushMarks(ctx)
 	for i, n := range l.threads {
 		if out[i].skip {
 			continue

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mention-runner/mention-runner/internal/core/ghclient"
+	"github.com/mention-runner/mention-runner/internal/core/refpush"
 	"github.com/mention-runner/mention-runner/internal/core/transport"
 	"github.com/mention-runner/mention-runner/internal/core/writebudget"
 	"github.com/mention-runner/mention-runner/internal/dispatcher/dispatch"
@@ -66,7 +67,12 @@ func (w *World) NewDispatcher(opts ...func(*dispatch.Config)) (*dispatch.Dispatc
 	if err != nil {
 		return nil, err
 	}
-	cfg := dispatch.Config{Bot: Bot, Control: Control, Allowed: dispatch.ParseAllowList("*"), Now: w.Clock.Now}
+	// as cmd/dispatcher's: CONTROL's refs pushed as the control token
+	push, err := refpush.New(ctl.Client(), refpush.ServerFromAPI(ctl.BaseURL), ctlTok)
+	if err != nil {
+		return nil, err
+	}
+	cfg := dispatch.Config{Bot: Bot, Control: Control, Allowed: dispatch.ParseAllowList("*"), Now: w.Clock.Now, Push: push}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -103,11 +109,14 @@ func (w *World) DispatchAll(ctx context.Context, ms []Mention, maxCycles int, re
 	}
 	for st.Cycles = 1; st.Cycles <= maxCycles; st.Cycles++ {
 		pending := 0
+		// as a poll cycle: its dispatched marks are written together at
+		// its end (a killed process's are lost with it)
+		cctx, flushMarks := d.BatchMarks(ctx)
 		for _, m := range ms {
 			if _, done := st.Decided[m.JobID]; done {
 				continue
 			}
-			hctx, cancel := context.WithCancel(ctx)
+			hctx, cancel := context.WithCancel(cctx)
 			killed := false
 			var stop func()
 			if restart != nil {
@@ -132,6 +141,7 @@ func (w *World) DispatchAll(ctx context.Context, ms []Mention, maxCycles int, re
 				if d, err = w.NewDispatcher(); err != nil {
 					return st, err
 				}
+				cctx, flushMarks = d.BatchMarks(ctx)
 			}
 			if ctx.Err() != nil {
 				return st, ctx.Err()
@@ -142,6 +152,12 @@ func (w *World) DispatchAll(ctx context.Context, ms []Mention, maxCycles int, re
 				continue
 			}
 			st.Decided[m.JobID] = dec.Decision
+		}
+		for job := range flushMarks(ctx) {
+			// its thread stays unread: the next cycle marks it
+			delete(st.Decided, job)
+			st.Failures++
+			pending++
 		}
 		// as a poll cycle: the rate state is written once, at its end
 		if err := d.Flush(ctx); err != nil {

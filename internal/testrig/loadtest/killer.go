@@ -65,6 +65,9 @@ func (w *World) Kill(plan KillPlan, proc *os.Process, exited <-chan struct{}) (f
 // due counts a write of r's process and says whether to kill it now.
 func (k *killer) due(r *http.Request) *killTarget {
 	tok := strings.TrimPrefix(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "), "token ")
+	if _, pass, ok := r.BasicAuth(); ok {
+		tok = pass // a git push
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	t := k.byToken[tok]

@@ -1,7 +1,9 @@
 package loadtest
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,6 +16,19 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/dispatcher/dispatch"
 )
+
+// pushOf matches a git push that updates a ref under prefix (its body is
+// read and put back for the server).
+func pushOf(prefix string) func(*http.Request) bool {
+	return func(r *http.Request) bool {
+		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/git-receive-pack") {
+			return false
+		}
+		b, err := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		return err == nil && bytes.Contains(b, []byte(prefix))
+	}
+}
 
 // TestLateMentionSurvivesKill: a real `dispatcher once` process handles a
 // thread; a second mention is posted in it after the process read the
@@ -39,9 +54,7 @@ func TestLateMentionSurvivesKill(t *testing.T) {
 	}{
 		{"reading the thread's comments", is(http.MethodGet, "/comments"), true},
 		{"first dispatch stored", is(http.MethodPost, "/dispatches"), true},
-		{"claim marked dispatched", func(r *http.Request) bool {
-			return r.Method == http.MethodPatch && strings.Contains(r.URL.Path, "/git/refs/mention-runner/dispatched/")
-		}, true},
+		{"claim marked dispatched", pushOf("refs/mention-runner/dispatched/"), true},
 		{"mark-read lost", is(http.MethodPut, "/notifications"), false},
 		{"mark-read stored, answer lost", is(http.MethodPut, "/notifications"), true},
 	}
