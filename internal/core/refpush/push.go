@@ -80,6 +80,9 @@ type Client struct {
 	server  *url.URL
 	token   string
 	Timeout time.Duration // 0 = DefaultTimeout
+	// MaxUpdates bounds the updates of one of DeleteAll's pushes; 0 =
+	// DefaultMaxUpdates.
+	MaxUpdates int
 }
 
 // New returns a client pushing to server (GitHub's web address, such as

@@ -432,7 +432,10 @@ type SweepResult struct {
 }
 
 // Sweep deletes state refs under o.Prefix whose state is older than
-// o.MaxAge. Only a failure to list is returned as an error.
+// o.MaxAge. Only a failure to list is returned as an error. With Push set
+// it deletes them in one push (refpush.DefaultMaxUpdates refs a push),
+// each only if the ref still holds the commit it was judged by; without,
+// one request a ref.
 func (s *Store) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error) {
 	if o.MaxAge <= 0 || !strings.HasPrefix(o.Prefix, "refs/") || !strings.HasSuffix(o.Prefix, "/") {
 		return nil, fmt.Errorf("refstate: sweep needs a refs/…/ prefix and a positive age (got %q, %s)", o.Prefix, o.MaxAge)
@@ -463,6 +466,7 @@ func (s *Store) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 		pick = append(pick, r)
 	}
 	cutoff := s.now().Add(-o.MaxAge)
+	expired := make([]bool, len(pick))
 	deleted := make([]bool, len(pick))
 	errs := make([]error, len(pick))
 	g, gctx := errgroup.WithContext(ctx)
@@ -477,6 +481,10 @@ func (s *Store) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 			if !m.At.Before(cutoff) || (o.Keep != nil && o.Keep(m)) {
 				return nil
 			}
+			if s.Push != nil {
+				expired[k] = true // deleted together below
+				return nil
+			}
 			if errs[k] = s.Delete(gctx, r.GetRef()); errs[k] == nil {
 				deleted[k] = true
 			}
@@ -484,6 +492,9 @@ func (s *Store) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 		})
 	}
 	_ = g.Wait() // every error is per ref
+	if s.Push != nil {
+		s.deleteListed(ctx, pick, expired, deleted, errs)
+	}
 	for k, r := range pick {
 		if errs[k] != nil {
 			res.Errors = append(res.Errors, errs[k])
@@ -493,6 +504,39 @@ func (s *Store) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 		}
 	}
 	return res, nil
+}
+
+// deleteListed deletes the refs marked expired in pushes of many deletes
+// each (a write a push, not a write a ref), each only if the ref is still
+// at the commit the listing gave: one that moved since was judged by a
+// state it no longer holds, and is left. A push whose answer is lost is
+// not repeated: what it left is found by the next sweep.
+func (s *Store) deleteListed(ctx context.Context, refs []*github.Reference, expired, deleted []bool, errs []error) {
+	var dels []refpush.Update
+	var at []int
+	for k, r := range refs {
+		if expired[k] {
+			dels = append(dels, refpush.Update{Ref: r.GetRef(), Old: r.GetObject().GetSHA()})
+			at = append(at, k)
+		}
+	}
+	if len(dels) == 0 {
+		return
+	}
+	for i, err := range s.Push.DeleteAll(ctx, s.Owner+"/"+s.Name, dels) {
+		k := at[i]
+		switch {
+		case err == nil:
+			deleted[k] = true
+		case errors.Is(err, refpush.ErrRejected):
+			errs[k] = fmt.Errorf("refstate: sweep: %s changed since it was listed, left as it is: %w", dels[i].Ref, err)
+		default:
+			// A push failed as a whole and the rest were not sent: one
+			// error for all the refs left.
+			errs[k] = fmt.Errorf("refstate: sweep: delete %s and the %d after it: %w", dels[i].Ref, len(dels)-i-1, err)
+			return
+		}
+	}
 }
 
 // list returns every ref under prefix (100 a request).

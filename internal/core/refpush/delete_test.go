@@ -1,0 +1,90 @@
+package refpush_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mention-runner/mention-runner/internal/core/refpush"
+	"github.com/mention-runner/mention-runner/internal/testrig/githubsim"
+)
+
+// TestDeleteAll: DeleteAll sends DefaultMaxUpdates deletes a push (or the
+// client's MaxUpdates), each one a compare-and-swap against its Old; bad
+// input sends nothing; a push failed as a whole stops the rest.
+func TestDeleteAll(t *testing.T) {
+	tests := []struct {
+		name       string
+		refs       int
+		maxUpdates int
+		stale      int  // the refs given a wrong Old
+		badInput   bool // one update has a New
+		fault      bool // the first push's answer is lost after it landed
+		pushes     int
+		left       int // refs left after
+	}{
+		{"the default cap: ceil(250/100) pushes", 250, 0, 0, false, false, 3, 0},
+		{"a cap of the client's", 7, 3, 0, false, false, 3, 0},
+		{"a stale Old is left", 5, 0, 2, false, false, 1, 2},
+		{"bad input sends nothing", 5, 0, 0, true, false, 0, 5},
+		{"a lost answer stops the rest", 7, 3, 0, false, true, 1, 4},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			ctx := ctxT(t)
+			f.push.MaxUpdates = tc.maxUpdates
+			c, other := commit("c"), commit("other")
+			var creates, dels []refpush.Update
+			for i := range tc.refs {
+				r := fmt.Sprintf("refs/mention-runner/test/r%03d", i)
+				creates = append(creates, refpush.Update{Ref: r, New: c.SHA()})
+				dels = append(dels, refpush.Update{Ref: r, Old: c.SHA()})
+			}
+			res, err := f.push.Push(ctx, "ops/control", []refpush.Commit{c, other}, creates)
+			require.NoError(t, err)
+			for _, e := range res {
+				require.NoError(t, e)
+			}
+			for i := range tc.stale {
+				dels[i].Old = other.SHA()
+			}
+			if tc.badInput {
+				dels[1].New = c.SHA()
+			}
+			if tc.fault {
+				f.sim.AddFault(githubsim.Fault{Method: "POST", Path: "/ops/control.git/git-receive-pack", Kind: githubsim.FaultStatus502, OnCall: 1, AfterApply: true})
+			}
+			before := len(f.sim.Requests())
+			errs := f.push.DeleteAll(ctx, "ops/control", dels)
+			require.Len(t, errs, tc.refs)
+			pushes := 0
+			for _, r := range f.sim.Requests()[before:] {
+				if r.Method == "POST" {
+					pushes++
+				}
+			}
+			assert.Equal(t, tc.pushes, pushes)
+			left := 0
+			for i, d := range dels {
+				if f.refAt(t, d.Ref) != "" {
+					left++
+					assert.Error(t, errs[i], d.Ref)
+				}
+				switch {
+				case i < tc.stale:
+					assert.ErrorIs(t, errs[i], refpush.ErrRejected)
+				case tc.fault:
+					assert.True(t, refpush.MaybeApplied(errs[i]), "%v", errs[i])
+				case tc.badInput:
+					assert.Error(t, errs[i])
+				default:
+					assert.NoError(t, errs[i])
+				}
+			}
+			assert.Equal(t, tc.left, left)
+		})
+	}
+}
