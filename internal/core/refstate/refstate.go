@@ -433,9 +433,9 @@ type SweepResult struct {
 
 // Sweep deletes state refs under o.Prefix whose state is older than
 // o.MaxAge. Only a failure to list is returned as an error. With Push set
-// it deletes them in one push (refpush.DefaultMaxUpdates refs a push),
-// each only if the ref still holds the commit it was judged by; without,
-// one request a ref.
+// it deletes them in one push (up to refpush.DefaultMaxUpdates refs a
+// push), each only if the ref still holds the commit it was judged by;
+// without, one request a ref.
 func (s *Store) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error) {
 	if o.MaxAge <= 0 || !strings.HasPrefix(o.Prefix, "refs/") || !strings.HasSuffix(o.Prefix, "/") {
 		return nil, fmt.Errorf("refstate: sweep needs a refs/…/ prefix and a positive age (got %q, %s)", o.Prefix, o.MaxAge)
@@ -523,7 +523,9 @@ func (s *Store) deleteListed(ctx context.Context, refs []*github.Reference, expi
 	if len(dels) == 0 {
 		return
 	}
-	for i, err := range s.Push.DeleteAll(ctx, s.Owner+"/"+s.Name, dels) {
+	// Sent once: a client that repeats a push after a lost answer would
+	// find its deletes done and report them refused, at a write's cost.
+	for i, err := range s.Push.DeleteAll(ghclient.SendOnce(ctx), s.Owner+"/"+s.Name, dels) {
 		k := at[i]
 		switch {
 		case err == nil:
@@ -531,8 +533,8 @@ func (s *Store) deleteListed(ctx context.Context, refs []*github.Reference, expi
 		case errors.Is(err, refpush.ErrRejected):
 			errs[k] = fmt.Errorf("refstate: sweep: %s changed since it was listed, left as it is: %w", dels[i].Ref, err)
 		default:
-			// A push failed as a whole and the rest were not sent: one
-			// error for all the refs left.
+			// A push failed as a whole (it may have landed) and the later
+			// ones were not sent: one error for all the refs they held.
 			errs[k] = fmt.Errorf("refstate: sweep: delete %s and the %d after it: %w", dels[i].Ref, len(dels)-i-1, err)
 			return
 		}

@@ -373,7 +373,8 @@ func (d *Dispatcher) handled(ctx context.Context, jobID string) (bool, error) {
 }
 
 // SweepClaims deletes claim refs older than the configured age (best
-// effort: per-ref failures are in the result).
+// effort: per-ref failures are in the result), in one push with
+// Config.Push.
 func (d *Dispatcher) SweepClaims(ctx context.Context) (*refstate.SweepResult, error) {
 	return d.states().Sweep(ctx, refstate.SweepOptions{Prefix: RefPrefix, MaxAge: d.cfg.StateMaxAge})
 }

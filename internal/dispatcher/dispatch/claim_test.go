@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/core/refpush"
 	"github.com/mention-runner/mention-runner/internal/core/transport"
 	"github.com/mention-runner/mention-runner/internal/testrig/githubsim"
 
@@ -174,22 +176,49 @@ func TestDispatchNeeds204(t *testing.T) {
 	assert.Len(t, e.sim.Dispatches(control), 1)
 }
 
-// Claim refs older than the configured age are swept.
+// Claim refs older than the configured age are swept: one DELETE each
+// on the REST API, or all in one push with a pusher (cmd/dispatcher's
+// wiring: the control client's transport, its token).
 func TestSweepClaims(t *testing.T) {
-	e := newEnv(t)
-	clk := fakeclock.New(time.Now().UTC())
-	withClock := func(c *Config) { c.Now = clk.Now; c.StateMaxAge = 48 * time.Hour }
-	n := e.issue("x")
-	old := e.comment(n, "alice", "@mrbot old")
-	_, err := e.dispatcher(withClock).Handle(e.ctx(), e.trigger("issue_comment", n, old.GetID()))
-	require.NoError(t, err)
-	clk.Advance(72 * time.Hour)
-	recent := e.comment(n, "alice", "@mrbot recent")
-	dec, err := e.dispatcher(withClock).Handle(e.ctx(), e.trigger("issue_comment", n, recent.GetID()))
-	require.NoError(t, err)
-	res, err := e.dispatcher(withClock).SweepClaims(e.ctx())
-	require.NoError(t, err)
-	assert.Equal(t, 2, res.Listed)
-	assert.Len(t, res.Deleted, 1)
-	assert.Equal(t, []string{DedupeRef(dec.JobID)}, e.sim.Refs(control, RefPrefix))
+	for _, tc := range []struct {
+		name   string
+		push   bool
+		old    int
+		writes int // the sweep's content writes
+	}{
+		{"REST: a write a claim", false, 3, 3},
+		{"push: one write", true, 3, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			clk := fakeclock.New(time.Now().UTC())
+			cfg := e.cfg
+			cfg.Now, cfg.StateMaxAge = clk.Now, 48*time.Hour
+			if tc.push {
+				p, err := refpush.New(e.gh.Client(), refpush.ServerFromAPI(e.gh.BaseURL), botToken)
+				require.NoError(t, err)
+				cfg.Push = p
+			}
+			d, err := New(cfg, Clients{GitHub: e.gh, Dispatch: e.dsp})
+			require.NoError(t, err)
+			n := e.issue("x")
+			for i := range tc.old {
+				old := e.comment(n, "alice", fmt.Sprintf("@mrbot old %d", i))
+				_, err := d.Handle(e.ctx(), e.trigger("issue_comment", n, old.GetID()))
+				require.NoError(t, err)
+			}
+			clk.Advance(72 * time.Hour)
+			recent := e.comment(n, "alice", "@mrbot recent")
+			dec, err := d.Handle(e.ctx(), e.trigger("issue_comment", n, recent.GetID()))
+			require.NoError(t, err)
+			before := len(e.sim.ContentWrites()[bot])
+			res, err := d.SweepClaims(e.ctx())
+			require.NoError(t, err)
+			assert.Empty(t, res.Errors)
+			assert.Equal(t, tc.old+1, res.Listed)
+			assert.Len(t, res.Deleted, tc.old)
+			assert.Equal(t, tc.writes, len(e.sim.ContentWrites()[bot])-before)
+			assert.Equal(t, []string{DedupeRef(dec.JobID)}, e.sim.Refs(control, RefPrefix))
+		})
+	}
 }
