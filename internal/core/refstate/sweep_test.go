@@ -51,7 +51,9 @@ func newSweepFixture(t *testing.T, expired, young, kept int, maxUpdates int) swe
 	clk.Advance(8 * 24 * time.Hour)
 	mk(f.young, "new", "done", young)
 	if maxUpdates >= 0 {
-		p, err := refpush.New(&http.Client{Timeout: 20 * time.Second}, sim.URL(), "tok")
+		// through the store's client, as the commands wire it: its
+		// transport would repeat a push whose answer is lost
+		p, err := refpush.New(st.Client.Client(), sim.URL(), "tok")
 		require.NoError(t, err)
 		p.Timeout = 2 * time.Second
 		p.MaxUpdates = maxUpdates
@@ -198,8 +200,10 @@ func TestSweepLostAnswer(t *testing.T) {
 			f := newSweepFixture(t, 5, 2, 2, tc.maxUpdates)
 			ctx := ctxT(t)
 			f.sim.AddFault(githubsim.Fault{Method: "POST", Path: "/ops/control.git/git-receive-pack", Kind: tc.kind, OnCall: 1, AfterApply: tc.afterApply})
+			before := len(f.sim.Requests())
 			res, err := f.st.Sweep(ctx, f.options())
 			require.NoError(t, err)
+			assert.Equal(t, 1, pushes(f.sim, before), "the lost push is not repeated, nor the rest sent")
 			assert.Empty(t, res.Deleted, "no push answered: none known deleted")
 			require.Len(t, res.Errors, 1, "one error for the refs a failed push left")
 			assert.True(t, refpush.MaybeApplied(res.Errors[0]), "%v", res.Errors[0])
