@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mention-runner/mention-runner/internal/core/cli"
+	"github.com/mention-runner/mention-runner/internal/core/refpush"
 	"github.com/mention-runner/mention-runner/internal/dispatcher/doctor"
 )
 
@@ -41,6 +42,9 @@ func runDoctor(ctx context.Context, env *cli.Env, args []string) error {
 			return err
 		}
 		cfg.GitHub, cfg.ControlClient = gh, ctl
+		if cfg.Push, err = refpush.New(ctl.Client(), refpush.ServerFromAPI(ctl.BaseURL), c.controlToken); err != nil {
+			return err
+		}
 	}
 	rep := doctor.Run(ctx, cfg)
 	if err := rep.Print(env.Stdout); err != nil {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/core/blockfile"
 	"github.com/mention-runner/mention-runner/internal/core/contract"
+	"github.com/mention-runner/mention-runner/internal/core/refpush"
 	"github.com/mention-runner/mention-runner/internal/dispatcher/dispatch"
 )
 
@@ -45,6 +46,9 @@ type Config struct {
 	GitHub, ControlClient *github.Client
 	// OwnControl says CONTROL_TOKEN is a token of its own, not BOT_TOKEN.
 	OwnControl bool
+	// Push pushes to CONTROL as CONTROL_TOKEN, as the dispatcher writes
+	// its state (nil: not checked).
+	Push *refpush.Client
 	// AllowedUsers is ALLOWED_USERS; AllowedSet tells set-but-empty from unset.
 	AllowedUsers  string
 	AllowedSet    bool
@@ -117,6 +121,7 @@ type run struct {
 	repo     *github.Repository // nil when the control repo is unreachable
 	workflow *workflowFinding
 	pinned   string // the mention-runner ref the workflow runs, once it is known to exist
+	head     string // the control repo's default branch head, once refs are known writable
 }
 
 func (r *run) ok(name, detail string) {
@@ -147,6 +152,7 @@ func Run(ctx context.Context, cfg Config) Report {
 	r.token(ctx)
 	r.controlRepo(ctx)
 	r.refs(ctx)
+	r.push(ctx)
 	r.blocklist(ctx)
 	r.schedule()
 	r.privateTargets()
@@ -338,7 +344,39 @@ func (r *run) refs(ctx context.Context) {
 		return
 	}
 	r.ok(name, "created and deleted "+probeRefPrefix+"…")
+	r.head = head.GetObject().GetSHA()
 	r.sweepProbes(ctx, owner, repo)
+}
+
+// push creates a probe ref and deletes it with git pushes, as the
+// dispatcher writes its state (a state commit and its ref in one request).
+func (r *run) push(ctx context.Context) {
+	const name = "control repo refs pushable"
+	switch {
+	case r.head == "":
+		r.fail(name, "cannot check", "fix \"control repo refs writable\" first")
+		return
+	case r.cfg.Push == nil:
+		r.fail(name, "cannot check without a token", "set CONTROL_TOKEN (or BOT_TOKEN)")
+		return
+	}
+	repo, sha := r.repo.GetOwner().GetLogin()+"/"+r.repo.GetName(), r.head
+	ref := probeRefPrefix + strconv.FormatInt(now().Unix(), 10) + "-" + uuid.NewString()
+	fix := "the dispatcher and the workflow write their state with git pushes over HTTPS (the token as password): let the token push to the control repo (Contents: read and write; no ruleset blocking refs/mention-runner/*)"
+	for _, step := range []struct {
+		what string
+		up   refpush.Update
+	}{{"creating", refpush.Update{Ref: ref, New: sha}}, {"deleting", refpush.Update{Ref: ref, Old: sha}}} {
+		res, err := r.cfg.Push.Push(ctx, repo, nil, []refpush.Update{step.up})
+		if err == nil {
+			err = res[0]
+		}
+		if err != nil {
+			r.fail(name, step.what+" "+ref+" by a push failed: "+err.Error(), fix)
+			return
+		}
+	}
+	r.ok(name, "created and deleted "+probeRefPrefix+"… by git pushes")
 }
 
 // sweepProbes deletes probe refs left behind by earlier doctors (best

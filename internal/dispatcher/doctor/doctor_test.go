@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/core/refpush"
 	"github.com/mention-runner/mention-runner/internal/testrig/githubsim"
 
 	"github.com/mention-runner/mention-runner/internal/testrig/simfixture"
@@ -40,7 +41,9 @@ func newWorld(t *testing.T) *world {
 	simfixture.Writer(t, sim, "op/agent", "bot", "bot-tok", false)
 	sim.AddToken("op-tok", "op")
 	sim.SetTokenScopes("bot-tok", "notifications", "public_repo")
-	w := &world{sim: sim, cfg: Config{Bot: "bot", Control: "op/agent", GitHub: sim.Client("bot-tok"), AllowedUsers: "alice, bob", AllowedSet: true}}
+	push, err := refpush.New(nil, sim.URL(), "bot-tok")
+	require.NoError(t, err)
+	w := &world{sim: sim, cfg: Config{Bot: "bot", Control: "op/agent", GitHub: sim.Client("bot-tok"), AllowedUsers: "alice, bob", AllowedSet: true, Push: push}}
 	w.put(t, ".github/workflows/mention-runner.yml", example())
 	w.release(t, exampleRef(example()))
 	return w
@@ -108,7 +111,7 @@ func TestGoodSetupAllPass(t *testing.T) {
 	require.NoError(t, rep.Print(&out))
 	assert.Zero(t, rep.Failed(), out.String())
 	assert.NotContains(t, out.String(), "✗")
-	assert.Contains(t, out.String(), "All 18 checks passed (2 with a warning).")
+	assert.Contains(t, out.String(), "All 19 checks passed (2 with a warning).")
 	assert.Contains(t, out.String(), "! scheduled runs (60-day rule): public repository")
 	assert.Contains(t, out.String(), "✓ pinned release exists: "+exampleRef(example()))
 	assert.Contains(t, out.String(), "✓ engine and Node.js: claude: Claude Code 2.1.332 (tools/workflow/claude-code/package.json at "+exampleRef(example())+"); on Node.js 24")
@@ -146,7 +149,7 @@ func TestEachMisconfiguration(t *testing.T) {
 		{"login mismatch", func(t *testing.T, w *world) { w.cfg.Bot = "WhiteElephantIsNotARobot" },
 			[]string{"bot login matches the token"}, "BOT_LOGIN is WhiteElephantIsNotARobot but the token belongs to bot", "set BOT_LOGIN to bot"},
 		{"control repo missing", func(t *testing.T, w *world) { w.cfg.Control = "op/nope" },
-			[]string{"control repo reachable", "control repo writable (refs, contents)", "control repo issues", "control repo refs writable", "opt-out list readable", "workflow", "dispatch allowed"},
+			[]string{"control repo reachable", "control repo writable (refs, contents)", "control repo issues", "control repo refs writable", "control repo refs pushable", "opt-out list readable", "workflow", "dispatch allowed"},
 			"CONTROL_REPO=op/nope: no such repository", "check CONTROL_REPO"},
 		{"control repo owner mistyped", func(t *testing.T, w *world) { w.cfg.Control = "opp/agent" },
 			[]string{"control repo reachable"}, "CONTROL_REPO=opp/agent: there is no account opp", "set CONTROL_REPO"},
@@ -155,7 +158,10 @@ func TestEachMisconfiguration(t *testing.T) {
 		{"pinned commit missing", workflow(pinned(strings.Repeat("a", 40), strings.Repeat("a", 40))),
 			[]string{"pinned release exists"}, "does not have", "pin a release that exists"},
 		{"bot only reads", func(t *testing.T, w *world) { w.sim.SetPermission("op/agent", "bot", "read") },
-			[]string{"control repo writable (refs, contents)", "control repo issues", "control repo refs writable", "dispatch allowed"}, "the account has read", "Write role"},
+			[]string{"control repo writable (refs, contents)", "control repo issues", "control repo refs writable", "control repo refs pushable", "dispatch allowed"}, "the account has read", "Write role"},
+		{"pushes refused", func(t *testing.T, w *world) {
+			w.sim.AddFault(githubsim.Fault{Method: "POST", Path: "/op/agent.git/git-receive-pack", Kind: githubsim.FaultHTML, Status: 403, Rate: 1})
+		}, []string{"control repo refs pushable"}, "by a push failed: refpush: push answered 403", "git pushes over HTTPS"},
 		{"corrupt opt-out list", func(t *testing.T, w *world) { w.put(t, ".mention-runner/blocklist.json", "{not json") },
 			[]string{"opt-out list readable"}, ".mention-runner/blocklist.json", "restore"},
 		{"no workflow", func(t *testing.T, w *world) {
@@ -201,7 +207,7 @@ func TestEachMisconfiguration(t *testing.T) {
 			assert.Contains(t, first.Fix, tc.fix, out.String())
 			assert.Contains(t, out.String(), "✗ "+tc.failed[0])
 			assert.Contains(t, out.String(), "    fix: ")
-			assert.Len(t, rep, 18, "every report has the same lines")
+			assert.Len(t, rep, 19, "every report has the same lines")
 		})
 	}
 }
@@ -311,7 +317,9 @@ func TestPrivateControlRepoNoScheduleWarning(t *testing.T) {
 	simfixture.Writer(t, sim, "op/agent", "bot", "bot-tok", true)
 	sim.AddToken("op-tok", "op")
 	sim.SetTokenScopes("bot-tok", "notifications", "repo")
-	w := &world{sim: sim, cfg: Config{Bot: "bot", Control: "op/agent", GitHub: sim.Client("bot-tok"), AllowedUsers: "*", AllowedSet: true}}
+	push, err := refpush.New(nil, sim.URL(), "bot-tok")
+	require.NoError(t, err)
+	w := &world{sim: sim, cfg: Config{Bot: "bot", Control: "op/agent", GitHub: sim.Client("bot-tok"), AllowedUsers: "*", AllowedSet: true, Push: push}}
 	w.put(t, ".github/workflows/mention-runner.yml", example())
 	w.release(t, exampleRef(example()))
 	rep := w.run(t)
