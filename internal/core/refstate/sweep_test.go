@@ -123,6 +123,8 @@ func TestSweepWrites(t *testing.T) {
 		{"push: nothing expired, nothing written", 0, 0, 0},
 		{"push: the cap reached exactly", 6, 3, 2},
 		{"push: more than the cap, ceil(N/cap) pushes", 7, 3, 3},
+		{"REST: 250 refs", 250, -1, 250},
+		{"push: 250 refs at the default cap of 100", 250, 0, 3},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -132,6 +134,7 @@ func TestSweepWrites(t *testing.T) {
 			require.NoError(t, err)
 			assert.Empty(t, res.Errors)
 			assert.Equal(t, tc.writes, f.writes()-before)
+			t.Logf("%s: a sweep of %d expired refs (of %d listed): %d content writes", tc.name, tc.expired, res.Listed, f.writes()-before)
 			assert.ElementsMatch(t, keys(f.expired), res.Deleted)
 			assert.Equal(t, f.survivors(), f.refs(t))
 		})
