@@ -2,7 +2,10 @@ package refpush
 
 import (
 	"context"
+	"errors"
 	"fmt"
+
+	"github.com/mention-runner/mention-runner/internal/core/ghclient"
 )
 
 // DefaultMaxUpdates bounds the updates DeleteAll sends in one push. 100 is
@@ -47,4 +50,41 @@ func (c *Client) DeleteAll(ctx context.Context, repo string, dels []Update) []er
 		copy(errs[start:end], res)
 	}
 	return errs
+}
+
+// DeleteListed deletes refs as a listing gave them (each Old the commit
+// listed; an Update with no Ref is a ref kept, skipped) with DeleteAll, as
+// a sweep does: each push is sent once, not repeated by a retrying client
+// after a lost answer (it would find its deletes done and report them
+// refused, at a write's cost; what a lost push left, the next sweep
+// finds). deleted[i] says dels[i] was deleted; problems has an error for
+// each ref left because it changed since it was listed (wrapping a
+// *RejectedError), and one for all the refs of a push that failed as a
+// whole and of the later ones, not sent.
+func (c *Client) DeleteListed(ctx context.Context, repo string, dels []Update) (deleted []bool, problems []error) {
+	deleted = make([]bool, len(dels))
+	var send []Update
+	var at []int
+	for i, d := range dels {
+		if d.Ref != "" {
+			send = append(send, d)
+			at = append(at, i)
+		}
+	}
+	if len(send) == 0 {
+		return deleted, nil
+	}
+	for i, err := range c.DeleteAll(ghclient.SendOnce(ctx), repo, send) {
+		switch {
+		case err == nil:
+			deleted[at[i]] = true
+		case errors.Is(err, ErrRejected):
+			problems = append(problems, fmt.Errorf("%s changed since it was listed, left as it is: %w", send[i].Ref, err))
+		default:
+			// the push failed as a whole (it may have landed) and the
+			// later ones were not sent: one error for all their refs
+			return deleted, append(problems, fmt.Errorf("delete %s and the %d after it: %w", send[i].Ref, len(send)-i-1, err))
+		}
+	}
+	return deleted, problems
 }

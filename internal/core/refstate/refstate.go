@@ -453,8 +453,9 @@ func (s *Store) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 	res := &SweepResult{Listed: len(refs)}
 	o.Rand.Shuffle(len(refs), func(i, j int) { refs[i], refs[j] = refs[j], refs[i] })
 	// Known states cost nothing; at most MaxChecks others are read. Every
-	// ref is read (and maybe deleted) beside the others, so a sweep costs
-	// two round trips, not two per ref.
+	// ref is read beside the others, and deleted beside them or with them
+	// in one push, so a sweep costs a round trip to list, one to read and
+	// one to delete, not two per ref.
 	var pick []*github.Reference
 	for _, r := range refs {
 		if _, cached := s.known(r.GetObject().GetSHA()); !cached {
@@ -466,7 +467,7 @@ func (s *Store) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 		pick = append(pick, r)
 	}
 	cutoff := s.now().Add(-o.MaxAge)
-	expired := make([]bool, len(pick))
+	expired := make([]refpush.Update, len(pick)) // for Push: the refs to delete at the commit judged
 	deleted := make([]bool, len(pick))
 	errs := make([]error, len(pick))
 	g, gctx := errgroup.WithContext(ctx)
@@ -482,7 +483,7 @@ func (s *Store) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 				return nil
 			}
 			if s.Push != nil {
-				expired[k] = true // deleted together below
+				expired[k] = refpush.Update{Ref: r.GetRef(), Old: r.GetObject().GetSHA()} // deleted together below
 				return nil
 			}
 			if errs[k] = s.Delete(gctx, r.GetRef()); errs[k] == nil {
@@ -493,52 +494,25 @@ func (s *Store) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 	}
 	_ = g.Wait() // every error is per ref
 	if s.Push != nil {
-		s.deleteListed(ctx, pick, expired, deleted, errs)
+		// A ref that moved since it was listed was judged by a state it
+		// no longer holds: left.
+		var problems []error
+		deleted, problems = s.Push.DeleteListed(ctx, s.Owner+"/"+s.Name, expired)
+		for _, err := range problems {
+			errs = append(errs, fmt.Errorf("refstate: sweep: %w", err))
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
+			res.Errors = append(res.Errors, err)
+		}
 	}
 	for k, r := range pick {
-		if errs[k] != nil {
-			res.Errors = append(res.Errors, errs[k])
-		}
 		if deleted[k] {
 			res.Deleted = append(res.Deleted, r.GetRef())
 		}
 	}
 	return res, nil
-}
-
-// deleteListed deletes the refs marked expired in pushes of many deletes
-// each (a write a push, not a write a ref), each only if the ref is still
-// at the commit the listing gave: one that moved since was judged by a
-// state it no longer holds, and is left. A push whose answer is lost is
-// not repeated: what it left is found by the next sweep.
-func (s *Store) deleteListed(ctx context.Context, refs []*github.Reference, expired, deleted []bool, errs []error) {
-	var dels []refpush.Update
-	var at []int
-	for k, r := range refs {
-		if expired[k] {
-			dels = append(dels, refpush.Update{Ref: r.GetRef(), Old: r.GetObject().GetSHA()})
-			at = append(at, k)
-		}
-	}
-	if len(dels) == 0 {
-		return
-	}
-	// Sent once: a client that repeats a push after a lost answer would
-	// find its deletes done and report them refused, at a write's cost.
-	for i, err := range s.Push.DeleteAll(ghclient.SendOnce(ctx), s.Owner+"/"+s.Name, dels) {
-		k := at[i]
-		switch {
-		case err == nil:
-			deleted[k] = true
-		case errors.Is(err, refpush.ErrRejected):
-			errs[k] = fmt.Errorf("refstate: sweep: %s changed since it was listed, left as it is: %w", dels[i].Ref, err)
-		default:
-			// A push failed as a whole (it may have landed) and the later
-			// ones were not sent: one error for all the refs they held.
-			errs[k] = fmt.Errorf("refstate: sweep: delete %s and the %d after it: %w", dels[i].Ref, len(dels)-i-1, err)
-			return
-		}
-	}
 }
 
 // list returns every ref under prefix (100 a request).
