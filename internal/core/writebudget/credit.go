@@ -2,18 +2,22 @@ package writebudget
 
 import "context"
 
-// One write on credit. A grant is two sequential requests: its commit,
-// then the ref update that puts it on the ledger (the compare-and-swap).
-// While the update is in flight, one write marked OnCredit (the
-// dispatcher's claim, whose ref points at that very commit: see Grant)
-// goes out beside it instead of a round trip later. When the update wins,
-// the write is one of the grant's slots. When it loses, the write joins
-// the lost update's own (the commit and the refused update) as writes no
-// ledger records yet: the next grant records them (wasted), and until
-// then they fall in the slots every process leaves free (Options.Spare,
-// DefaultSpare = SelfCost + 1 for this reason). At most one write per
-// update goes on credit, so a lost update leaves no more unrecorded than
-// Spare.
+// One write on credit. A grant written with the REST API is two
+// sequential requests: its commit, then the ref update that puts it on
+// the ledger (the compare-and-swap). While the update is in flight, one
+// write marked OnCredit (the dispatcher's claim, whose ref points at that
+// very commit: see Grant) goes out beside it instead of a round trip
+// later. When the update wins, the write is one of the grant's slots.
+// When it loses, the write joins the lost update's own (the commit and
+// the refused update) as writes no ledger records yet: the next grant
+// records them (wasted), and until then they fall in the slots every
+// process leaves free (Options.Spare, DefaultRESTSpare = SelfCost + 1 for
+// this reason). At most one write per update goes on credit, so a lost
+// update leaves no more unrecorded than Spare.
+//
+// A pushed grant (Options.Push) is one request, and its commit exists
+// only once that request is applied: it is announced after, so a write
+// marked OnCredit is then simply one of its slots and none is ever lost.
 
 type creditKey struct{}
 
@@ -40,7 +44,8 @@ func (l *Ledger) onCreditLocked(ctx context.Context) bool {
 }
 
 // announceLocked publishes the commit of the grant being written, before
-// its update: Granted returns it, and one write may go on credit.
+// its update (after it, when pushed): Granted returns it, and one write
+// may go on credit.
 // Called under l.io (from write), takes l.mu.
 func (l *Ledger) announceLocked(g Grant) {
 	l.mu.Lock()

@@ -3,6 +3,7 @@ package writebudget_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -29,13 +30,36 @@ type beforeLedgerWrite struct {
 func (b *beforeLedgerWrite) RoundTrip(r *http.Request) (*http.Response, error) {
 	// a creation names its ref in the body, an update in the path
 	ledgerRef := strings.HasSuffix(r.URL.Path, "/git/refs") || strings.Contains(r.URL.Path, "/git/refs/mention-runner/pace/")
-	if r.Method == b.method && ledgerRef && b.once.CompareAndSwap(false, true) {
+	method := r.Method
+	if strings.HasSuffix(r.URL.Path, "/git-receive-pack") {
+		// a push: its first command says create (from no object) or update
+		ledgerRef, method = true, pushMethod(r)
+	}
+	if method == b.method && ledgerRef && b.once.CompareAndSwap(false, true) {
 		b.hook()
 		if b.fail != nil {
 			return nil, b.fail
 		}
 	}
 	return b.next.RoundTrip(r)
+}
+
+// pushMethod is the REST method a push's first update stands for: POST
+// for a creation, PATCH for an update.
+func pushMethod(r *http.Request) string {
+	body, err := r.GetBody()
+	if err != nil {
+		return ""
+	}
+	defer body.Close()
+	head := make([]byte, 4+40)
+	if _, err := io.ReadFull(body, head); err != nil {
+		return ""
+	}
+	if string(head[4:]) == strings.Repeat("0", 40) {
+		return http.MethodPost
+	}
+	return http.MethodPatch
 }
 
 // hooked runs hook before gh's first ledger ref update.
@@ -61,6 +85,9 @@ func wrapped(gh *github.Client, b *beforeLedgerWrite) *github.Client {
 	hc.Transport = b
 	c := github.NewClient(hc)
 	c.BaseURL = gh.BaseURL
+	if tok, ok := tokens.Load(gh); ok {
+		tokens.Store(c, tok)
+	}
 	return c
 }
 

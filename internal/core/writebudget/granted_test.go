@@ -15,7 +15,10 @@ import (
 // and returns that commit, dated by the ledger's clock and naming the handle's holder;
 // with slots held it returns at once, and the next grant's commit follows.
 func TestGrantedIsTheLatestGrantsCommit(t *testing.T) {
-	w := newWorld(t)
+	eachPath(t, testGrantedIsTheLatestGrantsCommit)
+}
+
+func testGrantedIsTheLatestGrantsCommit(t *testing.T, w *world) {
 	ctx := ctxT(t)
 	l := w.ledger(t, "a", writebudget.Options{Block: 8})
 	g, ok, err := l.Granted(ctx)
@@ -52,8 +55,9 @@ func TestGrantedIsTheLatestGrantsCommit(t *testing.T) {
 }
 
 // TestOwnGrantsOnce: one user of a handle may claim with its grants.
-func TestOwnGrantsOnce(t *testing.T) {
-	w := newWorld(t)
+func TestOwnGrantsOnce(t *testing.T) { eachPath(t, testOwnGrantsOnce) }
+
+func testOwnGrantsOnce(t *testing.T, w *world) {
 	l := w.ledger(t, "a", writebudget.Options{})
 	assert.True(t, l.OwnGrants())
 	assert.False(t, l.OwnGrants())

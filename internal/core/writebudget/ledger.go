@@ -9,8 +9,10 @@
 // A process takes a grant of a few write slots at a time: it reads the
 // ledger, finds the earliest moment the grant fits both windows and any
 // pause, and commits the new ledger on top of the one it read, moving the
-// ref without force: a compare-and-swap, so of two racing processes one
-// wins and the other reads again. Slots of a grant are used within Hold of
+// ref from the commit it read: a compare-and-swap, so of two racing
+// processes one wins and the other reads again. The commit and the ref
+// move are one git push (Options.Push: the update names the ref's value
+// now), or, with the REST API, a commit and a non-forced ref update. Slots of a grant are used within Hold of
 // its time; the windows checked are widened by Hold, so however a process
 // spreads its slots over that time no real minute or hour holds more than
 // the limit. A process told to slow down (a 403/429 secondary limit with
@@ -36,6 +38,7 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/core/clock"
 	"github.com/mention-runner/mention-runner/internal/core/contract"
+	"github.com/mention-runner/mention-runner/internal/core/refpush"
 	"github.com/mention-runner/mention-runner/internal/core/refstate"
 )
 
@@ -46,10 +49,27 @@ const (
 	DefaultRotateEvery = 1000
 	DefaultRotateAfter = 24 * time.Hour
 	// DefaultSpare is what a dispatcher's lost compare-and-swap leaves
-	// unrecorded: the ledger commit and the refused ref update
-	// (SelfCost 2), and the one write it took on credit (credit.go).
-	DefaultSpare = 3
+	// unrecorded when it pushes its updates (Options.Push): the refused
+	// push (SelfCost 1). Its grant's commit exists only once the push is
+	// applied, so no write goes on credit against it (credit.go).
+	DefaultSpare = 1
+	// DefaultRESTSpare is DefaultSpare for a ledger written with the REST
+	// API (no Options.Push): the ledger commit and the refused ref update
+	// (SelfCost 2), and the one write taken on credit.
+	DefaultRESTSpare = 3
 )
+
+// UpdateCost is how many content writes one ledger update costs the
+// account that writes it: 1 pushed with push (refpush: the commit and
+// its ref in one request), 2 with the REST API (a commit, then the ref).
+// Options.SelfCost and FallbackCost are this when that account is the
+// budgeted one, 0 otherwise.
+func UpdateCost(push *refpush.Client) int {
+	if push != nil {
+		return 1
+	}
+	return 2
+}
 
 // messagePrefix starts every ledger commit's message.
 const messagePrefix = contract.PaceMessagePrefix
@@ -74,15 +94,22 @@ type Options struct {
 	MaxBlock int
 	Hold     time.Duration // a grant's slots are used within this; 0 = DefaultHold
 	// SelfCost is how many content writes of the account one ledger update
-	// costs: 2 (a commit and a ref update) when Client writes as the
-	// account itself, 0 when it is another account (the workflow's token).
+	// costs: UpdateCost(Push) when Client writes as the account itself (1
+	// pushed, 2 with the REST API), 0 when it is another account (the
+	// workflow's token).
 	SelfCost int
+	// Push, when set, writes each ledger update as one git push of its
+	// commit and ref, with Client's identity (refpush; reads stay on
+	// Client); nil writes them with the REST API, two requests each.
+	Push *refpush.Client
 	// Fallback, when set, writes the ledger when Client cannot (its own
 	// account refused by a secondary limit, say: a workflow token shared
-	// with every assemble job), for retryBroken at a time; FallbackCost is
-	// SelfCost for it (2 when it is the account's own token). Without it
-	// the process would pace itself alone, blind to the others.
+	// with every assemble job), for retryBroken at a time; FallbackPush is
+	// Push for it, and FallbackCost SelfCost (UpdateCost(FallbackPush)
+	// when it is the account's own token). Without it the process would
+	// pace itself alone, blind to the others.
 	Fallback     *github.Client
+	FallbackPush *refpush.Client
 	FallbackCost int
 	// RotateEvery and RotateAfter bound the ledger's commit chain: a
 	// generation is closed and the next started after this many commits
@@ -91,11 +118,12 @@ type Options struct {
 	RotateAfter time.Duration
 	// Spare slots of each window are never granted: a process that pays
 	// for its own ledger updates (SelfCost > 0) and loses a
-	// compare-and-swap has made a commit and a refused ref update no
-	// ledger records, and maybe a write on credit (credit.go); they land
-	// in the spare. 0 = DefaultSpare (the one such process, the
-	// dispatcher; publish writes the ledger with the workflow's token);
-	// negative = none.
+	// compare-and-swap has made a refused push (or, with the REST API, a
+	// commit and a refused ref update, and maybe a write on credit:
+	// credit.go) that no ledger records; they land in the spare.
+	// 0 = DefaultSpare, or DefaultRESTSpare without Push (the one such
+	// process is the dispatcher; publish writes the ledger with the
+	// workflow's token); negative = none.
 	Spare int
 	// Guess lets the handle commit a grant on the ledger's head as it
 	// wrote it last, without reading it first, while that keeps working
@@ -248,6 +276,9 @@ func New(o Options) (*Ledger, error) {
 	}
 	if o.Spare == 0 {
 		o.Spare = DefaultSpare
+		if o.Push == nil {
+			o.Spare = DefaultRESTSpare
+		}
 	}
 	o.Spare = max(o.Spare, 0)
 	if o.RotateEvery <= 0 {
@@ -439,8 +470,8 @@ func (l *Ledger) reserve(ctx context.Context, size func() int) (at time.Time, af
 		if lost++; lost > 50 {
 			return time.Time{}, nil, err
 		}
-		// the lost swap's commit and refused ref update were writes of
-		// the account too
+		// the lost swap's refused push (or commit and refused ref
+		// update) were writes of the account too
 		l.mu.Lock()
 		l.cas++
 		l.mu.Unlock()

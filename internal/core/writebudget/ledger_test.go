@@ -15,6 +15,7 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/core/contract"
 	"github.com/mention-runner/mention-runner/internal/core/ghclient"
+	"github.com/mention-runner/mention-runner/internal/core/refpush"
 	"github.com/mention-runner/mention-runner/internal/core/writebudget"
 	"github.com/mention-runner/mention-runner/internal/testrig/fakeclock"
 	"github.com/mention-runner/mention-runner/internal/testrig/githubsim"
@@ -29,6 +30,66 @@ type world struct {
 	// named: its handles use named generations (the default outside
 	// tests); the tests written before them pin the sequential scheme.
 	named bool
+	// push: its handles push their updates (Options.Push, as every
+	// process is wired) instead of writing them with the REST API.
+	push bool
+}
+
+// tokens holds each test client's token, for its pusher.
+var tokens sync.Map // *github.Client → string
+
+// paths are the two ways a ledger update is written: a commit and a ref
+// update with the REST API, or one push.
+var paths = []struct {
+	name string
+	push bool
+}{{"rest", false}, {"push", true}}
+
+// eachPath runs f on a world of newWorld's, once per path.
+func eachPath(t *testing.T, f func(t *testing.T, w *world)) {
+	for _, p := range paths {
+		t.Run(p.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.push = p.push
+			f(t, w)
+		})
+	}
+}
+
+// own is what one ledger update costs the account writing it.
+func (w *world) own() int {
+	if w.push {
+		return 1
+	}
+	return 2
+}
+
+// updateRequests are the requests of a ledger update of the ref named
+// name (after refs/mention-runner/pace/), and createRequests of a
+// generation's creation: one push, or a commit and the ref's write.
+func (w *world) updateRequests(name string) []string {
+	if w.push {
+		return []string{"POST /ops/control.git/git-receive-pack"}
+	}
+	return []string{"POST /repos/ops/control/git/commits", "PATCH /repos/ops/control/git/refs/mention-runner/pace/" + name}
+}
+
+func (w *world) createRequests() []string {
+	if w.push {
+		return []string{"POST /ops/control.git/git-receive-pack"}
+	}
+	return []string{"POST /repos/ops/control/git/commits", "POST /repos/ops/control/git/refs"}
+}
+
+// pusher pushes to the simulator as token's account, through the
+// transport of the client made for it (as the commands wire it).
+func (w *world) pusher(t *testing.T, gh *github.Client) *refpush.Client {
+	t.Helper()
+	tok, ok := tokens.Load(gh)
+	require.True(t, ok, "a client of w.client")
+	p, err := refpush.New(gh.Client(), w.base, tok.(string))
+	require.NoError(t, err)
+	return p
 }
 
 func newWorld(t *testing.T) *world {
@@ -88,6 +149,7 @@ func (w *world) client(t *testing.T, token string) *github.Client {
 	t.Helper()
 	gh, err := ghclient.New(ghclient.Options{BaseURL: w.base, Token: token, RetryUnsafe: true, Sleep: w.clk.Sleep, Now: w.clk.Now, RequestTimeout: 5 * time.Second, Base: w.rt})
 	require.NoError(t, err)
+	tokens.Store(gh, token)
 	return gh
 }
 
@@ -95,6 +157,19 @@ func (w *world) ledger(t *testing.T, holder string, o writebudget.Options) *writ
 	t.Helper()
 	if o.Client == nil {
 		o.Client = w.gh
+	}
+	if w.push {
+		// the tests' SelfCost 2 is "written as the account": a push is one write
+		o.Push = w.pusher(t, o.Client)
+		if o.SelfCost > 0 {
+			o.SelfCost = writebudget.UpdateCost(o.Push)
+		}
+		if o.Fallback != nil {
+			o.FallbackPush = w.pusher(t, o.Fallback)
+			if o.FallbackCost > 0 {
+				o.FallbackCost = writebudget.UpdateCost(o.FallbackPush)
+			}
+		}
 	}
 	o.Repo, o.Account, o.Holder, o.Now = "ops/control", "bot", holder, w.clk.Now
 	if o.Sleep == nil {
@@ -115,8 +190,9 @@ func ctxT(t *testing.T) context.Context {
 // TestProcessesShareTheLimits: three processes taking writes in turn stay
 // within the account's minute and hour however they interleave, counting
 // the ledger's own writes when they are the account's.
-func TestProcessesShareTheLimits(t *testing.T) {
-	w := newWorld(t)
+func TestProcessesShareTheLimits(t *testing.T) { eachPath(t, testProcessesShareTheLimits) }
+
+func testProcessesShareTheLimits(t *testing.T, w *world) {
 	ctx := ctxT(t)
 	o := writebudget.Options{PerMinute: 12, PerHour: 40, Block: 3, Hold: 5 * time.Second, SelfCost: 2}
 	ls := []*writebudget.Ledger{w.ledger(t, "a", o), w.ledger(t, "b", o), w.ledger(t, "c", o)}
@@ -133,17 +209,20 @@ func TestProcessesShareTheLimits(t *testing.T) {
 		total += g
 		assert.Zero(t, lost, "sequential: no lost compare-and-swap")
 	}
-	// each grant of 3 slots also counts the ledger's 2 writes (SelfCost):
-	// at most 12/5 grants a minute, 3 slots each
-	assert.LessOrEqual(t, githubsim.BusiestWindow(writes, time.Minute), 12*3/5)
-	assert.LessOrEqual(t, githubsim.BusiestWindow(writes, time.Hour), 40*3/5)
+	// each grant of 3 slots also counts the ledger's own writes
+	// (SelfCost: 2 with the REST API, 1 pushed): at most 12/(3+SelfCost)
+	// grants a minute, 3 slots each
+	per := 3 + w.own()
+	assert.LessOrEqual(t, githubsim.BusiestWindow(writes, time.Minute), 12*3/per)
+	assert.LessOrEqual(t, githubsim.BusiestWindow(writes, time.Hour), 40*3/per)
 	assert.GreaterOrEqual(t, total, 30, "grants of 3 slots")
 }
 
 // TestConcurrentGrantsNeverLost: processes racing for grants each win by
 // compare-and-swap; the ledger ends with every grant any of them took.
-func TestConcurrentGrantsNeverLost(t *testing.T) {
-	w := newWorld(t)
+func TestConcurrentGrantsNeverLost(t *testing.T) { eachPath(t, testConcurrentGrantsNeverLost) }
+
+func testConcurrentGrantsNeverLost(t *testing.T, w *world) {
 	ctx := ctxT(t)
 	o := writebudget.Options{PerMinute: 10000, PerHour: 100000, Block: 1}
 	var wg sync.WaitGroup
@@ -173,8 +252,9 @@ func TestConcurrentGrantsNeverLost(t *testing.T) {
 
 // TestSlowDownReachesEveryProcess: once one process records GitHub's
 // slow-down, another's next grant starts after it.
-func TestSlowDownReachesEveryProcess(t *testing.T) {
-	w := newWorld(t)
+func TestSlowDownReachesEveryProcess(t *testing.T) { eachPath(t, testSlowDownReachesEveryProcess) }
+
+func testSlowDownReachesEveryProcess(t *testing.T, w *world) {
 	ctx := ctxT(t)
 	o := writebudget.Options{Block: 2, Hold: 10 * time.Second}
 	a, b := w.ledger(t, "a", o), w.ledger(t, "b", o)
@@ -242,8 +322,9 @@ func TestSlowDownWhileAGrantWaits(t *testing.T) {
 
 // TestBrokenLedgerPacesAlone: a ledger that is not one (or cannot be
 // read) warns and lets the process pace itself instead of stopping it.
-func TestBrokenLedgerPacesAlone(t *testing.T) {
-	w := newWorld(t)
+func TestBrokenLedgerPacesAlone(t *testing.T) { eachPath(t, testBrokenLedgerPacesAlone) }
+
+func testBrokenLedgerPacesAlone(t *testing.T, w *world) {
 	ctx := ctxT(t)
 	c, _, err := w.gh.Git.CreateCommit(ctx, "ops", "control", &github.Commit{Message: github.String("not a ledger"),
 		Tree: &github.Tree{SHA: github.String("4b825dc642cb6eb9a060e54bf8d69288fbee4904")}}, nil)
@@ -277,8 +358,9 @@ func TestNewRefusesBadOptions(t *testing.T) {
 
 // TestLimitsFromTheLedger: limits committed to the ledger (GitHub
 // Enterprise Server's, a simulator's) replace every process's own.
-func TestLimitsFromTheLedger(t *testing.T) {
-	w := newWorld(t)
+func TestLimitsFromTheLedger(t *testing.T) { eachPath(t, testLimitsFromTheLedger) }
+
+func testLimitsFromTheLedger(t *testing.T, w *world) {
 	ctx := ctxT(t)
 	o := writebudget.Options{PerMinute: 10, PerHour: 20, Block: 5}
 	admin, p := w.ledger(t, "admin", o), w.ledger(t, "p", o)

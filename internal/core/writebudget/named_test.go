@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/google/go-github/v62/github"
@@ -37,8 +36,9 @@ func genRef(gen int) string { return contract.PaceGenRef("bot", gen) }
 // first writer agrees on it); the next grant names it for the hour and
 // deletes generation 1; a process holding nothing then reads the ledger
 // in one request, GET commits/{ref}, instead of the listing and the commit.
-func TestNamedGenerations(t *testing.T) {
-	w := newWorld(t)
+func TestNamedGenerations(t *testing.T) { eachPath(t, testNamedGenerations) }
+
+func testNamedGenerations(t *testing.T, w *world) {
 	w.named = true
 	ctx := ctxT(t)
 	hour := contract.PaceWindowGen(w.clk.Now())
@@ -50,18 +50,16 @@ func TestNamedGenerations(t *testing.T) {
 	takeIdle(t, ctx, a)
 	refs, msg := w.ledgerNow(t, ctx)
 	assert.Equal(t, []string{genRef(hour)}, refs, "named for the hour; generation 1 deleted")
-	assert.Equal(t, []int{3, 6}, writebudget.GrantSizes(msg), "both grants carried on; the second paid the rotation (root, ref, generation 1's deletion)")
+	assert.Equal(t, []int{1 + w.own(), 1 + 2*w.own() + 1}, writebudget.GrantSizes(msg), "both grants carried on; the second paid the rotation (the next generation's creation, generation 1's deletion)")
 	rotations, _ := a.Rotations()
 	assert.Equal(t, 1, rotations)
 
 	w.requests()
 	b := w.ledger(t, "b", writebudget.Options{Block: 1, SelfCost: 2})
 	takeIdle(t, ctx, b)
-	assert.Equal(t, []string{
-		"GET /repos/ops/control/commits/refs/mention-runner/pace/bot." + fmt.Sprint(hour),
-		"POST /repos/ops/control/git/commits",
-		"PATCH /repos/ops/control/git/refs/mention-runner/pace/bot." + fmt.Sprint(hour),
-	}, w.requests(), "the ledger read in one request")
+	assert.Equal(t, append([]string{
+		"GET /repos/ops/control/commits/refs/mention-runner/pace/bot." + fmt.Sprint(hour)},
+		w.updateRequests("bot."+fmt.Sprint(hour))...), w.requests(), "the ledger read in one request")
 	_, msg = w.ledgerNow(t, ctx)
 	assert.Equal(t, 1, writebudget.GrantsBy(msg, b.ID()))
 }
@@ -71,8 +69,9 @@ func TestNamedGenerations(t *testing.T) {
 // long ago cannot re-create it (the creation fails: it exists) while a
 // clock could still name it, so the generation a clock names is never a
 // dead re-creation. Older ones are deleted by the grant that rotates.
-func TestNamedRetention(t *testing.T) {
-	w := newWorld(t)
+func TestNamedRetention(t *testing.T) { eachPath(t, testNamedRetention) }
+
+func testNamedRetention(t *testing.T, w *world) {
 	w.named = true
 	ctx := ctxT(t)
 	h := contract.PaceWindowGen(w.clk.Now())
@@ -186,10 +185,13 @@ func TestNamedReadChecksTheGeneration(t *testing.T) {
 // apart, take grants across hour boundaries (and count rotations within
 // an hour: RotateEvery) while GitHub enforces the account's limits: it
 // refuses none of the account's writes.
-func TestNamedRotationUnderConcurrency(t *testing.T) { synctest.Test(t, namedRotationUnderConcurrency) }
+func TestNamedRotationUnderConcurrency(t *testing.T) {
+	eachBubblePath(t, namedRotationUnderConcurrency)
+}
 
-func namedRotationUnderConcurrency(t *testing.T) {
+func namedRotationUnderConcurrency(t *testing.T, push bool) {
 	w := newBubbleWorld(t, time.Date(2026, 3, 1, 12, 58, 0, 0, time.UTC))
+	w.push = push
 	clk := w.clk
 	start := clk.Now() // 12:58 of the bubble's first day
 	w.named = true
@@ -207,10 +209,16 @@ func namedRotationUnderConcurrency(t *testing.T) {
 	ls := make([]*writebudget.Ledger, len(skew))
 	for i, d := range skew {
 		o := writebudget.Options{Client: runner, Repo: "ops/control", Account: "bot", Holder: fmt.Sprintf("p%d", i),
-			PerMinute: perMinute, PerHour: perHour, Block: 3, Hold: 5 * time.Second, SelfCost: 0, Fallback: w.gh, FallbackCost: 2,
-			RotateEvery: 6, Spare: 4 * 2, Now: func() time.Time { return clk.Now().Add(d) }, Sleep: clk.Sleep}
+			PerMinute: perMinute, PerHour: perHour, Block: 3, Hold: 5 * time.Second, SelfCost: 0, Fallback: w.gh, FallbackCost: w.own(),
+			RotateEvery: 6, Spare: 4 * w.own(), Now: func() time.Time { return clk.Now().Add(d) }, Sleep: clk.Sleep}
 		if i == 0 {
-			o.Client, o.SelfCost, o.Fallback, o.Guess = w.gh, 2, nil, true
+			o.Client, o.SelfCost, o.Fallback, o.Guess = w.gh, w.own(), nil, true
+		}
+		if push {
+			o.Push = w.pusher(t, o.Client)
+			if o.Fallback != nil {
+				o.FallbackPush = w.pusher(t, o.Fallback)
+			}
 		}
 		l, err := writebudget.New(o)
 		require.NoError(t, err)
@@ -225,6 +233,11 @@ func namedRotationUnderConcurrency(t *testing.T) {
 		}
 		if r.Method == "POST" && strings.HasSuffix(r.Path, "/git/refs") && r.Status == 201 {
 			created[string(r.ReqBody)]++
+		}
+		for _, up := range pushed(t, r) {
+			if up.create && up.applied {
+				created[up.ref]++
+			}
 		}
 	}
 	assert.Zero(t, refused, "GitHub refused none of the account's writes (the publish processes' token may be refused: they then write the ledger as the account)")
@@ -313,7 +326,10 @@ func TestNamedReadOffWhereItAlwaysMisses(t *testing.T) {
 // for its grants; its rotations list the generations once to delete the
 // ones two hours behind, so they do not pile up.
 func TestNamedRotationByAGuessingHandle(t *testing.T) {
-	w := newWorld(t)
+	eachPath(t, testNamedRotationByAGuessingHandle)
+}
+
+func testNamedRotationByAGuessingHandle(t *testing.T, w *world) {
 	w.named = true
 	ctx := ctxT(t)
 	h := contract.PaceWindowGen(w.clk.Now())
@@ -340,8 +356,9 @@ func TestNamedRotationByAGuessingHandle(t *testing.T) {
 // and then the commit), closes that generation with its grant, and is
 // held before the next generation is opened: a write waiting for it goes
 // while the opening (held back here) is still under way.
-func TestNamedFirstGrantOfTheHour(t *testing.T) {
-	w := newWorld(t)
+func TestNamedFirstGrantOfTheHour(t *testing.T) { eachPath(t, testNamedFirstGrantOfTheHour) }
+
+func testNamedFirstGrantOfTheHour(t *testing.T, w *world) {
 	w.named = true
 	ctx := ctxT(t)
 	seed := w.ledger(t, "seed", writebudget.Options{Block: 1, SelfCost: 2})
@@ -361,19 +378,15 @@ func TestNamedFirstGrantOfTheHour(t *testing.T) {
 	close(release)
 	l.Idle()
 	got := w.requests()
-	require.Len(t, got, 8)
+	want := append(w.updateRequests("bot."+fmt.Sprint(before)), w.createRequests()...)
+	want = append(want, "GET /repos/ops/control/git/matching-refs/mention-runner/pace/bot")
+	require.Len(t, got, 3+len(want))
 	assert.Equal(t, "GET /repos/ops/control/commits/refs/mention-runner/pace/bot."+fmt.Sprint(hour), got[0], "the hour's name: not there yet")
 	assert.ElementsMatch(t, []string{
 		"GET /repos/ops/control/commits/refs/mention-runner/pace/bot." + fmt.Sprint(before),
 		"GET /repos/ops/control/git/matching-refs/mention-runner/pace/bot",
 	}, got[1:3], "the listing beside the hour before's read")
-	assert.Equal(t, []string{
-		"POST /repos/ops/control/git/commits",
-		"PATCH /repos/ops/control/git/refs/mention-runner/pace/bot." + fmt.Sprint(before),
-		"POST /repos/ops/control/git/commits",
-		"POST /repos/ops/control/git/refs",
-		"GET /repos/ops/control/git/matching-refs/mention-runner/pace/bot",
-	}, got[3:], "the grant closes the hour before's generation; then the next one is opened (root, ref) and checked")
+	assert.Equal(t, want, got[3:], "the grant closes the hour before's generation; then the next one is opened (root, ref) and checked")
 	refs, msg := w.ledgerNow(t, ctx)
 	assert.Equal(t, []string{genRef(before), genRef(hour)}, refs, "the closed generation kept (retention)")
 	assert.Equal(t, 1, writebudget.GrantsBy(msg, l.ID()), "the grant carried on")
@@ -390,8 +403,9 @@ func TestNamedFirstGrantOfTheHour(t *testing.T) {
 // a fresh process's grant two hours later reads it from the listing (the
 // hour's name and the hour before's miss) and commits on it, paying no
 // rotation.
-func TestNamedQuietAccount(t *testing.T) {
-	w := newWorld(t)
+func TestNamedQuietAccount(t *testing.T) { eachPath(t, testNamedQuietAccount) }
+
+func testNamedQuietAccount(t *testing.T, w *world) {
 	w.named = true
 	ctx := ctxT(t)
 	seed := w.ledger(t, "seed", writebudget.Options{Block: 1, SelfCost: 2})
@@ -404,17 +418,14 @@ func TestNamedQuietAccount(t *testing.T) {
 	w.requests()
 	takeIdle(t, ctx, l)
 	got := w.requests()
-	require.Len(t, got, 6)
+	want := append([]string{"GET /repos/ops/control/git/commits/" + sha}, w.updateRequests("bot."+fmt.Sprint(h))...)
+	require.Len(t, got, 3+len(want))
 	assert.Equal(t, "GET /repos/ops/control/commits/refs/mention-runner/pace/bot."+fmt.Sprint(h+2), got[0])
 	assert.ElementsMatch(t, []string{
 		"GET /repos/ops/control/commits/refs/mention-runner/pace/bot." + fmt.Sprint(h+1),
 		"GET /repos/ops/control/git/matching-refs/mention-runner/pace/bot",
 	}, got[1:3])
-	assert.Equal(t, []string{
-		"GET /repos/ops/control/git/commits/" + sha,
-		"POST /repos/ops/control/git/commits",
-		"PATCH /repos/ops/control/git/refs/mention-runner/pace/bot." + fmt.Sprint(h),
-	}, got[3:], "granted on the quiet generation: no rotation")
+	assert.Equal(t, want, got[3:], "granted on the quiet generation: no rotation")
 	refs, msg := w.ledgerNow(t, ctx)
 	assert.Equal(t, []string{genRef(h)}, refs)
 	assert.Equal(t, 1, writebudget.GrantsBy(msg, l.ID()))

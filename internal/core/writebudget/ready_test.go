@@ -24,8 +24,9 @@ func (w *world) ledgerGrants(t *testing.T, ctx context.Context) []int {
 
 // TestReadyTakesTheGrantAhead: Ready takes the grant the next writes use;
 // with enough held it does nothing.
-func TestReadyTakesTheGrantAhead(t *testing.T) {
-	w := newWorld(t)
+func TestReadyTakesTheGrantAhead(t *testing.T) { eachPath(t, testReadyTakesTheGrantAhead) }
+
+func testReadyTakesTheGrantAhead(t *testing.T, w *world) {
 	ctx := ctxT(t)
 	l := w.ledger(t, "a", writebudget.Options{Block: 8})
 	require.NoError(t, l.Ready(ctx, 4))

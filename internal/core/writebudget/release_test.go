@@ -13,8 +13,9 @@ import (
 // TestUnusedSlotsGivenBack: a process done writing gives back the slots it
 // did not use, so the account's hour is not spent on writes never made;
 // another process takes them at once instead of waiting the hour out.
-func TestUnusedSlotsGivenBack(t *testing.T) {
-	w := newWorld(t)
+func TestUnusedSlotsGivenBack(t *testing.T) { eachPath(t, testUnusedSlotsGivenBack) }
+
+func testUnusedSlotsGivenBack(t *testing.T, w *world) {
 	ctx := ctxT(t)
 	o := writebudget.Options{PerMinute: 80, PerHour: 20, Block: 8}
 	a, b := w.ledger(t, "a", o), w.ledger(t, "b", o)

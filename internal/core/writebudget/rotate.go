@@ -11,10 +11,11 @@ import (
 
 // Rotation keeps the ledger's commit chain short. Every update is a
 // commit on top of the last, so a ledger that is never cut grows by a
-// commit a grant (1–2 thousand a day at full load). GitHub's ref update
-// has no "expected value": a non-forced update is the compare-and-swap,
-// and a root commit is never a fast forward, so the chain cannot be cut
-// in place. Instead the ledger has generations (contract.PaceGenRef) and
+// commit a grant (1–2 thousand a day at full load). GitHub's REST ref
+// update has no "expected value": a non-forced update is the
+// compare-and-swap, and a root commit is never a fast forward, so the
+// chain cannot be cut in place. (A push names the value, but a process
+// writing with the REST API must still find every update a fast forward.) Instead the ledger has generations (contract.PaceGenRef) and
 // the highest present is the ledger:
 //
 //  1. A grant taken when the generation is due (RotateEvery commits or

@@ -31,10 +31,11 @@ import (
 // every write it made (the processes' and the ledger's own, rotations
 // included: GitHub refuses none), each generation is opened exactly once,
 // the generations left behind are deleted and the live chain stays short.
-func TestRotationUnderConcurrency(t *testing.T) { synctest.Test(t, rotationUnderConcurrency) }
+func TestRotationUnderConcurrency(t *testing.T) { eachBubblePath(t, rotationUnderConcurrency) }
 
-func rotationUnderConcurrency(t *testing.T) {
+func rotationUnderConcurrency(t *testing.T, push bool) {
 	w := newBubbleWorld(t, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	w.push = push
 	ctx := bubbleCtx(t)
 	const perMinute, perHour, every = 30, 500, 4
 	w.sim.SetContentLimits(perMinute, perHour)
@@ -45,7 +46,7 @@ func rotationUnderConcurrency(t *testing.T) {
 	// the publish processes' own token runs out in the first minute (the
 	// limits are every account's): then they too write the ledger as the
 	// account, so all four may lose a swap at once
-	o := writebudget.Options{PerMinute: perMinute, PerHour: perHour, Block: 3, Hold: 5 * time.Second, RotateEvery: every, Spare: 4 * 2}
+	o := writebudget.Options{PerMinute: perMinute, PerHour: perHour, Block: 3, Hold: 5 * time.Second, RotateEvery: every, Spare: 4 * w.own()}
 	ls := make([]*writebudget.Ledger, 4)
 	for i := range ls {
 		o.Client, o.SelfCost, o.Fallback, o.FallbackCost = runner, 0, w.gh, 2
@@ -100,6 +101,11 @@ func rotationUnderConcurrency(t *testing.T) {
 			g, ok := contract.PaceGen("bot", body.Ref)
 			require.True(t, ok, body.Ref)
 			opened[body.Ref] = append(opened[body.Ref], creation{g, r.Arrived, r.Ended})
+		}
+		for _, up := range pushed(t, r) {
+			if g, ok := contract.PaceGen("bot", up.ref); ok && up.create && up.applied {
+				opened[up.ref] = append(opened[up.ref], creation{g, r.Arrived, r.Ended})
+			}
 		}
 	}
 	// A generation is deleted only once a higher one exists, so the
@@ -158,8 +164,9 @@ func rotationUnderConcurrency(t *testing.T) {
 // first generation, contract.PaceRef, no start date) is read, closed by
 // the next grant and carried into generation 1 with its grants and pause;
 // its ref is deleted.
-func TestFirstGenerationIsCarriedOn(t *testing.T) {
-	w := newWorld(t)
+func TestFirstGenerationIsCarriedOn(t *testing.T) { eachPath(t, testFirstGenerationIsCarriedOn) }
+
+func testFirstGenerationIsCarriedOn(t *testing.T, w *world) {
 	ctx := ctxT(t)
 	at := w.clk.Now().Add(-10 * time.Second).UnixMilli()
 	old := fmt.Sprintf("mention-runner write budget\n\n{\"grants\":[{\"at_ms\":%d,\"n\":7}],\"pause_until_ms\":%d,\"holder\":\"old\"}", at, w.clk.Now().Add(30*time.Second).UnixMilli())
@@ -187,8 +194,9 @@ func TestFirstGenerationIsCarriedOn(t *testing.T) {
 
 // TestRotationAfterADay: a generation older than RotateAfter is closed by
 // the next grant however few commits it has.
-func TestRotationAfterADay(t *testing.T) {
-	w := newWorld(t)
+func TestRotationAfterADay(t *testing.T) { eachPath(t, testRotationAfterADay) }
+
+func testRotationAfterADay(t *testing.T, w *world) {
 	ctx := ctxT(t)
 	l := w.ledger(t, "a", writebudget.Options{Block: 1})
 	takeIdle(t, ctx, l)
@@ -206,15 +214,18 @@ func TestRotationAfterADay(t *testing.T) {
 // account's limits used up, as a workflow token shared by every assemble
 // job can be), the ledger is written with the fallback at its cost
 // instead of the process pacing itself alone.
-func TestFallbackWritesTheLedger(t *testing.T) {
-	w := newWorld(t)
+func TestFallbackWritesTheLedger(t *testing.T) { eachPath(t, testFallbackWritesTheLedger) }
+
+func testFallbackWritesTheLedger(t *testing.T, w *world) {
 	ctx := ctxT(t)
 	w.sim.AddUser("bot")
 	w.sim.AddToken("bottok", "bot")
 	w.sim.SetPermission("ops/control", "bot", "write")
 	botClient := w.client(t, "bottok")
 	w.sim.SetContentLimits(1000, 12)
-	for i := 0; i < 9; i++ { // ops (the primary) has 3 writes left this hour
+	// ops (the primary) has writes left this hour for one ledger update
+	// and a part of the next (REST: 3; pushed: 1)
+	for i := 0; i < 12-(2*w.own()-1); i++ {
 		_, _, err := w.gh.Git.CreateCommit(ctx, "ops", "control", &github.Commit{Message: github.String("work"),
 			Tree: &github.Tree{SHA: github.String("4b825dc642cb6eb9a060e54bf8d69288fbee4904")}}, nil)
 		require.NoError(t, err)
@@ -228,7 +239,7 @@ func TestFallbackWritesTheLedger(t *testing.T) {
 	g, _, _ := l.Stats()
 	assert.Equal(t, 3, g, "three grants of 2, all in the ledger")
 	_, msg := w.ledgerNow(t, ctx)
-	assert.Equal(t, []int{2, 4, 4}, writebudget.GrantSizes(msg), "the first written by ops (free), then by the bot (+2 each)")
+	assert.Equal(t, []int{2, 2 + w.own(), 2 + w.own()}, writebudget.GrantSizes(msg), "the first written by ops (free), then by the bot (its update's cost each)")
 	require.NotEmpty(t, warned)
 	assert.Contains(t, warned[0], "fallback")
 	for _, s := range warned {
@@ -244,10 +255,11 @@ func TestFallbackWritesTheLedger(t *testing.T) {
 // already rotated past and deleted, at the same commit, and a process
 // still holding that commit committed a grant onto it that nobody reads
 // (1 run in ~300 under -race).
-func TestRotationUnderLostAnswers(t *testing.T) { synctest.Test(t, rotationUnderLostAnswers) }
+func TestRotationUnderLostAnswers(t *testing.T) { eachBubblePath(t, rotationUnderLostAnswers) }
 
-func rotationUnderLostAnswers(t *testing.T) {
+func rotationUnderLostAnswers(t *testing.T, push bool) {
 	w := newBubbleWorld(t, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	w.push = push
 	clk := w.clk
 	ctx := bubbleCtx(t)
 	// each fault fails one request at most twice: its fifth attempt (the
@@ -257,6 +269,8 @@ func rotationUnderLostAnswers(t *testing.T) {
 	// as meant, but not what this test is about.
 	for _, k := range []githubsim.FaultKind{githubsim.FaultStatus502, githubsim.FaultReset} {
 		w.sim.AddFault(githubsim.Fault{Path: "/repos/ops/control/git/*", Kind: k, Rate: 0.08, AfterApply: true, WritesOnly: true, PerRequest: 2})
+		// a push is sent once: its lost answer is read back, not retried
+		w.sim.AddFault(githubsim.Fault{Path: "/ops/control.git/git-receive-pack", Kind: k, Rate: 0.08, AfterApply: true})
 	}
 	o := writebudget.Options{Block: 1, RotateEvery: 3}
 	ls := make([]*writebudget.Ledger, 3)
@@ -305,7 +319,10 @@ func rotationUnderLostAnswers(t *testing.T) {
 // TestRotationUnderConcurrency cannot count re-creations by the handles'
 // dead ones (it did, and failed ~1 run in 600).
 func TestCloserReCreatesACarriedGeneration(t *testing.T) {
-	w := newWorld(t)
+	eachPath(t, testCloserReCreatesACarriedGeneration)
+}
+
+func testCloserReCreatesACarriedGeneration(t *testing.T, w *world) {
 	ctx := ctxT(t)
 	o := writebudget.Options{Block: 1, RotateEvery: 2}
 	b := w.ledger(t, "b", o)
@@ -368,50 +385,52 @@ func TestLateReaderReCreatesADeadGeneration(t *testing.T) {
 		{"cannot read the ledger", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newWorld(t)
-			ctx := ctxT(t)
-			o := writebudget.Options{Block: 1, RotateEvery: 2}
-			takeIdle(t, ctx, w.ledger(t, "c", o)) // generation 1
-			atCreate, goOn, aDone := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-			oa := o
-			hc := hookedOn(w.gh, http.MethodPost, func() {
-				close(atCreate)
-				<-goOn
-			}).Client()
-			fail := &failFirstCommitRead{next: hc.Transport}
-			hc.Transport = fail
-			oa.Client = github.NewClient(hc)
-			oa.Client.BaseURL = w.gh.BaseURL
-			a := w.ledger(t, "a", oa)
-			ob := o
-			ob.Client = hookedOn(w.gh, http.MethodPost, func() {
-				// b closed generation 1 and is about to open 2: a reads 1
-				// closed and stops before creating 2 itself
-				go func() { aDone <- a.Take(ctx) }()
-				<-atCreate
-			})
-			b := w.ledger(t, "b", ob)
-			takeIdle(t, ctx, b) // generation 1's second commit
-			takeIdle(t, ctx, b) // closes 1, opens 2 (a waits)
-			takeIdle(t, ctx, b) // 2's second commit
-			takeIdle(t, ctx, b) // closes 2, opens 3, deletes 1 and 2
-			refs, _ := w.ledgerNow(t, ctx)
-			require.Equal(t, []string{contract.PaceGenRef("bot", 3)}, refs)
-			fail.armed.Store(tc.checkReadFails) // a's check of generation 3
-			close(goOn)
-			require.NoError(t, <-aDone)
-			a.Idle()
-			assert.False(t, fail.armed.Load(), "a's check read the ledger (and failed)")
+			eachPath(t, func(t *testing.T, w *world) {
+				ctx := ctxT(t)
+				o := writebudget.Options{Block: 1, RotateEvery: 2}
+				takeIdle(t, ctx, w.ledger(t, "c", o)) // generation 1
+				atCreate, goOn, aDone := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+				oa := o
+				hc := hookedOn(w.gh, http.MethodPost, func() {
+					close(atCreate)
+					<-goOn
+				}).Client()
+				fail := &failFirstCommitRead{next: hc.Transport}
+				hc.Transport = fail
+				oa.Client = github.NewClient(hc)
+				oa.Client.BaseURL = w.gh.BaseURL
+				tokens.Store(oa.Client, "tok")
+				a := w.ledger(t, "a", oa)
+				ob := o
+				ob.Client = hookedOn(w.gh, http.MethodPost, func() {
+					// b closed generation 1 and is about to open 2: a reads 1
+					// closed and stops before creating 2 itself
+					go func() { aDone <- a.Take(ctx) }()
+					<-atCreate
+				})
+				b := w.ledger(t, "b", ob)
+				takeIdle(t, ctx, b) // generation 1's second commit
+				takeIdle(t, ctx, b) // closes 1, opens 2 (a waits)
+				takeIdle(t, ctx, b) // 2's second commit
+				takeIdle(t, ctx, b) // closes 2, opens 3, deletes 1 and 2
+				refs, _ := w.ledgerNow(t, ctx)
+				require.Equal(t, []string{contract.PaceGenRef("bot", 3)}, refs)
+				fail.armed.Store(tc.checkReadFails) // a's check of generation 3
+				close(goOn)
+				require.NoError(t, <-aDone)
+				a.Idle()
+				assert.False(t, fail.armed.Load(), "a's check read the ledger (and failed)")
 
-			assert.Equal(t, 2, createdRefs(t, w)[contract.PaceGenRef("bot", 2)], "a re-created generation 2 below 3")
-			_, dead := a.Rotations()
-			assert.Equal(t, 1, dead)
-			refs, msg := w.ledgerNow(t, ctx)
-			assert.Contains(t, refs, contract.PaceGenRef("bot", 3))
-			g, _, _ := a.Stats()
-			assert.Equal(t, 1, g)
-			assert.Equal(t, 1, writebudget.GrantsBy(msg, a.ID()), "a's grant taken again on the ledger, once")
-			assert.Equal(t, 4, writebudget.GrantsBy(msg, b.ID()))
+				assert.Equal(t, 2, createdRefs(t, w)[contract.PaceGenRef("bot", 2)], "a re-created generation 2 below 3")
+				_, dead := a.Rotations()
+				assert.Equal(t, 1, dead)
+				refs, msg := w.ledgerNow(t, ctx)
+				assert.Contains(t, refs, contract.PaceGenRef("bot", 3))
+				g, _, _ := a.Stats()
+				assert.Equal(t, 1, g)
+				assert.Equal(t, 1, writebudget.GrantsBy(msg, a.ID()), "a's grant taken again on the ledger, once")
+				assert.Equal(t, 4, writebudget.GrantsBy(msg, b.ID()))
+			})
 		})
 	}
 }
@@ -422,7 +441,10 @@ func TestLateReaderReCreatesADeadGeneration(t *testing.T) {
 // deleted (that would leave no ledger: every grant of the hour
 // forgotten), and the next grant opens the next generation carrying them on.
 func TestUnsentCreationKeepsTheClosedGeneration(t *testing.T) {
-	w := newWorld(t)
+	eachPath(t, testUnsentCreationKeepsTheClosedGeneration)
+}
+
+func testUnsentCreationKeepsTheClosedGeneration(t *testing.T, w *world) {
 	ctx := ctxT(t)
 	o := writebudget.Options{Block: 1, RotateEvery: 2}
 	c := w.ledger(t, "c", o)
@@ -444,6 +466,14 @@ func TestUnsentCreationKeepsTheClosedGeneration(t *testing.T) {
 	}
 }
 
+// eachBubblePath runs f in a testing/synctest bubble once per path
+// (push says which).
+func eachBubblePath(t *testing.T, f func(t *testing.T, push bool)) {
+	for _, p := range paths {
+		t.Run(p.name, func(t *testing.T) { synctest.Test(t, func(t *testing.T) { f(t, p.push) }) })
+	}
+}
+
 // createdRefs counts the ledger ref creations GitHub accepted, by ref.
 func createdRefs(t *testing.T, w *world) map[string]int {
 	t.Helper()
@@ -454,8 +484,55 @@ func createdRefs(t *testing.T, w *world) map[string]int {
 			require.NoError(t, json.Unmarshal(r.ReqBody, &body))
 			created[body.Ref]++
 		}
+		for _, up := range pushed(t, r) {
+			if up.create && up.applied {
+				created[up.ref]++
+			}
+		}
 	}
 	return created
+}
+
+// pushedUpdate is one ref update of a push in the simulator's log.
+type pushedUpdate struct {
+	ref             string
+	create, applied bool
+}
+
+// pushed lists the ref updates of r when it is a push, and whether the
+// server applied each (its answer's report; none when that was lost).
+func pushed(t *testing.T, r githubsim.LoggedRequest) []pushedUpdate {
+	t.Helper()
+	if r.Method != http.MethodPost || !strings.HasSuffix(r.Path, "/git-receive-pack") {
+		return nil
+	}
+	ok := map[string]bool{}
+	for _, l := range pktLines(r.RespBody) {
+		if ref, found := strings.CutPrefix(l, "ok "); found {
+			ok[ref] = true
+		}
+	}
+	var out []pushedUpdate
+	for _, l := range pktLines(r.ReqBody) {
+		fields := strings.Fields(strings.SplitN(l, "\x00", 2)[0])
+		require.Len(t, fields, 3, "a push command: old new ref")
+		out = append(out, pushedUpdate{ref: fields[2], create: fields[0] == strings.Repeat("0", 40), applied: ok[fields[2]] && r.Status == http.StatusOK})
+	}
+	return out
+}
+
+// pktLines splits b's pkt-lines up to the first flush.
+func pktLines(b []byte) []string {
+	var out []string
+	for len(b) >= 4 {
+		var n int
+		if _, err := fmt.Sscanf(string(b[:4]), "%04x", &n); err != nil || n == 0 || n < 4 || n > len(b) {
+			break
+		}
+		out = append(out, strings.TrimSuffix(string(b[4:n]), "\n"))
+		b = b[n:]
+	}
+	return out
 }
 
 // failFirstCommitRead fails the first read of a commit gh sends once

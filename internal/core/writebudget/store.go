@@ -14,6 +14,7 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/core/contract"
 	"github.com/mention-runner/mention-runner/internal/core/ghclient"
+	"github.com/mention-runner/mention-runner/internal/core/refpush"
 	"github.com/mention-runner/mention-runner/internal/core/refstate"
 )
 
@@ -167,37 +168,21 @@ func (l *Ledger) write(ctx context.Context, h head, next state) error {
 	if err != nil {
 		return fmt.Errorf("writebudget: encode: %w", err)
 	}
-	gh := l.client()
 	// dated by this process's clock, as refstate's commits are: a grant's
 	// commit is also its dispatcher's claim commit, whose date is the claim's
 	at := l.o.Now().UTC().Truncate(time.Second)
-	sig := github.CommitAuthor{Name: github.String("mention-runner"), Email: github.String("mention-runner@users.noreply.github.com"),
-		Date: &github.Timestamp{Time: at}}
-	c := &github.Commit{Message: github.String(messagePrefix + string(body)), Tree: &github.Tree{SHA: github.String(refstate.EmptyTree)},
-		Author: &sig, Committer: &sig}
+	c := refpush.Commit{Tree: refstate.EmptyTree, Message: messagePrefix + string(body),
+		Sig: refpush.Signature{Name: commitName, Email: commitEmail, At: at}}
 	if parent != "" {
-		c.Parents = []*github.Commit{{SHA: github.String(parent)}}
-	}
-	got, _, err := gh.Git.CreateCommit(ctx, l.owner, l.name, c, nil)
-	if err != nil {
-		return fmt.Errorf("writebudget: commit the ledger: %w", err)
-	}
-	if l.announce {
-		l.announceLocked(Grant{Commit: got.GetSHA(), At: at, Holder: next.Holder})
+		c.Parents = []string{parent}
 	}
 	name := contract.PaceGenRef(l.o.Account, gen)
-	ref := &github.Reference{Ref: github.String(name), Object: &github.GitObject{SHA: github.String(got.GetSHA())}}
-	if parent == "" {
-		// sent once: a create repeated after its answer was lost can
-		// re-create the generation after it was rotated past and deleted,
-		// at the same commit, where a process still holding that commit
-		// could then commit a grant nobody reads
-		_, _, err = gh.Git.CreateRef(ghclient.SendOnce(ctx), l.owner, l.name, ref)
-		if err != nil && ambiguous(err) {
-			err = l.stored(ctx, gen, got.GetSHA(), next, err)
-		}
+	var sha string
+	p := l.pusher()
+	if p != nil {
+		sha, err = l.push(ctx, p, gen, name, parent, c, next)
 	} else {
-		_, _, err = gh.Git.UpdateRef(ctx, l.owner, l.name, ref, false)
+		sha, err = l.post(ctx, gen, name, parent, c, next)
 	}
 	// top: the ref written is known to be the ledger (the highest
 	// generation) right after the write, so the next grant may be
@@ -205,7 +190,10 @@ func (l *Ledger) write(ctx context.Context, h head, next state) error {
 	// read as the ledger (or guessed, itself known to be the ledger), and
 	// a generation is rotated past only after its ref is moved to a
 	// closed state, which refuses a later update on our commit.
-	top := parent != ""
+	top := parent != "" && !errors.Is(err, errMovedOn)
+	if errors.Is(err, errMovedOn) {
+		err = nil
+	}
 	if err == nil && parent == "" {
 		// A process that read an old generation closed can create the
 		// next one after it was rotated past and deleted: a dead
@@ -223,24 +211,133 @@ func (l *Ledger) write(ctx context.Context, h head, next state) error {
 			l.mu.Unlock()
 			return fmt.Errorf("writebudget: %s was re-created below %s: %w", name, contract.PaceGenRef(l.o.Account, now.gen), refstate.ErrLost)
 		}
-		top = ferr == nil && now.gen == gen && now.sha == got.GetSHA()
+		top = ferr == nil && now.gen == gen && now.sha == sha
 	}
-	if err == nil {
-		l.remember(got.GetSHA(), next)
-		l.saw(next)
-		l.wrote = Grant{Commit: got.GetSHA(), At: at, Holder: next.Holder}
-		l.mine = head{}
-		if top {
-			l.mine = head{gen: gen, sha: got.GetSHA(), closed: next.Closed, next: next.Next}
+	if err != nil {
+		return err
+	}
+	l.remember(sha, next)
+	l.saw(next)
+	l.wrote = Grant{Commit: sha, At: at, Holder: next.Holder}
+	l.mine = head{}
+	if top {
+		l.mine = head{gen: gen, sha: sha, closed: next.Closed, next: next.Next}
+	}
+	if l.announce && p != nil {
+		// the commit exists only now (pushed with its ref): announced
+		// before, a write pointing at it could not be made
+		l.announceLocked(l.wrote)
+	}
+	return nil
+}
+
+// The ledger commit's author and committer.
+const (
+	commitName  = "mention-runner"
+	commitEmail = "mention-runner@users.noreply.github.com"
+)
+
+// errMovedOn: an update whose answer was lost was stored, and another
+// process has moved the ledger on since (it holds what the update
+// added). Not an error: the ref is just not known to be at our commit.
+var errMovedOn = errors.New("writebudget: stored, and moved on since")
+
+// post writes c and its ref with the REST API: the commit, then the ref
+// update or creation (two writes). It returns c's id as GitHub made it.
+func (l *Ledger) post(ctx context.Context, gen int, name, parent string, c refpush.Commit, next state) (string, error) {
+	gh := l.client()
+	sig := github.CommitAuthor{Name: github.String(c.Sig.Name), Email: github.String(c.Sig.Email), Date: &github.Timestamp{Time: c.Sig.At}}
+	rc := &github.Commit{Message: github.String(c.Message), Tree: &github.Tree{SHA: github.String(c.Tree)}, Author: &sig, Committer: &sig}
+	if parent != "" {
+		rc.Parents = []*github.Commit{{SHA: github.String(parent)}}
+	}
+	got, _, err := gh.Git.CreateCommit(ctx, l.owner, l.name, rc, nil)
+	if err != nil {
+		return "", fmt.Errorf("writebudget: commit the ledger: %w", err)
+	}
+	sha := got.GetSHA()
+	if l.announce {
+		l.announceLocked(Grant{Commit: sha, At: c.Sig.At, Holder: next.Holder})
+	}
+	ref := &github.Reference{Ref: github.String(name), Object: &github.GitObject{SHA: github.String(sha)}}
+	if parent == "" {
+		// sent once: a create repeated after its answer was lost can
+		// re-create the generation after it was rotated past and deleted,
+		// at the same commit, where a process still holding that commit
+		// could then commit a grant nobody reads
+		_, _, err = gh.Git.CreateRef(ghclient.SendOnce(ctx), l.owner, l.name, ref)
+		if err != nil && ambiguous(err) {
+			err = l.stored(ctx, gen, sha, next, err)
 		}
-		return nil
+	} else {
+		_, _, err = gh.Git.UpdateRef(ctx, l.owner, l.name, ref, false)
 	}
-	if unprocessable(err) {
+	switch {
+	case err == nil:
+		return sha, nil
+	case errors.Is(err, refstate.ErrLost):
+		return "", err
+	case unprocessable(err):
 		// created meanwhile, moved on, or deleted by a rotation: a lost
 		// answer of our own update reads as moved too and costs one more round
-		return fmt.Errorf("writebudget: update %s: %w", name, refstate.ErrLost)
+		return "", fmt.Errorf("writebudget: update %s: %w", name, refstate.ErrLost)
 	}
-	return fmt.Errorf("writebudget: update %s: %w", name, err)
+	return "", fmt.Errorf("writebudget: update %s: %w", name, err)
+}
+
+// push writes c and its ref in one request (refpush): the update names
+// the ref's value now (parent, or none for a generation's creation), so
+// it is the compare-and-swap. Sent once: a repeat after a lost answer
+// would be refused as moved (our own commit there) or could re-create a
+// generation rotated past meanwhile; instead the ledger is read.
+func (l *Ledger) push(ctx context.Context, p *refpush.Client, gen int, name, parent string, c refpush.Commit, next state) (string, error) {
+	sha := c.SHA()
+	res, err := p.Push(ghclient.SendOnce(ctx), l.o.Repo, []refpush.Commit{c}, []refpush.Update{{Ref: name, Old: parent, New: sha}})
+	if err == nil {
+		err = res[0]
+	}
+	var rl *ghclient.RateLimitError
+	switch {
+	case err == nil:
+		return sha, nil
+	case errors.Is(err, refpush.ErrRejected):
+		// created meanwhile, moved on, or deleted by a rotation
+		return "", fmt.Errorf("writebudget: update %s: %w", name, refstate.ErrLost)
+	case !refpush.MaybeApplied(err) || errors.As(err, &rl):
+		return "", fmt.Errorf("writebudget: update %s: %w", name, err)
+	}
+	if parent == "" {
+		if err := l.stored(ctx, gen, sha, next, err); err != nil {
+			return "", err
+		}
+		return sha, nil
+	}
+	return sha, l.updated(ctx, gen, name, sha, next, err)
+}
+
+// updated finds out whether a pushed update whose answer was lost
+// (sendErr) was stored: the ref at sha, or moved on since with what next
+// added carried on (errMovedOn). Not stored: refstate.ErrLost.
+func (l *Ledger) updated(ctx context.Context, gen int, name, sha string, next state, sendErr error) error {
+	r, _, err := l.o.Client.Git.GetRef(ctx, l.owner, l.name, strings.TrimPrefix(name, "refs/"))
+	if err == nil && r.GetObject().GetSHA() == sha {
+		return nil
+	}
+	if err == nil && l.carried(ctx, head{gen: gen, sha: r.GetObject().GetSHA()}, next) {
+		return errMovedOn
+	}
+	if err != nil && !isStatus(err, http.StatusNotFound) {
+		return fmt.Errorf("writebudget: update %s: %v; reading it back: %w", name, sendErr, err)
+	}
+	// moved by another process, or rotated past and deleted (a closing
+	// update that was stored has its grant carried on: that reads as lost
+	// and is taken again, which only slows the account)
+	return fmt.Errorf("writebudget: update %s: %v: %w", name, sendErr, refstate.ErrLost)
+}
+
+func isStatus(err error, status int) bool {
+	var ge *github.ErrorResponse
+	return errors.As(err, &ge) && ge.Response != nil && ge.Response.StatusCode == status
 }
 
 // ambiguous: the request may have been stored (no answer, a 5xx, a page
@@ -254,10 +351,7 @@ func ambiguous(err error) bool {
 	return !errors.As(err, &rl)
 }
 
-func unprocessable(err error) bool {
-	var ge *github.ErrorResponse
-	return errors.As(err, &ge) && ge.Response != nil && ge.Response.StatusCode == http.StatusUnprocessableEntity
-}
+func unprocessable(err error) bool { return isStatus(err, http.StatusUnprocessableEntity) }
 
 // stored finds out whether a generation's creation whose answer was lost
 // (sendErr) was stored: the generation at sha, or carried on into a
@@ -284,11 +378,22 @@ var errNotStored = fmt.Errorf("the generation was not created: %w", refstate.Err
 // client writes the ledger: Options.Client, or its fallback for a while
 // after Client failed.
 func (l *Ledger) client() *github.Client {
-	if l.o.Fallback != nil && l.o.Now().Before(l.fallback) {
+	if l.fallingBack() {
 		return l.o.Fallback
 	}
 	return l.o.Client
 }
+
+// pusher pushes the ledger's updates for client(): nil when they are
+// written with the REST API.
+func (l *Ledger) pusher() *refpush.Client {
+	if l.fallingBack() {
+		return l.o.FallbackPush
+	}
+	return l.o.Push
+}
+
+func (l *Ledger) fallingBack() bool { return l.o.Fallback != nil && l.o.Now().Before(l.fallback) }
 
 // selfCost is what one ledger update costs the account with the client
 // used at now.
