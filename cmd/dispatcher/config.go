@@ -341,7 +341,12 @@ func (c *conf) clients(log *slog.Logger, m *monitor) (gh, ctl, dsp *github.Clien
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	lo := dispatch.LedgerOptions(lc, c.control, c.bot)
+	// each ledger update is one push of its commit and ref (one write)
+	push, err := writebudget.Pusher(lc, "", c.controlToken)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	lo := dispatch.LedgerOptions(lc, push, c.control, c.bot)
 	// A CONTROL_TOKEN of its own (the workflow's token in Actions) is
 	// another identity: the bookkeeping it writes (claims, dispatches, rate
 	// state, the blocklist, the ledger itself) costs the bot nothing and
@@ -356,12 +361,18 @@ func (c *conf) clients(log *slog.Logger, m *monitor) (gh, ctl, dsp *github.Clien
 		if lo.Client, err = mk(c.controlToken, true, ctlP); err != nil {
 			return nil, nil, nil, nil, err
 		}
+		if lo.Push, err = writebudget.Pusher(lo.Client, "", c.controlToken); err != nil {
+			return nil, nil, nil, nil, err
+		}
 		// while GitHub refuses that identity (it writes for every job),
 		// the bot's own token keeps the ledger shared, at the bot's cost
 		if lo.Fallback, err = mk(c.token, true, nil); err != nil {
 			return nil, nil, nil, nil, err
 		}
-		lo.FallbackCost = 2
+		if lo.FallbackPush, err = writebudget.Pusher(lo.Fallback, "", c.token); err != nil {
+			return nil, nil, nil, nil, err
+		}
+		lo.FallbackCost = writebudget.UpdateCost(lo.FallbackPush)
 	}
 	lo.Warn = func(err error) { log.Warn("account write budget unavailable", "err", err) }
 	ledger, err = writebudget.New(lo)

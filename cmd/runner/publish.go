@@ -12,6 +12,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/core/cli"
 	"github.com/mention-runner/mention-runner/internal/core/contract"
 	"github.com/mention-runner/mention-runner/internal/core/ghclient"
+	"github.com/mention-runner/mention-runner/internal/core/refpush"
 	"github.com/mention-runner/mention-runner/internal/core/writebudget"
 	"github.com/mention-runner/mention-runner/internal/runner/config"
 	"github.com/mention-runner/mention-runner/internal/runner/publish"
@@ -140,16 +141,27 @@ func shareBudget(env *cli.Env, cfg *config.Config, pacer *ghclient.Pacer, botTok
 	if err != nil {
 		return nil, err
 	}
-	lc, self, fallback := bc, 2, (*github.Client)(nil)
+	// each ledger update is one push of its commit and ref (one write), to
+	// the server of the API the tokens are sent to (GITHUB_SERVER_URL
+	// names that same server in Actions)
+	bp, err := writebudget.Pusher(bc, "", botToken)
+	if err != nil {
+		return nil, err
+	}
+	lc, lp, self := bc, bp, writebudget.UpdateCost(bp)
+	fallback, fallbackPush := (*github.Client)(nil), (*refpush.Client)(nil)
 	if controlToken != "" && controlToken != botToken {
 		if lc, err = mk(controlToken); err != nil {
 			return nil, err
 		}
-		self, fallback = 0, bc
+		if lp, err = writebudget.Pusher(lc, "", controlToken); err != nil {
+			return nil, err
+		}
+		self, fallback, fallbackPush = 0, bc, bp
 	}
-	ledger, err := writebudget.New(writebudget.Options{Client: lc, Repo: cfg.ControlRepo, Account: cfg.BotLogin,
+	ledger, err := writebudget.New(writebudget.Options{Client: lc, Push: lp, Repo: cfg.ControlRepo, Account: cfg.BotLogin,
 		Holder: "publish-" + env.Env("GITHUB_RUN_ID") + "-" + env.Env("GITHUB_RUN_ATTEMPT"), SelfCost: self, Block: block,
-		Fallback: fallback, FallbackCost: 2,
+		Fallback: fallback, FallbackPush: fallbackPush, FallbackCost: writebudget.UpdateCost(fallbackPush),
 		Warn: func(err error) { fmt.Fprintf(env.Stderr, "publish: account write budget unavailable: %v\n", err) }})
 	if err != nil {
 		return nil, err

@@ -44,7 +44,7 @@ func runBacklog(t *testing.T, n int) backlogCost {
 		}
 		dispatchedBefore := len(e.jobsDispatched())
 		time.Sleep(5 * time.Minute) // the dispatcher was down a while
-		o := LedgerOptions(e.client(true), control, bot)
+		o := e.ledgerOptions()
 		o.Now, o.Sleep = time.Now, clock.Sleep
 		l, err := writebudget.New(o)
 		require.NoError(t, err)

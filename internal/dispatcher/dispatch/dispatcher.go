@@ -20,6 +20,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/core/identity"
 	"github.com/mention-runner/mention-runner/internal/core/mention"
 	"github.com/mention-runner/mention-runner/internal/core/policy"
+	"github.com/mention-runner/mention-runner/internal/core/refpush"
 	"github.com/mention-runner/mention-runner/internal/core/refstate"
 	"github.com/mention-runner/mention-runner/internal/core/threadctx"
 	"github.com/mention-runner/mention-runner/internal/core/transport"
@@ -801,12 +802,13 @@ func (d *Dispatcher) logDecision(ctx context.Context, t *Trigger, dec *Decision,
 const LedgerMaxBlock = 12
 
 // LedgerOptions are the dispatcher's options for the account's write
-// ledger (writebudget) in control, reached with client (CONTROL_TOKEN):
-// its updates are counted as the bot's own writes (a commit and a ref
-// update each), and its grants grow while it is busy. The caller adds
-// the clock and Warn.
-func LedgerOptions(client *github.Client, control, bot string) writebudget.Options {
-	return writebudget.Options{Client: client, Repo: control, Account: bot, Holder: newHolder(), SelfCost: 2, MaxBlock: LedgerMaxBlock, Guess: true}
+// ledger (writebudget) in control, reached with client (CONTROL_TOKEN)
+// and written with push (nil: the REST API): its updates are counted as
+// the bot's own writes (one push each, or a commit and a ref update), and
+// its grants grow while it is busy. The caller adds the clock and Warn.
+func LedgerOptions(client *github.Client, push *refpush.Client, control, bot string) writebudget.Options {
+	return writebudget.Options{Client: client, Push: push, Repo: control, Account: bot, Holder: newHolder(),
+		SelfCost: writebudget.UpdateCost(push), MaxBlock: LedgerMaxBlock, Guess: true}
 }
 
 // controlPublic reads whether the control repository is public, once per

@@ -127,6 +127,15 @@ func (e *env) client(unsafe bool) *github.Client {
 	return e.pacedClient(unsafe, nil)
 }
 
+// ledgerOptions are LedgerOptions as cmd/dispatcher wires them: the
+// control client, and each update pushed with its token.
+func (e *env) ledgerOptions() writebudget.Options {
+	c := e.client(true)
+	push, err := writebudget.Pusher(c, "", botToken)
+	require.NoError(e.t, err)
+	return LedgerOptions(c, push, control, bot)
+}
+
 // pacedClient is client with a pacer for its writes.
 func (e *env) pacedClient(unsafe bool, p *ghclient.Pacer) *github.Client {
 	o := ghclient.Options{BaseURL: e.base, Token: botToken, Sleep: noSleep, MaxRetries: 2,
@@ -147,7 +156,7 @@ func (e *env) wiredDispatcher(clk *fakeclock.Clock, mut ...func(*Config)) *Dispa
 // wiredDispatcherRetry is wiredDispatcher whose control client retries
 // POST/PATCH (RetryUnsafe) only with retry, as cmd/dispatcher's does.
 func (e *env) wiredDispatcherRetry(clk *fakeclock.Clock, retry bool, mut ...func(*Config)) *Dispatcher {
-	o := LedgerOptions(e.client(true), control, bot)
+	o := e.ledgerOptions()
 	o.Now, o.Sleep = clk.Now, clk.Sleep
 	l, err := writebudget.New(o)
 	require.NoError(e.t, err)
@@ -166,7 +175,7 @@ func (e *env) wiredDispatcherRetry(clk *fakeclock.Clock, retry bool, mut ...func
 // (writebudget's named generations). An account's first ledger is
 // generation 1, named at its next grant: two grants of one slot.
 func (e *env) ledgerAtWindow(clk *fakeclock.Clock) {
-	o := LedgerOptions(e.client(true), control, bot)
+	o := e.ledgerOptions()
 	o.Now, o.Sleep, o.Block, o.MaxBlock = clk.Now, clk.Sleep, 1, 1
 	l, err := writebudget.New(o)
 	require.NoError(e.t, err)

@@ -140,19 +140,19 @@ func testRequestCost(t *testing.T) {
 	_, err := d.Handle(e.ctx(), e.trigger("issue_comment", warm, c.GetID()))
 	require.NoError(t, err)
 	require.NoError(t, d.Flush(e.ctx()))
-	// ledger counts the account ledger's requests among reqs: its ref
-	// read and moved, and commits made
-	ledger := func(reqs []string) (refs, commits int) {
+	// ledger counts the account ledger's requests among reqs: its refs
+	// read or deleted, and its updates pushed (a commit and its ref each)
+	ledger := func(reqs []string) (refs, pushes int) {
 		for _, r := range reqs {
 			switch {
 			case strings.Contains(r, "/git/matching-refs/mention-runner/pace/") || strings.Contains(r, "/git/refs/mention-runner/pace/") ||
 				strings.Contains(r, "/commits/refs/mention-runner/pace/"):
 				refs++
-			case r == "POST /repos/ops/control/git/commits":
-				commits++
+			case r == "POST /ops/control.git/git-receive-pack":
+				pushes++
 			}
 		}
-		return refs, commits
+		return refs, pushes
 	}
 
 	// The warm-up's grant (a running process's first: its writes and the
@@ -165,9 +165,9 @@ func testRequestCost(t *testing.T) {
 	c = e.comment(n, "alice", "@mrbot do it")
 	reqs, trips := e.measureCost(d, e.trigger("issue_comment", n, c.GetID()))
 	t.Logf("issue mention, running, taking the next grant ahead: %d requests, %d round trips: %v", len(reqs), trips, reqs)
-	assert.Len(t, reqs, 7, "comments (the labels: read by the warm-up, cached); claim; dispatch; mark dispatched, 👀; ledger commit, move")
-	refs, commits := ledger(reqs)
-	assert.Equal(t, [2]int{1, 1}, [2]int{refs, commits})
+	assert.Len(t, reqs, 6, "comments (the labels: read by the warm-up, cached); claim; dispatch; mark dispatched, 👀; ledger push")
+	refs, pushes := ledger(reqs)
+	assert.Equal(t, [2]int{0, 1}, [2]int{refs, pushes})
 	assert.LessOrEqual(t, trips, 3)
 
 	// Back to back: the grant taken (12 slots: a busy process's) covers
@@ -189,9 +189,9 @@ func testRequestCost(t *testing.T) {
 	pr = e.pr("@mrbot review again", "")
 	reqs, trips = e.measureCost(d, e.trigger("pull_request", pr, 0))
 	t.Logf("PR mention, running, taking the next grant ahead: %d requests, %d round trips: %v", len(reqs), trips, reqs)
-	assert.Len(t, reqs, 10, "issue, comments, reviews, review comments; claim; dispatch; mark, 👀; ledger commit, move")
-	refs, commits = ledger(reqs)
-	assert.Equal(t, [2]int{1, 1}, [2]int{refs, commits})
+	assert.Len(t, reqs, 9, "issue, comments, reviews, review comments; claim; dispatch; mark, 👀; ledger push")
+	refs, pushes = ledger(reqs)
+	assert.Equal(t, [2]int{0, 1}, [2]int{refs, pushes})
 	assert.LessOrEqual(t, trips, 3)
 
 	// The runs are written to the rate state together.
@@ -203,9 +203,9 @@ func testRequestCost(t *testing.T) {
 	// thread, the ledger in one request (the generation named for the
 	// clock's hour: writebudget's named generations); every write waits
 	// for the process's first grant, whose
-	// commit is the claim commit (no commit of its own), except the claim
-	// itself, which goes on credit beside the grant's ref update
-	// (writebudget.OnCredit); the mark points at the hour's shared
+	// commit is the claim commit (no commit of its own), pushed with the
+	// ledger's ref (one request), so the claim follows it; the mark
+	// points at the hour's shared
 	// dispatched commit, which a process that has not seen it yet reads
 	// beside the claim (and makes when missing: here the warm-up made it,
 	// the dispatcher's own clock staying in the bubble's first hour); the
@@ -221,9 +221,9 @@ func testRequestCost(t *testing.T) {
 		return d, reqs, trips
 	}
 	cold, reqs, trips := fresh("z", "@mrbot do it again", "")
-	assert.Len(t, reqs, 13, "comments, labels, opt-out list, rate state, ledger; new commit (the claim's), move; claim, the hour's dispatched commit read; dispatch; mark, 👀, rate state")
-	refs, commits = ledger(reqs)
-	assert.Equal(t, [2]int{2, 1}, [2]int{refs, commits}, "ledger read and moved; ledger (and claim) commit")
+	assert.Len(t, reqs, 12, "comments, labels, opt-out list, rate state, ledger; push (the claim's commit, the ledger moved); claim, the hour's dispatched commit read; dispatch; mark, 👀, rate state")
+	refs, pushes = ledger(reqs)
+	assert.Equal(t, [2]int{1, 1}, [2]int{refs, pushes}, "ledger read; pushed (its commit the claim's)")
 	assert.LessOrEqual(t, trips, 5)
 	e.sim.ResetRequests()
 	require.NoError(t, cold.Flush(e.ctx()))
@@ -236,9 +236,9 @@ func testRequestCost(t *testing.T) {
 	// listing) once the grant is held, beside the mention's last writes.
 	clk.Advance(time.Hour)
 	_, reqs, trips = fresh("hour", "@mrbot next hour", ", first of a busy hour")
-	assert.Len(t, reqs, 18, "the 13 above; the hour before's name read, the listing; the next generation's root, ref, listing")
-	refs, commits = ledger(reqs)
-	assert.Equal(t, [2]int{5, 2}, [2]int{refs, commits}, "hour's name, hour before's, listing, move, listing after the creation; grant and root commits")
+	assert.Len(t, reqs, 16, "the 12 above; the hour before's name read, the listing; the next generation's root and ref pushed, listing")
+	refs, pushes = ledger(reqs)
+	assert.Equal(t, [2]int{4, 2}, [2]int{refs, pushes}, "hour's name, hour before's, listing, listing after the creation; grant and root pushed")
 	assert.LessOrEqual(t, trips, 7)
 
 	// Quiet: one mention two hours later. The generation stays under its
@@ -247,9 +247,9 @@ func testRequestCost(t *testing.T) {
 	// generation now three hours behind is deleted.
 	clk.Advance(2 * time.Hour)
 	_, reqs, trips = fresh("quiet", "@mrbot two hours on", ", two hours after the last")
-	assert.Len(t, reqs, 17, "the 13 above; the hour before's name read, the listing, the ledger's commit; the deletion")
-	refs, commits = ledger(reqs)
-	assert.Equal(t, [2]int{5, 1}, [2]int{refs, commits}, "hour's name, hour before's, listing, move, deletion; the grant's commit")
+	assert.Len(t, reqs, 16, "the 12 above; the hour before's name read, the listing, the ledger's commit; the deletion")
+	refs, pushes = ledger(reqs)
+	assert.Equal(t, [2]int{4, 1}, [2]int{refs, pushes}, "hour's name, hour before's, listing, deletion; the grant pushed")
 	assert.LessOrEqual(t, trips, 7)
 }
 

@@ -34,14 +34,20 @@ func (w *World) NewDispatcher(opts ...func(*dispatch.Config)) (*dispatch.Dispatc
 	var ownErr error
 	botPacer, ledger, err := w.ProcessPacer(ctlTok, func(o *writebudget.Options) {
 		// the dispatcher's own ledger options, as cmd/dispatcher sets them
-		mine := dispatch.LedgerOptions(o.Client, o.Repo, o.Account)
+		mine := dispatch.LedgerOptions(o.Client, o.Push, o.Repo, o.Account)
 		o.SelfCost, o.Block, o.MaxBlock, o.Guess = mine.SelfCost, mine.Block, mine.MaxBlock, mine.Guess
 		if own {
-			o.SelfCost, o.FallbackCost = 0, 2
-			o.Client, ownErr = w.Client(ctlTok, true, ctlPacer)
+			o.SelfCost = 0
+			if o.Client, ownErr = w.Client(ctlTok, true, ctlPacer); ownErr == nil {
+				o.Push, ownErr = w.Pusher(o.Client, ctlTok)
+			}
 			if o.Fallback == nil && ownErr == nil {
 				o.Fallback, ownErr = w.Client(BotToken, true, nil)
 			}
+			if o.FallbackPush == nil && ownErr == nil {
+				o.FallbackPush, ownErr = w.Pusher(o.Fallback, BotToken)
+			}
+			o.FallbackCost = writebudget.UpdateCost(o.FallbackPush)
 		}
 	})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/mention-runner/mention-runner/internal/core/ghclient"
+	"github.com/mention-runner/mention-runner/internal/core/refpush"
 	"github.com/mention-runner/mention-runner/internal/core/writebudget"
 	"github.com/mention-runner/mention-runner/internal/testrig/fakeclock"
 	"github.com/mention-runner/mention-runner/internal/testrig/githubsim"
@@ -187,6 +188,12 @@ func (w *World) Client(token string, retryUnsafe bool, pacer *ghclient.Pacer) (*
 		Sleep: w.Clock.Sleep, Now: w.Clock.Now, RequestTimeout: 20 * time.Second, Base: w.rt})
 }
 
+// Pusher pushes ledger updates with token through gh's transport, as
+// cmd/dispatcher and cmd/runner publish wire theirs.
+func (w *World) Pusher(gh *github.Client, token string) (*refpush.Client, error) {
+	return writebudget.Pusher(gh, "", token)
+}
+
 // Pacer is a default pacer (GitHub's content-creation limits) on the fake clock.
 func (w *World) Pacer() *ghclient.Pacer {
 	return ghclient.NewPacer(0, 0, 0, w.Clock.Now, w.Clock.Sleep)
@@ -210,14 +217,22 @@ func (w *World) ProcessPacer(controlToken string, opts ...func(*writebudget.Opti
 	w.procs++
 	holder := fmt.Sprintf("process-%d", w.procs)
 	w.procsMu.Unlock()
-	o := writebudget.Options{Client: ctl, Repo: Control, Account: Bot, Holder: holder, SelfCost: 2, // a commit and a ref update, written as the bot
+	push, err := w.Pusher(ctl, controlToken)
+	if err != nil {
+		return nil, nil, err
+	}
+	// one push per update, written as the bot
+	o := writebudget.Options{Client: ctl, Push: push, Repo: Control, Account: Bot, Holder: holder, SelfCost: writebudget.UpdateCost(push),
 		Now: w.Clock.Now, Sleep: w.Clock.Sleep}
 	if controlToken == RunnerToken {
 		// publish: the workflow's token, and the bot's while that is refused
 		if o.Fallback, err = w.Client(BotToken, true, nil); err != nil {
 			return nil, nil, err
 		}
-		o.SelfCost, o.FallbackCost = 0, 2
+		if o.FallbackPush, err = w.Pusher(o.Fallback, BotToken); err != nil {
+			return nil, nil, err
+		}
+		o.SelfCost, o.FallbackCost = 0, writebudget.UpdateCost(o.FallbackPush)
 	}
 	for _, f := range opts {
 		f(&o)
@@ -238,8 +253,12 @@ func (w *World) LedgerAtWindow(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	l, err := writebudget.New(writebudget.Options{Client: ctl, Repo: Control, Account: Bot, Holder: "loadtest",
-		SelfCost: 2, Block: 1, Now: w.Clock.Now, Sleep: w.Clock.Sleep})
+	push, err := w.Pusher(ctl, ControlToken)
+	if err != nil {
+		return err
+	}
+	l, err := writebudget.New(writebudget.Options{Client: ctl, Push: push, Repo: Control, Account: Bot, Holder: "loadtest",
+		SelfCost: writebudget.UpdateCost(push), Block: 1, Now: w.Clock.Now, Sleep: w.Clock.Sleep})
 	if err != nil {
 		return err
 	}
@@ -262,7 +281,11 @@ func (w *World) LiftAccountLimits(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	l, err := writebudget.New(writebudget.Options{Client: ctl, Repo: Control, Account: Bot, Holder: "loadtest",
+	push, err := w.Pusher(ctl, ControlToken)
+	if err != nil {
+		return err
+	}
+	l, err := writebudget.New(writebudget.Options{Client: ctl, Push: push, Repo: Control, Account: Bot, Holder: "loadtest",
 		Now: w.Clock.Now, Sleep: w.Clock.Sleep})
 	if err != nil {
 		return err
