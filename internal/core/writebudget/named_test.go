@@ -230,6 +230,7 @@ func namedRotationUnderConcurrency(t *testing.T, push bool) {
 	for _, r := range w.sim.Requests() {
 		if r.Login == "ops" && r.Status == 403 && strings.Contains(string(r.RespBody), "secondary rate limit") {
 			refused++
+			t.Logf("refused %s %s %s at %s", r.Login, r.Method, r.Path, r.At.Format("15:04:05.000"))
 		}
 		if r.Method == "POST" && strings.HasSuffix(r.Path, "/git/refs") && r.Status == 201 {
 			created[string(r.ReqBody)]++

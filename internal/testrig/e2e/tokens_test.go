@@ -24,6 +24,10 @@ func permissionOf(r githubsim.LoggedRequest) (scope, level string, ok bool) {
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		level = "read"
 	}
+	if r.Path == "/"+demo.ControlRepo+".git/git-receive-pack" {
+		// a push (the write ledger's commit and ref) needs contents: write
+		return "contents", "write", r.Method == http.MethodPost
+	}
 	rest := strings.TrimPrefix(r.Path, "/repos/"+demo.ControlRepo)
 	seg, _, _ := strings.Cut(strings.TrimPrefix(rest, "/"), "/")
 	switch seg {

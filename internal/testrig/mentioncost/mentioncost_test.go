@@ -104,6 +104,11 @@ func TestCostsAreSane(t *testing.T) {
 					}
 				}
 			}
+			// the account's ledger is pushed: a grant is one write, its
+			// commit and ref in one request, never a REST ref update
+			for _, w := range got.WriteLog {
+				assert.NotContains(t, w.Path, "/git/refs/mention-runner/pace/", "a ledger ref written with the REST API: %s", w)
+			}
 			assert.GreaterOrEqual(t, got.Requests, got.Writes)
 			assert.Positive(t, got.RoundTrips)
 			assert.LessOrEqual(t, got.RoundTrips, got.Requests)
