@@ -160,7 +160,9 @@ func (w *world) ledger(t *testing.T, holder string, o writebudget.Options) *writ
 	}
 	if w.push {
 		// the tests' SelfCost 2 is "written as the account": a push is one write
-		o.Push = w.pusher(t, o.Client)
+		if o.Push == nil {
+			o.Push = w.pusher(t, o.Client)
+		}
 		if o.SelfCost > 0 {
 			o.SelfCost = writebudget.UpdateCost(o.Push)
 		}

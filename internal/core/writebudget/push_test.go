@@ -3,14 +3,17 @@ package writebudget_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/core/refpush"
 	"github.com/mention-runner/mention-runner/internal/core/writebudget"
 	"github.com/mention-runner/mention-runner/internal/testrig/githubsim"
 )
@@ -50,24 +53,24 @@ func TestPushedLostAnswers(t *testing.T) {
 					}
 					w.sim.AddFault(githubsim.Fault{Method: "POST", Path: "/ops/control.git/git-receive-pack", Kind: kind, OnCall: 1,
 						AfterApply: applied, Delay: 2 * time.Second})
+					// the pushes sent, counted as they leave (a hung one is
+					// in the simulator's log only once it ends)
+					var pushes atomic.Int32
+					hc := w.gh.Client()
+					hc.Transport = countPushes{next: hc.Transport, n: &pushes}
+					var err error
 					o := writebudget.Options{Block: 2, SelfCost: 2}
-					o.Push = w.pusher(t, w.gh)
+					o.Push, err = refpush.New(hc, w.base, "tok")
+					require.NoError(t, err)
 					o.Push.Timeout = time.Second // the hang's answer is given up on before it comes
 					l := w.ledger(t, "a", o)
-					w.requests()
 					takeIdle(t, ctx, l)
 					takeIdle(t, ctx, l)
-					pushes := 0
-					for _, r := range w.requests() {
-						if strings.HasSuffix(r, "/git-receive-pack") {
-							pushes++
-						}
-					}
-					want := 1 // the lost answer's push, found applied
+					want := int32(1) // the lost answer's push, found applied
 					if !applied {
 						want = 2 // not applied: pushed again
 					}
-					assert.Equal(t, want, pushes)
+					assert.Equal(t, want, pushes.Load())
 					grants, _, _ := l.Stats()
 					assert.Equal(t, 1, grants, "one grant held")
 					_, msg := w.ledgerNow(t, ctx)
@@ -76,6 +79,19 @@ func TestPushedLostAnswers(t *testing.T) {
 			}
 		}
 	}
+}
+
+// countPushes counts the pushes sent through it.
+type countPushes struct {
+	next http.RoundTripper
+	n    *atomic.Int32
+}
+
+func (c countPushes) RoundTrip(r *http.Request) (*http.Response, error) {
+	if strings.HasSuffix(r.URL.Path, "/git-receive-pack") {
+		c.n.Add(1)
+	}
+	return c.next.RoundTrip(r)
 }
 
 // TestPushedGrantsRace: processes pushing grants at once: each push is a
