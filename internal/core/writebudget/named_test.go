@@ -210,7 +210,7 @@ func namedRotationUnderConcurrency(t *testing.T, push bool) {
 	for i, d := range skew {
 		o := writebudget.Options{Client: runner, Repo: "ops/control", Account: "bot", Holder: fmt.Sprintf("p%d", i),
 			PerMinute: perMinute, PerHour: perHour, Block: 3, Hold: 5 * time.Second, SelfCost: 0, Fallback: w.gh, FallbackCost: w.own(),
-			RotateEvery: 6, Spare: 4 * w.own(), Now: func() time.Time { return clk.Now().Add(d) }, Sleep: clk.Sleep}
+			RotateEvery: 6, Spare: 4 * 2, Now: func() time.Time { return clk.Now().Add(d) }, Sleep: clk.Sleep}
 		if i == 0 {
 			o.Client, o.SelfCost, o.Fallback, o.Guess = w.gh, w.own(), nil, true
 		}

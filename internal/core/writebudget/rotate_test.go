@@ -45,8 +45,11 @@ func rotationUnderConcurrency(t *testing.T, push bool) {
 	runner := w.client(t, "runtok")
 	// the publish processes' own token runs out in the first minute (the
 	// limits are every account's): then they too write the ledger as the
-	// account, so all four may lose a swap at once
-	o := writebudget.Options{PerMinute: perMinute, PerHour: perHour, Block: 3, Hold: 5 * time.Second, RotateEvery: every, Spare: 4 * w.own()}
+	// account, so all four may lose a swap at once. Spare: 8 writes no
+	// ledger records yet, four lost REST updates at once, or (pushed, one
+	// write a loss) the dispatcher's pushes lost in a row while the three
+	// others win one round each
+	o := writebudget.Options{PerMinute: perMinute, PerHour: perHour, Block: 3, Hold: 5 * time.Second, RotateEvery: every, Spare: 4 * 2}
 	ls := make([]*writebudget.Ledger, 4)
 	for i := range ls {
 		o.Client, o.SelfCost, o.Fallback, o.FallbackCost = runner, 0, w.gh, 2

@@ -130,6 +130,8 @@ func killStep(r *http.Request) string {
 		return "mark-read"
 	case strings.HasSuffix(path, "/dispatches"):
 		return "dispatch"
+	case strings.HasSuffix(path, "/git-receive-pack"):
+		return "ledger push" // a grant's commit and the ledger's ref
 	case strings.Contains(path, "/git/refs/") && strings.Contains(path, "/pace/"):
 		return "ledger ref"
 	case strings.Contains(path, "/git/refs/"):
