@@ -77,9 +77,11 @@ func TestClaimSweepWiring(t *testing.T) {
 			assert.Len(t, res.Deleted, tc.old)
 			assert.Equal(t, []string{dispatch.RefPrefix + "recent"}, sim.Refs("ops/control", dispatch.RefPrefix))
 			var deletes []string // the sweep's deleting requests, by whom
-			ledger := 0          // the account's write-ledger writes (a grant for the push)
+			ledger := 0          // the account's write-ledger writes (a grant for the push: pushed too)
 			for _, r := range sim.Requests() {
 				switch {
+				case strings.HasSuffix(r.Path, "/git-receive-pack") && strings.Contains(string(r.ReqBody), "refs/mention-runner/pace/"):
+					ledger++
 				case strings.HasSuffix(r.Path, "/git-receive-pack") || r.Method == "DELETE":
 					deletes = append(deletes, r.Method+" "+r.Login)
 				case r.Method != "GET" && strings.Contains(r.Path, "/git/"):
