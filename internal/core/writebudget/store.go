@@ -405,7 +405,7 @@ func (l *Ledger) selfCost(now time.Time) int {
 }
 
 // carried says whether the ledger at h holds what next added: this
-// handle's newest grant and the pause. Unsure (unreadable) counts as no:
+// handle's newest grant, the pause and the limits. Unsure (unreadable) counts as no:
 // the grant is then taken again. Taking it twice only slows the account;
 // using a grant only a dead generation holds could exceed its limits.
 func (l *Ledger) carried(ctx context.Context, h head, next state) bool {
@@ -413,7 +413,7 @@ func (l *Ledger) carried(ctx context.Context, h head, next state) bool {
 	if err != nil {
 		return false
 	}
-	if s.Pause < next.Pause {
+	if s.Pause < next.Pause || s.PerMinute != next.PerMinute || s.PerHour != next.PerHour {
 		return false
 	}
 	// this handle's grants at the newest one's moment (two grants can
