@@ -16,6 +16,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -61,6 +62,50 @@ func (c Commit) Encode() []byte {
 
 // SHA is the commit's object id.
 func (c Commit) SHA() string { return objectID("commit", c.Encode()) }
+
+// Object is a blob or a tree to send with a push, its content exactly as
+// git stores it: what a commit of the push names and the repository may
+// lack.
+type Object struct {
+	Tree bool // a tree; else a blob
+	Data []byte
+}
+
+// Blob is a blob holding data.
+func Blob(data []byte) Object { return Object{Data: data} }
+
+// TreeEntry is one file of a tree: a blob with mode 100644.
+type TreeEntry struct {
+	Name, Blob string // Blob: the blob's object id
+}
+
+// Tree is a tree of files (no directories), its entries sorted by name as
+// git requires.
+func Tree(entries ...TreeEntry) (Object, error) {
+	sorted := slices.Clone(entries)
+	slices.SortFunc(sorted, func(a, b TreeEntry) int { return strings.Compare(a.Name, b.Name) })
+	var b bytes.Buffer
+	for i, e := range sorted {
+		raw, err := hex.DecodeString(e.Blob)
+		if err != nil || !isID(e.Blob) || e.Name == "" || strings.ContainsAny(e.Name, "/\x00") ||
+			(i > 0 && sorted[i-1].Name == e.Name) {
+			return Object{}, fmt.Errorf("refpush: tree entry %q → %q: want a distinct file name and a blob id", e.Name, e.Blob)
+		}
+		b.WriteString("100644 " + e.Name + "\x00")
+		b.Write(raw)
+	}
+	return Object{Tree: true, Data: b.Bytes()}, nil
+}
+
+// SHA is the object's id.
+func (o Object) SHA() string { return objectID(o.typeName(), o.Data) }
+
+func (o Object) typeName() string {
+	if o.Tree {
+		return "tree"
+	}
+	return "blob"
+}
 
 func objectID(typ string, data []byte) string {
 	h := sha1.New()

@@ -11,6 +11,7 @@ import (
 const (
 	packCommit = 1
 	packTree   = 2
+	packBlob   = 3
 )
 
 type packObject struct {

@@ -123,11 +123,17 @@ func ServerFromAPI(api *url.URL) string {
 // new objects the updates need; every other object they reach must be in
 // the repository already.
 func (c *Client) Push(ctx context.Context, repo string, commits []Commit, updates []Update) ([]error, error) {
+	return c.PushObjects(ctx, repo, nil, commits, updates)
+}
+
+// PushObjects is Push with blobs and trees the commits name that the
+// repository may lack (a commit of content, not only a state).
+func (c *Client) PushObjects(ctx context.Context, repo string, objects []Object, commits []Commit, updates []Update) ([]error, error) {
 	owner, name, ok := strings.Cut(repo, "/")
 	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
 		return nil, fmt.Errorf("refpush: repository %q: want owner/name", repo)
 	}
-	body, err := request(commits, updates)
+	body, err := request(objects, commits, updates)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +176,7 @@ func (c *Client) Push(ctx context.Context, repo string, commits []Commit, update
 // request is the body of a push: the update commands, the first carrying
 // the capabilities asked for, a flush, then the pack (none when every
 // update is a delete).
-func request(commits []Commit, updates []Update) ([]byte, error) {
+func request(objects []Object, commits []Commit, updates []Update) ([]byte, error) {
 	if len(updates) == 0 {
 		return nil, errors.New("refpush: nothing to push")
 	}
@@ -197,6 +203,13 @@ func request(commits []Commit, updates []Update) ([]byte, error) {
 	b.WriteString("0000")
 	if needPack {
 		objs := []packObject{{typ: packTree}} // the empty tree, in case the repository lacks it
+		for _, o := range objects {
+			typ := packBlob
+			if o.Tree {
+				typ = packTree
+			}
+			objs = append(objs, packObject{typ: typ, data: o.Data})
+		}
 		for _, c := range commits {
 			if err := c.validate(); err != nil {
 				return nil, err

@@ -2,9 +2,11 @@ package refpush_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -241,5 +243,53 @@ func TestServerFromAPI(t *testing.T) {
 		u, err := url.Parse(tc.api)
 		require.NoError(t, err)
 		assert.Equal(t, tc.want, refpush.ServerFromAPI(u), tc.api)
+	}
+}
+
+// A commit of content: its blob and tree travel in the same push, their
+// ids are git's, and the REST API reads the content back.
+func TestPushObjects(t *testing.T) {
+	f := newFixture(t)
+	ctx := ctxT(t)
+	blob := refpush.Blob([]byte("aGVsbG8="))
+	tree, err := refpush.Tree(refpush.TreeEntry{Name: "piece.b64", Blob: blob.SHA()})
+	require.NoError(t, err)
+	c := commit("shard")
+	c.Tree = tree.SHA()
+	res, err := f.push.PushObjects(ctx, "ops/control", []refpush.Object{blob, tree}, []refpush.Commit{c}, []refpush.Update{{Ref: ref, New: c.SHA()}})
+	require.NoError(t, err)
+	require.NoError(t, res[0])
+	assert.Equal(t, c.SHA(), f.refAt(t, ref))
+	got, _, err := f.gh.Git.GetTree(ctx, "ops", "control", tree.SHA(), false)
+	require.NoError(t, err)
+	require.Len(t, got.Entries, 1)
+	assert.Equal(t, "piece.b64", got.Entries[0].GetPath())
+	assert.Equal(t, blob.SHA(), got.Entries[0].GetSHA())
+	b, _, err := f.gh.Git.GetBlob(ctx, "ops", "control", blob.SHA())
+	require.NoError(t, err)
+	content, err := base64.StdEncoding.DecodeString(strings.ReplaceAll(b.GetContent(), "\n", ""))
+	require.NoError(t, err)
+	assert.Equal(t, "aGVsbG8=", string(content))
+	assert.Len(t, f.sim.ContentWrites()["ops"], 1, "blob, tree, commit and ref: one write")
+}
+
+func TestTreeEntries(t *testing.T) {
+	blob := refpush.Blob([]byte("x")).SHA()
+	for _, tc := range []struct {
+		name    string
+		entries []refpush.TreeEntry
+		ok      bool
+	}{
+		{"one file", []refpush.TreeEntry{{Name: "a", Blob: blob}}, true},
+		{"sorted by name", []refpush.TreeEntry{{Name: "b", Blob: blob}, {Name: "a", Blob: blob}}, true},
+		{"a name twice", []refpush.TreeEntry{{Name: "a", Blob: blob}, {Name: "a", Blob: blob}}, false},
+		{"a directory", []refpush.TreeEntry{{Name: "a/b", Blob: blob}}, false},
+		{"no name", []refpush.TreeEntry{{Blob: blob}}, false},
+		{"not a blob id", []refpush.TreeEntry{{Name: "a", Blob: "main"}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := refpush.Tree(tc.entries...)
+			assert.Equal(t, tc.ok, err == nil, "%v", err)
+		})
 	}
 }

@@ -86,7 +86,7 @@ func BenchmarkRequest(b *testing.B) {
 	ups := []Update{{Ref: "refs/mention-runner/pace/x", Old: zeroID[:39] + "1", New: c.SHA()}}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := request([]Commit{c}, ups); err != nil {
+		if _, err := request(nil, []Commit{c}, ups); err != nil {
 			b.Fatal(err)
 		}
 	}
