@@ -9,6 +9,11 @@
 // writers racing from the same state wins. A write whose answer is lost is
 // recognised on the retry by its commit (each writer's commits are its own):
 // "Reference already exists" pointing at our commit means we created it.
+//
+// With a pusher (Store.Push) a state costs one request: the commit is made
+// here (its id known before anything is sent) and pushed with its ref
+// update, an exact compare-and-swap (the ref must be missing, or at the
+// state the new one replaces).
 package refstate
 
 import (
@@ -104,8 +109,39 @@ func (s *Store) known(sha string) (Mark, bool) {
 // commit is not on any ref until Create or Advance puts it there. Commits
 // are content-addressed: two writers must use different holder names, or
 // the same state set in the same second is one commit both take as theirs.
+// With a pusher the commit is made here and costs no request: it is sent
+// with the push that puts a ref at it.
 func (s *Store) NewMark(ctx context.Context, status, holder, parent string) (Mark, error) {
-	return s.newMarkAt(ctx, status, holder, parent, s.now().Truncate(time.Second))
+	at := s.now().Truncate(time.Second)
+	if s.Push == nil {
+		return s.newMarkAt(ctx, status, holder, parent, at)
+	}
+	if err := checkStatus(status); err != nil {
+		return Mark{}, err
+	}
+	holder = strings.ReplaceAll(holder, "\n", " ")
+	m := Mark{Commit: markCommit(parent, message(status, holder), at).SHA(), Status: status, Holder: holder, At: at, Parent: parent}
+	s.remember(m)
+	return m, nil
+}
+
+// CreateNew creates ref at a new first state (status, holder) unless the
+// ref exists: Create of a NewMark, one request with a pusher. It returns
+// the state the ref holds afterwards; created is true when that is the
+// new one.
+func (s *Store) CreateNew(ctx context.Context, ref, status, holder string) (cur Mark, created bool, err error) {
+	m, err := s.NewMark(ctx, status, holder, "")
+	if err != nil {
+		return Mark{}, false, err
+	}
+	return s.Create(ctx, ref, m)
+}
+
+func checkStatus(status string) error {
+	if strings.ContainsAny(status, "\n ") || status == "" {
+		return fmt.Errorf("refstate: bad status %q", status)
+	}
+	return nil
 }
 
 // The author and committer of every state commit.
@@ -115,8 +151,8 @@ const (
 )
 
 func (s *Store) newMarkAt(ctx context.Context, status, holder, parent string, at time.Time) (Mark, error) {
-	if strings.ContainsAny(status, "\n ") || status == "" {
-		return Mark{}, fmt.Errorf("refstate: bad status %q", status)
+	if err := checkStatus(status); err != nil {
+		return Mark{}, err
 	}
 	holder = strings.ReplaceAll(holder, "\n", " ")
 	sig := github.CommitAuthor{Name: github.String(markName), Email: github.String(markEmail),
@@ -148,6 +184,17 @@ const sharedPeriod = time.Hour
 func sharedMark(status string, at time.Time) Mark {
 	at = at.UTC().Truncate(sharedPeriod)
 	return Mark{Commit: markCommit("", message(status, ""), at).SHA(), Status: status, At: at}
+}
+
+// pushed is what a push of m sends: its commit when this package makes
+// it byte for byte (the repository may lack it), else nothing (a commit
+// read from the repository, or written by another kind of writer).
+func pushed(m Mark) []refpush.Commit {
+	c := markCommit(m.Parent, message(m.Status, m.Holder), m.At)
+	if c.SHA() != m.Commit {
+		return nil
+	}
+	return []refpush.Commit{c}
 }
 
 // markCommit is the commit NewMark sends, as git stores it: its id is
@@ -336,6 +383,9 @@ func (s *Store) markOf(ctx context.Context, ref, sha string) (Mark, error) {
 // ref holds afterwards; created is true when that is m, including when an
 // earlier attempt whose answer was lost created it.
 func (s *Store) Create(ctx context.Context, ref string, m Mark) (cur Mark, created bool, err error) {
+	if s.Push != nil {
+		return s.pushCreate(ctx, ref, m)
+	}
 	_, _, err = s.Client.Git.CreateRef(ctx, s.Owner, s.Name, &github.Reference{Ref: github.String(ref), Object: &github.GitObject{SHA: github.String(m.Commit)}})
 	if err == nil {
 		return m, true, nil
@@ -358,15 +408,85 @@ func (s *Store) Create(ctx context.Context, ref string, m Mark) (cur Mark, creat
 	return *got, got.Commit == m.Commit, nil
 }
 
+// push sends m's commit and up in one request; the error is the push's
+// or the update's.
+func (s *Store) push(ctx context.Context, m Mark, up refpush.Update) error {
+	res, err := s.Push.Push(ctx, s.Owner+"/"+s.Name, pushed(m), []refpush.Update{up})
+	if err != nil {
+		return err
+	}
+	return res[0]
+}
+
+// readAfter reads ref after a push whose update was refused or whose
+// answer was lost (else it returns nil: the failure says it all).
+func (s *Store) readAfter(ctx context.Context, what, ref string, err error) (*Mark, error) {
+	if !errors.Is(err, refpush.ErrRejected) && !refpush.MaybeApplied(err) {
+		return nil, fmt.Errorf("refstate: %s %s: %w", what, ref, err)
+	}
+	got, rerr := s.Read(ctx, ref)
+	if rerr != nil {
+		return nil, errors.Join(fmt.Errorf("refstate: %s %s: %w", what, ref, err), rerr)
+	}
+	return got, nil
+}
+
+// pushCreate is Create as one push: a create refused means the ref
+// exists; after a lost answer the ref holding m means the push landed.
+func (s *Store) pushCreate(ctx context.Context, ref string, m Mark) (Mark, bool, error) {
+	err := s.push(ctx, m, refpush.Update{Ref: ref, New: m.Commit})
+	if err == nil {
+		return m, true, nil
+	}
+	got, rerr := s.readAfter(ctx, "create", ref, err)
+	switch {
+	case rerr != nil:
+		return Mark{}, false, rerr
+	case got == nil && errors.Is(err, refpush.ErrRejected):
+		// Refused, yet missing: deleted meanwhile (swept), or the server
+		// refuses this ref; the caller tries again.
+		return Mark{}, false, fmt.Errorf("refstate: create %s: refused, and the ref does not exist; try again: %w", ref, err)
+	case got == nil:
+		return Mark{}, false, fmt.Errorf("refstate: create %s: %w", ref, err)
+	}
+	return *got, got.Commit == m.Commit, nil
+}
+
+// pushAdvance is Advance as one push whose update is an exact
+// compare-and-swap from m.Parent.
+func (s *Store) pushAdvance(ctx context.Context, ref string, m Mark) (Mark, error) {
+	err := s.push(ctx, m, refpush.Update{Ref: ref, Old: m.Parent, New: m.Commit})
+	if err == nil {
+		return m, nil
+	}
+	got, rerr := s.readAfter(ctx, "update", ref, err)
+	switch {
+	case rerr != nil:
+		return Mark{}, rerr
+	case got != nil && got.Commit == m.Commit:
+		return m, nil // this push (or an earlier attempt) landed
+	case !errors.Is(err, refpush.ErrRejected) && (got == nil && m.Parent == "" || got != nil && got.Commit == m.Parent):
+		// the answer was lost and nothing moved: not applied
+		return Mark{}, fmt.Errorf("refstate: update %s: %w", ref, err)
+	case got == nil:
+		return Mark{}, fmt.Errorf("refstate: update %s: the ref is gone: %w", ref, ErrLost)
+	}
+	return *got, fmt.Errorf("refstate: update %s to %s: it holds %s by %s: %w", ref, m.Status, got.Status, got.Holder, ErrLost)
+}
+
 // ErrLost means the ref moved away from the state a change was based on:
 // another writer won.
 var ErrLost = errors.New("refstate: the state changed under us")
 
 // Advance moves ref from m.Parent to m (a compare-and-swap: the update is
-// not forced, and m descends only from m.Parent). It returns ErrLost, with
+// not forced, and m descends only from m.Parent; with a pusher, the ref
+// must be at m.Parent exactly). It returns ErrLost, with
 // the state the ref holds, when another writer moved it first. Repeating a
 // successful Advance succeeds.
 func (s *Store) Advance(ctx context.Context, ref string, m Mark) (Mark, error) {
+	if s.Push != nil {
+		return s.pushAdvance(ctx, ref, m)
+	}
 	// Repeating the update is safe: it is not forced, so a repeat only
 	// moves the ref on to m (or finds it there); a 422 is read back below.
 	_, _, err := s.Client.Git.UpdateRef(ghclient.Repeatable(ctx), s.Owner, s.Name, &github.Reference{Ref: github.String(ref), Object: &github.GitObject{SHA: github.String(m.Commit)}}, false)
