@@ -10,7 +10,8 @@
 // last line publish sets to the job's final marker
 // (contract.LogIssueFinalMarker) in the update it makes anyway; assemble
 // reads it beside this state. "done" states older runners wrote are still
-// read as done. Publish deletes the job's shard refs but never this one:
+// read as done. With a pusher the state costs one request: its commit is
+// made locally and pushed with the ref's creation. Publish deletes the job's shard refs but never this one:
 // it is swept after MaxAge (7 days), long after any redelivery.
 package jobstate
 
@@ -22,6 +23,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/mention-runner/mention-runner/internal/core/contract"
+	"github.com/mention-runner/mention-runner/internal/core/refpush"
 	"github.com/mention-runner/mention-runner/internal/core/refstate"
 )
 
@@ -47,13 +49,16 @@ func Holder(runID string) string { return "run " + runID }
 // Store reads and writes job states.
 type Store struct{ rs *refstate.Store }
 
-// New returns a store for repo ("owner/name"). The client should retry
-// POST/PATCH (every write here is recognised when repeated).
-func New(client *github.Client, repo string, now func() time.Time) (*Store, error) {
+// New returns a store for repo ("owner/name"), writing through push when
+// it is not nil (one request a state), else through the REST API (two).
+// The client should retry POST/PATCH (every write here is recognised when
+// repeated).
+func New(client *github.Client, push *refpush.Client, repo string, now func() time.Time) (*Store, error) {
 	rs, err := refstate.New(client, repo, now)
 	if err != nil {
 		return nil, fmt.Errorf("jobstate: %w", err)
 	}
+	rs.Push = push
 	return &Store{rs: rs}, nil
 }
 
@@ -76,8 +81,9 @@ func (s *Store) Begin(ctx context.Context, jobID, runID string) (Begin, error) {
 }
 
 // Prepare makes the "running" state commit of runID ahead of BeginAt, so a
-// caller can make it together with other requests. Until BeginAt points
-// the job's ref at it, it is only an object.
+// caller can make it together with other requests (with a pusher it is
+// made locally, no request). Until BeginAt points the job's ref at it, it
+// is only an object.
 func (s *Store) Prepare(ctx context.Context, runID string) (refstate.Mark, error) {
 	m, err := s.rs.NewMark(ctx, Running, Holder(runID), "")
 	if err != nil {

@@ -33,55 +33,57 @@ func storedTimestamp(t *testing.T, f *fixture, index int) (ShardMeta, string) {
 }
 
 func TestPutAcrossDispatches(t *testing.T) {
-	p := pieces(t, job, 2)[0]
-	other := p
-	other.B64 = "AAAA" + p.B64[4:]
-	tests := []struct {
-		name          string
-		first, second Piece
-		want          string // duplicate | replaced | superseded | conflict
-		wantTS        string // timestamp the ref holds afterwards
-	}{
-		{"same piece, same dispatch", at(p, ts1), at(p, ts1), "duplicate", ts1},
-		{"other content, same dispatch", at(p, ts1), at(other, ts1), "conflict", ts1},
-		{"other content, newer dispatch", at(p, ts1), at(other, ts2), "replaced", ts2},
-		{"same content, newer dispatch", at(p, ts1), at(p, ts2), "replaced", ts2},
-		{"other content, older dispatch", at(p, ts2), at(other, ts1), "superseded", ts2},
-		{"same content, older dispatch", at(p, ts2), at(p, ts1), "superseded", ts2},
-		{"other content, same instant in another notation", at(p, ts1), at(other, "2025-03-01T12:59:00+01:00"), "conflict", ts1},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t)
-			ctx := context.Background()
-			first, err := f.store.Put(ctx, tt.first)
-			require.NoError(t, err)
-			f.clock.Advance(time.Minute)
-			st, err := f.store.Put(ctx, tt.second)
-			if tt.want == "conflict" {
-				require.Error(t, err)
-				assert.True(t, transport.IsKind(err, transport.KindConflictingDuplicate), err)
-			} else {
+	eachMode(t, func(t *testing.T, newFixture func(testing.TB) *fixture) {
+		p := pieces(t, job, 2)[0]
+		other := p
+		other.B64 = "AAAA" + p.B64[4:]
+		tests := []struct {
+			name          string
+			first, second Piece
+			want          string // duplicate | replaced | superseded | conflict
+			wantTS        string // timestamp the ref holds afterwards
+		}{
+			{"same piece, same dispatch", at(p, ts1), at(p, ts1), "duplicate", ts1},
+			{"other content, same dispatch", at(p, ts1), at(other, ts1), "conflict", ts1},
+			{"other content, newer dispatch", at(p, ts1), at(other, ts2), "replaced", ts2},
+			{"same content, newer dispatch", at(p, ts1), at(p, ts2), "replaced", ts2},
+			{"other content, older dispatch", at(p, ts2), at(other, ts1), "superseded", ts2},
+			{"same content, older dispatch", at(p, ts2), at(p, ts1), "superseded", ts2},
+			{"other content, same instant in another notation", at(p, ts1), at(other, "2025-03-01T12:59:00+01:00"), "conflict", ts1},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				f := newFixture(t)
+				ctx := context.Background()
+				first, err := f.store.Put(ctx, tt.first)
 				require.NoError(t, err)
-				assert.Equal(t, tt.want == "duplicate", st.Duplicate)
-				assert.Equal(t, tt.want == "replaced", st.Replaced)
-				assert.Equal(t, tt.want == "superseded", st.Superseded)
-			}
-			m, sha := storedTimestamp(t, f, 0)
-			assert.Equal(t, tt.wantTS, m.Timestamp)
-			switch tt.want {
-			case "replaced":
-				assert.Equal(t, st.Commit, sha)
-				assert.Equal(t, tt.second.B64, readPiece(t, f, sha).B64)
-			case "superseded":
-				assert.Empty(t, st.Commit)
-				assert.Equal(t, tt.first.Timestamp, st.NewerTimestamp)
-				assert.Equal(t, first.Commit, sha)
-			default:
-				assert.Equal(t, first.Commit, sha)
-			}
-		})
-	}
+				f.clock.Advance(time.Minute)
+				st, err := f.store.Put(ctx, tt.second)
+				if tt.want == "conflict" {
+					require.Error(t, err)
+					assert.True(t, transport.IsKind(err, transport.KindConflictingDuplicate), err)
+				} else {
+					require.NoError(t, err)
+					assert.Equal(t, tt.want == "duplicate", st.Duplicate)
+					assert.Equal(t, tt.want == "replaced", st.Replaced)
+					assert.Equal(t, tt.want == "superseded", st.Superseded)
+				}
+				m, sha := storedTimestamp(t, f, 0)
+				assert.Equal(t, tt.wantTS, m.Timestamp)
+				switch tt.want {
+				case "replaced":
+					assert.Equal(t, st.Commit, sha)
+					assert.Equal(t, tt.second.B64, readPiece(t, f, sha).B64)
+				case "superseded":
+					assert.Empty(t, st.Commit)
+					assert.Equal(t, tt.first.Timestamp, st.NewerTimestamp)
+					assert.Equal(t, first.Commit, sha)
+				default:
+					assert.Equal(t, first.Commit, sha)
+				}
+			})
+		}
+	})
 }
 
 func readPiece(t *testing.T, f *fixture, commit string) Piece {
@@ -95,32 +97,34 @@ func readPiece(t *testing.T, f *fixture, commit string) Piece {
 // Several newer dispatches replacing the same old piece at once: the
 // newest always ends up stored (the replacement is a compare-and-swap).
 func TestPutConcurrentReplacements(t *testing.T) {
-	for round := range 3 {
-		t.Run(fmt.Sprint(round), func(t *testing.T) {
-			f := newFixture(t)
-			ctx := context.Background()
-			p := pieces(t, job, 2)[0]
-			_, err := f.store.Put(ctx, at(p, ts1))
-			require.NoError(t, err)
-			var wg sync.WaitGroup
-			errs := make([]error, 4)
-			for k := range 4 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					q := at(p, fmt.Sprintf("2025-03-01T12:0%d:00Z", k+1))
-					q.B64 = fmt.Sprintf("QUF%d", k) + p.B64[4:]
-					_, errs[k] = f.store.Put(ctx, q)
-				}()
-			}
-			wg.Wait()
-			for _, err := range errs {
+	eachMode(t, func(t *testing.T, newFixture func(testing.TB) *fixture) {
+		for round := range 3 {
+			t.Run(fmt.Sprint(round), func(t *testing.T) {
+				f := newFixture(t)
+				ctx := context.Background()
+				p := pieces(t, job, 2)[0]
+				_, err := f.store.Put(ctx, at(p, ts1))
 				require.NoError(t, err)
-			}
-			m, _ := storedTimestamp(t, f, 0)
-			assert.Equal(t, "2025-03-01T12:04:00Z", m.Timestamp)
-		})
-	}
+				var wg sync.WaitGroup
+				errs := make([]error, 4)
+				for k := range 4 {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						q := at(p, fmt.Sprintf("2025-03-01T12:0%d:00Z", k+1))
+						q.B64 = fmt.Sprintf("QUF%d", k) + p.B64[4:]
+						_, errs[k] = f.store.Put(ctx, q)
+					}()
+				}
+				wg.Wait()
+				for _, err := range errs {
+					require.NoError(t, err)
+				}
+				m, _ := storedTimestamp(t, f, 0)
+				assert.Equal(t, "2025-03-01T12:04:00Z", m.Timestamp)
+			})
+		}
+	})
 }
 
 func TestDescribeNewestSelect(t *testing.T) {

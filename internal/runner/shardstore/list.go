@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 	"github.com/mention-runner/mention-runner/internal/core/contract"
+	"github.com/mention-runner/mention-runner/internal/core/refpush"
 )
 
 // maxListPages bounds a matching-refs listing (100 refs a page).
@@ -129,7 +130,19 @@ func (s *Store) Lock(ctx context.Context, j *Job, h Holder, tree string) (*LockR
 // LockCommit makes the commit naming h that LockAt puts the lock ref at,
 // so a caller can make it together with other requests; unused, it is
 // only an object.
+//
+// With a pusher the commit is made here (no request) and LockAt sends it.
 func (s *Store) LockCommit(ctx context.Context, h Holder, tree string) (string, error) {
+	if s.Push != nil {
+		c := s.localCommit(tree, formatLock(h), "")
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.pending == nil {
+			s.pending = map[string]refpush.Commit{}
+		}
+		s.pending[c.SHA()] = c
+		return c.SHA(), nil
+	}
 	sha, err := s.commit(ctx, tree, formatLock(h))
 	if err != nil {
 		return "", fmt.Errorf("shardstore: lock job %s: %w", h.JobID, err)
@@ -147,7 +160,7 @@ func (s *Store) LockAt(ctx context.Context, j *Job, h Holder, sha string) (*Lock
 			return nil, fmt.Errorf("%s: no lock commit", where)
 		}
 		ref := contract.LockRef(h.JobID)
-		created, err := s.createRef(ctx, ref, sha)
+		created, err := s.createLock(ctx, ref, sha)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
@@ -170,6 +183,21 @@ func (s *Store) LockAt(ctx context.Context, j *Job, h Holder, sha string) (*Lock
 		return &LockResult{Won: true, Reentered: true, Holder: holder}, nil
 	}
 	return &LockResult{Holder: holder}, nil
+}
+
+// createLock creates the lock ref at sha: one push of the commit
+// LockCommit made when pushing, else the REST API's ref creation.
+func (s *Store) createLock(ctx context.Context, ref, sha string) (bool, error) {
+	if s.Push == nil {
+		return s.createRef(ctx, ref, sha)
+	}
+	s.mu.Lock()
+	c, ok := s.pending[sha]
+	s.mu.Unlock()
+	if !ok {
+		return false, fmt.Errorf("no lock commit %s made by this store", sha)
+	}
+	return s.pushCreate(ctx, ref, nil, &c)
 }
 
 func (s *Store) holder(ctx context.Context, commit string) (Holder, error) {

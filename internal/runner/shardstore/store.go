@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/go-github/v62/github"
 	"github.com/mention-runner/mention-runner/internal/core/contract"
+	"github.com/mention-runner/mention-runner/internal/core/refpush"
 	"github.com/mention-runner/mention-runner/internal/core/transport"
 )
 
@@ -24,6 +26,13 @@ type Store struct {
 	// Parallel bounds concurrent reads in Describe and Read; 0 =
 	// DefaultParallel.
 	Parallel int
+	// Push, when set, stores a piece (blob, tree, commit, ref) and takes
+	// the lock in one request each, a git push whose ref update is a
+	// compare-and-swap, and deletes a job's refs in one.
+	Push *refpush.Client
+
+	mu      sync.Mutex
+	pending map[string]refpush.Commit // lock commits made here, not pushed yet
 }
 
 // DefaultParallel reads a job of up to 24 shards (1.5 MB of context) in
@@ -86,6 +95,17 @@ type Stored struct {
 
 var signature = github.CommitAuthor{Name: github.String("mention-runner"), Email: github.String("mention-runner@users.noreply.github.com")}
 
+// localCommit is the commit commitOn asks GitHub for, made here: its id is
+// known without a request, and a push carries it.
+func (s *Store) localCommit(tree, msg, parent string) refpush.Commit {
+	c := refpush.Commit{Tree: tree, Message: msg,
+		Sig: refpush.Signature{Name: signature.GetName(), Email: signature.GetEmail(), At: s.now().Truncate(time.Second)}}
+	if parent != "" {
+		c.Parents = []string{parent}
+	}
+	return c
+}
+
 // commit creates a root commit of tree dated now.
 func (s *Store) commit(ctx context.Context, tree, msg string) (string, error) {
 	return s.commitOn(ctx, tree, msg, "")
@@ -116,9 +136,14 @@ func (s *Store) commitOn(ctx context.Context, tree, msg, parent string) (string,
 func (s *Store) Put(ctx context.Context, p Piece) (*Stored, error) {
 	st := &Stored{Piece: p}
 	where := fmt.Sprintf("shardstore: store shard %d of job %s", p.Index, p.JobID)
+	st.Blob = blobSHA([]byte(p.B64))
+	msg := formatShard(ShardMeta{JobID: p.JobID, Index: p.Index, Total: p.Total, Timestamp: p.Timestamp, Blob: st.Blob})
+	ref := contract.ShardRef(p.JobID, p.Index)
+	if s.Push != nil {
+		return s.putPushed(ctx, st, ref, msg, where)
+	}
 	// The tree carries the piece as content: GitHub writes the blob with
 	// it (one request, not two), and the blob's id is git's hash of it.
-	st.Blob = blobSHA([]byte(p.B64))
 	tree, _, err := s.Client.Git.CreateTree(ctx, s.Owner, s.Name, "", []*github.TreeEntry{{
 		Path: github.String(pieceFile), Mode: github.String("100644"), Type: github.String("blob"), Content: github.String(p.B64),
 	}})
@@ -129,15 +154,40 @@ func (s *Store) Put(ctx context.Context, p Piece) (*Stored, error) {
 	if want, _ := treeSHA(st.Blob); st.Tree != want {
 		return nil, fmt.Errorf("%s: create tree: GitHub answered tree %s, not %s (the piece as one blob)", where, st.Tree, want)
 	}
-	msg := formatShard(ShardMeta{JobID: p.JobID, Index: p.Index, Total: p.Total, Timestamp: p.Timestamp, Blob: st.Blob})
 	if st.Commit, err = s.commit(ctx, st.Tree, msg); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	ref := contract.ShardRef(p.JobID, p.Index)
 	created, err := s.createRef(ctx, ref, st.Commit)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
+	return s.settled(ctx, st, ref, msg, created, where)
+}
+
+// putPushed is Put as one push: the piece's blob, tree and commit with
+// the ref's creation.
+func (s *Store) putPushed(ctx context.Context, st *Stored, ref, msg, where string) (*Stored, error) {
+	objs := pieceObjects(st)
+	c := s.localCommit(st.Tree, msg, "")
+	st.Commit = c.SHA()
+	created, err := s.pushCreate(ctx, ref, objs, &c)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	return s.settled(ctx, st, ref, msg, created, where)
+}
+
+// pieceObjects are st's blob and tree, as a push carries them; it sets
+// st.Tree.
+func pieceObjects(st *Stored) []refpush.Object {
+	tree, _ := pieceTree(st.Blob) // a blob id made here is well formed
+	st.Tree = tree.SHA()
+	return []refpush.Object{refpush.Blob([]byte(st.B64)), tree}
+}
+
+// settled finishes a Put whose creation of ref was tried: when the ref
+// existed, what it holds decides.
+func (s *Store) settled(ctx context.Context, st *Stored, ref, msg string, created bool, where string) (*Stored, error) {
 	if created {
 		return st, nil
 	}
@@ -194,6 +244,9 @@ func (s *Store) settle(ctx context.Context, st *Stored, ref, msg string) (done b
 	// An older dispatch's piece: replace it. The new commit's parent is the
 	// old one and the update is not forced, so it succeeds only if the ref
 	// still points there (a compare-and-swap: a newer piece is never lost).
+	if s.Push != nil {
+		return s.replacePushed(ctx, st, ref, msg, existing)
+	}
 	sha, err := s.commitOn(ctx, st.Tree, msg, existing)
 	if err != nil {
 		return false, err
@@ -207,6 +260,67 @@ func (s *Store) settle(ctx context.Context, st *Stored, ref, msg string) (done b
 	}
 	st.Commit, st.Replaced = sha, true
 	return true, nil
+}
+
+// replacePushed replaces the older piece at existing in one push whose
+// update is an exact compare-and-swap from existing. done is false when
+// the ref moved meanwhile.
+func (s *Store) replacePushed(ctx context.Context, st *Stored, ref, msg, existing string) (done bool, err error) {
+	c := s.localCommit(st.Tree, msg, existing)
+	sha := c.SHA()
+	// the blob and tree again: a refused push may not have kept them
+	err = s.push(ctx, pieceObjects(st), &c, refpush.Update{Ref: ref, Old: existing, New: sha})
+	switch {
+	case errors.Is(err, refpush.ErrRejected):
+		return false, nil
+	case refpush.MaybeApplied(err):
+		// read back: ours means it landed; anything else is decided again
+		if cur, rerr := s.refCommit(ctx, ref); rerr != nil || cur != sha {
+			return false, nil
+		}
+	case err != nil:
+		return false, fmt.Errorf("replace %s: %w", ref, err)
+	}
+	st.Commit, st.Replaced = sha, true
+	return true, nil
+}
+
+// push sends objs and c (when not nil) with updates in one request; the
+// error is the push's or its first update's.
+func (s *Store) push(ctx context.Context, objs []refpush.Object, c *refpush.Commit, updates ...refpush.Update) error {
+	var commits []refpush.Commit
+	if c != nil {
+		commits = []refpush.Commit{*c}
+	}
+	res, err := s.Push.PushObjects(ctx, s.Owner+"/"+s.Name, objs, commits, updates)
+	if err != nil {
+		return err
+	}
+	return errors.Join(res...)
+}
+
+// pushCreate creates ref at c in one push (objs: what c needs that the
+// repository may lack); created is false when the ref exists. After a
+// lost answer the ref is read: at c, the push landed.
+func (s *Store) pushCreate(ctx context.Context, ref string, objs []refpush.Object, c *refpush.Commit) (created bool, err error) {
+	sha := c.SHA()
+	err = s.push(ctx, objs, c, refpush.Update{Ref: ref, New: sha})
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, refpush.ErrRejected):
+		return false, nil // it exists: the caller reads what it holds
+	case !refpush.MaybeApplied(err):
+		return false, fmt.Errorf("create ref %s: %w", ref, err)
+	}
+	cur, rerr := s.refCommit(ctx, ref)
+	switch {
+	case rerr == nil:
+		return cur == sha, nil
+	case errors.Is(rerr, ErrRefGone):
+		return false, fmt.Errorf("create ref %s: %w", ref, err) // not applied
+	}
+	return false, errors.Join(fmt.Errorf("create ref %s: %w", ref, err), rerr)
 }
 
 // createRef creates ref at sha; created is false when the ref exists.

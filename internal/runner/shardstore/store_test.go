@@ -39,106 +39,112 @@ func pieces(t testing.TB, jobID string, n int) []Piece {
 }
 
 func TestPutListLockRead(t *testing.T) {
-	f := newFixture(t)
-	ctx := context.Background()
-	ps := pieces(t, job, 3)
-	var last *Stored
-	for _, p := range ps {
-		st, err := f.store.Put(ctx, p)
+	eachMode(t, func(t *testing.T, newFixture func(testing.TB) *fixture) {
+		f := newFixture(t)
+		ctx := context.Background()
+		ps := pieces(t, job, 3)
+		var last *Stored
+		for _, p := range ps {
+			st, err := f.store.Put(ctx, p)
+			require.NoError(t, err)
+			assert.False(t, st.Duplicate)
+			last = st
+		}
+		j, err := f.store.List(ctx, job)
 		require.NoError(t, err)
-		assert.False(t, st.Duplicate)
-		last = st
-	}
-	j, err := f.store.List(ctx, job)
-	require.NoError(t, err)
-	assert.Empty(t, j.Missing(3))
-	assert.Empty(t, j.Lock)
-	assert.Equal(t, []int{0, 1, 2}, j.Indices())
+		assert.Empty(t, j.Missing(3))
+		assert.Empty(t, j.Lock)
+		assert.Equal(t, []int{0, 1, 2}, j.Indices())
 
-	h := Holder{JobID: job, RunID: "101", Attempt: "1", URL: "https://github.com/acme/control/actions/runs/101"}
-	lr, err := f.store.Lock(ctx, j, h, last.Tree)
-	require.NoError(t, err)
-	assert.True(t, lr.Won)
-	assert.False(t, lr.Reentered)
+		h := Holder{JobID: job, RunID: "101", Attempt: "1", URL: "https://github.com/acme/control/actions/runs/101"}
+		lr, err := f.store.Lock(ctx, j, h, last.Tree)
+		require.NoError(t, err)
+		assert.True(t, lr.Won)
+		assert.False(t, lr.Reentered)
 
-	f.sim.ResetRequests()
-	got, err := f.store.Read(ctx, j, last)
-	require.NoError(t, err)
-	assert.Equal(t, ps, got)
-	assert.Len(t, f.sim.Requests(), 4, "two requests per shard not held locally")
+		f.sim.ResetRequests()
+		got, err := f.store.Read(ctx, j, last)
+		require.NoError(t, err)
+		assert.Equal(t, ps, got)
+		assert.Len(t, f.sim.Requests(), 4, "two requests per shard not held locally")
 
-	// another run loses and learns who holds the lock; a re-run of the winner re-enters
-	lr2, err := f.store.Lock(ctx, j, Holder{JobID: job, RunID: "102", Attempt: "1"}, last.Tree) // stale listing: tries, fails
-	require.NoError(t, err)
-	assert.False(t, lr2.Won)
-	assert.Equal(t, h, lr2.Holder)
-	j, err = f.store.List(ctx, job)
-	require.NoError(t, err)
-	require.NotEmpty(t, j.Lock)
-	f.sim.ResetRequests()
-	lr2, err = f.store.Lock(ctx, j, Holder{JobID: job, RunID: "102", Attempt: "1"}, last.Tree)
-	assert.Len(t, f.sim.Requests(), 1, "a listed lock is only read")
-	require.NoError(t, err)
-	assert.False(t, lr2.Won)
-	assert.Equal(t, h, lr2.Holder)
-	lr3, err := f.store.Lock(ctx, j, Holder{JobID: job, RunID: "101", Attempt: "2"}, last.Tree)
-	require.NoError(t, err)
-	assert.True(t, lr3.Won)
-	assert.True(t, lr3.Reentered)
+		// another run loses and learns who holds the lock; a re-run of the winner re-enters
+		lr2, err := f.store.Lock(ctx, j, Holder{JobID: job, RunID: "102", Attempt: "1"}, last.Tree) // stale listing: tries, fails
+		require.NoError(t, err)
+		assert.False(t, lr2.Won)
+		assert.Equal(t, h, lr2.Holder)
+		j, err = f.store.List(ctx, job)
+		require.NoError(t, err)
+		require.NotEmpty(t, j.Lock)
+		f.sim.ResetRequests()
+		lr2, err = f.store.Lock(ctx, j, Holder{JobID: job, RunID: "102", Attempt: "1"}, last.Tree)
+		assert.Len(t, f.sim.Requests(), 1, "a listed lock is only read")
+		require.NoError(t, err)
+		assert.False(t, lr2.Won)
+		assert.Equal(t, h, lr2.Holder)
+		lr3, err := f.store.Lock(ctx, j, Holder{JobID: job, RunID: "101", Attempt: "2"}, last.Tree)
+		require.NoError(t, err)
+		assert.True(t, lr3.Won)
+		assert.True(t, lr3.Reentered)
+	})
 }
 
 func TestPutDuplicate(t *testing.T) {
-	f := newFixture(t)
-	ctx := context.Background()
-	p := pieces(t, job, 2)[0]
-	first, err := f.store.Put(ctx, p)
-	require.NoError(t, err)
-	f.clock.Advance(time.Minute) // a later run makes a different commit for the same piece
-	again, err := f.store.Put(ctx, p)
-	require.NoError(t, err)
-	assert.True(t, again.Duplicate)
-	assert.Equal(t, first.Commit, again.Commit, "the stored commit is kept")
+	eachMode(t, func(t *testing.T, newFixture func(testing.TB) *fixture) {
+		f := newFixture(t)
+		ctx := context.Background()
+		p := pieces(t, job, 2)[0]
+		first, err := f.store.Put(ctx, p)
+		require.NoError(t, err)
+		f.clock.Advance(time.Minute) // a later run makes a different commit for the same piece
+		again, err := f.store.Put(ctx, p)
+		require.NoError(t, err)
+		assert.True(t, again.Duplicate)
+		assert.Equal(t, first.Commit, again.Commit, "the stored commit is kept")
 
-	p.B64 = "AAAA" + p.B64[4:]
-	_, err = f.store.Put(ctx, p)
-	require.Error(t, err)
-	assert.True(t, transport.IsKind(err, transport.KindConflictingDuplicate), err)
-	assert.Contains(t, err.Error(), "different content")
+		p.B64 = "AAAA" + p.B64[4:]
+		_, err = f.store.Put(ctx, p)
+		require.Error(t, err)
+		assert.True(t, transport.IsKind(err, transport.KindConflictingDuplicate), err)
+		assert.Contains(t, err.Error(), "different content")
+	})
 }
 
 func TestLockRace(t *testing.T) {
-	f := newFixture(t)
-	ctx := context.Background()
-	st, err := f.store.Put(ctx, pieces(t, job, 1)[0])
-	require.NoError(t, err)
-	const n = 8
-	results := make([]*LockResult, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			results[i], errs[i] = f.store.Lock(ctx, &Job{ID: job}, Holder{JobID: job, RunID: fmt.Sprint(200 + i)}, st.Tree)
-		}()
-	}
-	close(start)
-	wg.Wait()
-	winners := 0
-	var winner string
-	for i := range n {
-		require.NoError(t, errs[i])
-		if results[i].Won {
-			winners++
-			winner = results[i].Holder.RunID
+	eachMode(t, func(t *testing.T, newFixture func(testing.TB) *fixture) {
+		f := newFixture(t)
+		ctx := context.Background()
+		st, err := f.store.Put(ctx, pieces(t, job, 1)[0])
+		require.NoError(t, err)
+		const n = 8
+		results := make([]*LockResult, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				results[i], errs[i] = f.store.Lock(ctx, &Job{ID: job}, Holder{JobID: job, RunID: fmt.Sprint(200 + i)}, st.Tree)
+			}()
 		}
-	}
-	require.Equal(t, 1, winners)
-	for i := range n {
-		assert.Equal(t, winner, results[i].Holder.RunID, "every loser names the winner")
-	}
+		close(start)
+		wg.Wait()
+		winners := 0
+		var winner string
+		for i := range n {
+			require.NoError(t, errs[i])
+			if results[i].Won {
+				winners++
+				winner = results[i].Holder.RunID
+			}
+		}
+		require.Equal(t, 1, winners)
+		for i := range n {
+			assert.Equal(t, winner, results[i].Holder.RunID, "every loser names the winner")
+		}
+	})
 }
 
 func TestReadCorrupt(t *testing.T) {

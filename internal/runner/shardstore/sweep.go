@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mention-runner/mention-runner/internal/core/contract"
+	"github.com/mention-runner/mention-runner/internal/core/refpush"
 )
 
 // SweepOptions bound one sweep.
@@ -97,12 +98,33 @@ func (s *Store) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 // gone are fine.
 func (s *Store) DeleteJob(ctx context.Context, jobID string) error {
 	refs, err := s.listRefs(ctx, contract.JobRefs(jobID))
+	if err == nil {
+		err = s.deleteListed(ctx, refs)
+	}
 	if err != nil {
 		return fmt.Errorf("shardstore: delete job %s: %w", jobID, err)
 	}
+	return nil
+}
+
+// deleteListed deletes refs. With a pusher that is one push of deletes,
+// each from the commit listed: a ref moved since (a newer piece) or gone
+// is left alone, for the sweep.
+func (s *Store) deleteListed(ctx context.Context, refs []Ref) error {
+	if s.Push != nil {
+		if len(refs) == 0 {
+			return nil
+		}
+		ups := make([]refpush.Update, len(refs))
+		for i, r := range refs {
+			ups[i] = refpush.Update{Ref: r.Name, Old: r.Commit}
+		}
+		_, err := s.Push.Push(ctx, s.Owner+"/"+s.Name, nil, ups)
+		return err
+	}
 	for _, r := range refs {
 		if err := s.deleteRef(ctx, r.Name); err != nil {
-			return fmt.Errorf("shardstore: delete job %s: %w", jobID, err)
+			return err
 		}
 	}
 	return nil
