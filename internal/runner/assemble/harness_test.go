@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,7 +39,8 @@ type harness struct {
 	base  string
 	dir   string
 	runID atomic.Int64
-	// rt serves requests without a socket (newHarnessInMemory); nil = base's listener
+	// rt carries the runs' requests: without a socket (newHarnessInMemory)
+	// or to base's listener, whatever host they name (toSim)
 	rt http.RoundTripper
 }
 
@@ -66,9 +68,28 @@ func seedHarness(t testing.TB, clk *fakeclock.Clock, sim *githubsim.Sim, base st
 	_, err := sim.AddRepo(control, true)
 	require.NoError(t, err)
 	sim.SetPermission(control, "mr-runner", "write")
+	if rt == nil {
+		u, err := url.Parse(base)
+		require.NoError(t, err)
+		rt = toSim{host: u.Host, next: http.DefaultTransport}
+	}
 	h := &harness{sim: sim, clock: clk, base: base, dir: t.TempDir(), rt: rt}
 	h.runID.Store(1000)
 	return h
+}
+
+// toSim sends every request to the simulator's listener at host: the
+// runs' GITHUB_SERVER_URL stays https://github.com (the links the golden
+// files hold) while their pushes, sent there, reach the simulator.
+type toSim struct {
+	host string
+	next http.RoundTripper
+}
+
+func (s toSim) RoundTrip(r *http.Request) (*http.Response, error) {
+	r2 := r.Clone(r.Context())
+	r2.URL.Scheme, r2.URL.Host, r2.Host = "http", s.host, ""
+	return s.next.RoundTrip(r2)
 }
 
 // shardedJob is a context for node that needs three shards, its job id

@@ -16,7 +16,8 @@ import (
 	"github.com/mention-runner/mention-runner/internal/core/contract"
 )
 
-// lockBarrier holds every request that creates ref until want of them
+// lockBarrier holds every request that creates ref (a REST creation or a
+// push) until want of them
 // are in flight, then lets them all through: the runs race for the lock
 // itself, not for who lists the job first.
 type lockBarrier struct {
@@ -29,13 +30,17 @@ type lockBarrier struct {
 }
 
 func (b *lockBarrier) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/git/refs") && req.Body != nil {
+	rest := strings.HasSuffix(req.URL.Path, "/git/refs")
+	if req.Method == http.MethodPost && (rest || strings.HasSuffix(req.URL.Path, "/git-receive-pack")) && req.Body != nil {
 		body, err := io.ReadAll(req.Body)
 		if err != nil {
 			return nil, err
 		}
 		req.Body = io.NopCloser(bytes.NewReader(body))
-		if bytes.Contains(body, []byte(`"`+b.ref+`"`)) {
+		// a REST creation names the ref in JSON; a push's command line
+		// ends with it (then the capabilities or a newline)
+		if rest && bytes.Contains(body, []byte(`"`+b.ref+`"`)) ||
+			!rest && (bytes.Contains(body, []byte(" "+b.ref+"\x00")) || bytes.Contains(body, []byte(" "+b.ref+"\n"))) {
 			b.mu.Lock()
 			b.arrived++
 			if b.arrived == b.want {
@@ -77,10 +82,11 @@ func TestLockRaceBothTry(t *testing.T) {
 			require.NoError(t, o.err, o.log)
 			require.False(t, o.res.Ready, o.log)
 		}
-		barrier := &lockBarrier{next: http.DefaultTransport, ref: contract.LockRef(jobID), want: 2, open: make(chan struct{})}
+		direct := h.rt
+		barrier := &lockBarrier{next: direct, ref: contract.LockRef(jobID), want: 2, open: make(chan struct{})}
 		h.rt = barrier
 		out := runConcurrently(t, h, [][]byte{ev[last], ev[last]}, []int{0, 1}, 2)
-		h.rt = nil
+		h.rt = direct
 		require.Equal(t, 2, barrier.tried(), "both runs tried to create the lock")
 		assertOneProceeded(t, h, out, jobID, c, "exactly one of two runs creating the lock at once proceeds")
 		for _, o := range out {

@@ -57,8 +57,12 @@ func (h *harness) requestsOf(o outcome) []githubsim.LoggedRequest {
 	return reqs
 }
 
-// shape drops ids from a path: /repos/o/r/git/commits/<sha> → git/commits.
+// shape drops ids from a path: /repos/o/r/git/commits/<sha> → git/commits,
+// and names a push (git-receive-pack) "push".
 func shape(p string) string {
+	if strings.HasSuffix(p, ".git/git-receive-pack") {
+		return "push"
+	}
 	segs := strings.Split(strings.TrimPrefix(p, "/repos/acme/control/"), "/")
 	if len(segs) >= 2 && segs[0] == "git" {
 		return "git/" + segs[1]
@@ -95,10 +99,10 @@ func testRequestCounts(t *testing.T) {
 	o, n, trips, detail := requestsOf(t, h, small[0])
 	require.NoError(t, o.err)
 	t.Logf("agent_small run: %d requests, %d round trips (%s)", n, trips, detail)
-	// job state commit with the opt-out list, the log issue listing and
-	// both sweep listings; the state ref; the log issue (the thread's
+	// the job state (one push) with the opt-out list, the log issue
+	// listing and both sweep listings; the log issue (the thread's
 	// repository ids come from the context, not a request)
-	assert.Equal(t, 7, n)
+	assert.Equal(t, 6, n)
 	assert.LessOrEqual(t, trips, 3)
 	assert.NotContains(t, detail, "user")
 
@@ -117,7 +121,7 @@ func testRequestCounts(t *testing.T) {
 			if i == 0 {
 				h.sim.ClearFaults()
 				t.Logf("%d shards, a waiting shard run: %d requests, %d round trips (%s)", total, n, trips, detail)
-				assert.Equal(t, 5, n) // tree with the piece, commit, ref, listing, sweep listing
+				assert.Equal(t, 3, n) // the piece (one push), listing, sweep listing
 			}
 		}
 		h.sim.AddFault(githubsim.Fault{Kind: githubsim.FaultSlow, Rate: 1, Delay: latency})
@@ -125,11 +129,12 @@ func testRequestCounts(t *testing.T) {
 		require.NoError(t, o.err)
 		require.True(t, o.res.Ready)
 		t.Logf("%d shards, the proceeding run: %d requests, %d round trips (%s)", total, n, trips, detail)
-		// tree, commit, ref, listing; the other shards' commits with the
-		// lock and state commits; the lock ref with their blobs; the
-		// state ref with the opt-out list and the log issue listing; the
-		// log issue; two sweep listings beside
-		assert.Equal(t, 4+(total-1)+2+1+(total-1)+3+1+2, n)
+		// the piece (one push), listing; the other shards' commits (the
+		// lock and state commits are made locally); the lock (one push)
+		// with their blobs; the state (one push) with the opt-out list
+		// and the log issue listing; the log issue; two sweep listings
+		// beside
+		assert.Equal(t, 2+(total-1)+1+(total-1)+3+1+2, n)
 		assert.LessOrEqual(t, trips, 8)
 		assert.NotContains(t, detail, "user")
 

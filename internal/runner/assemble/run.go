@@ -15,6 +15,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/core/blockfile"
 	"github.com/mention-runner/mention-runner/internal/core/contract"
 	"github.com/mention-runner/mention-runner/internal/core/ghclient"
+	"github.com/mention-runner/mention-runner/internal/core/refpush"
 	"github.com/mention-runner/mention-runner/internal/core/refstate"
 	"github.com/mention-runner/mention-runner/internal/core/transport"
 	"github.com/mention-runner/mention-runner/internal/runner/actions"
@@ -162,11 +163,19 @@ func setup(o Options) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Refs and their commits go up as git pushes, one request each (a piece,
+	// the lock, the job's state), through the same client: its timeouts
+	// and its waits on GitHub's limits.
+	push, err := refpush.New(gitClient.Client(), cfg.ServerURL, token)
+	if err != nil {
+		return nil, err
+	}
 	store, err := shardstore.New(gitClient, cfg.ControlRepo, now)
 	if err != nil {
 		return nil, err
 	}
-	states, err := jobstate.New(gitClient, cfg.ControlRepo, now)
+	store.Push = push
+	states, err := jobstate.New(gitClient, push, cfg.ControlRepo, now)
 	if err != nil {
 		return nil, err
 	}
