@@ -97,6 +97,9 @@ func runPublish(ctx context.Context, env *cli.Env, args []string) error {
 		}
 		o.ControlLogin = actionsBotLogin
 	}
+	if o.ControlPush, err = controlPush(o, cfg, token, ct); err != nil {
+		return &cli.ExitError{Code: 2, Err: err}
+	}
 	res, err := publish.Run(ctx, o)
 	// Every file of runs/ is uploaded as the run-record artifact.
 	if rerr := record.RedactDir(cfg.RunDir); rerr != nil {
@@ -121,6 +124,15 @@ func runPublish(ctx context.Context, env *cli.Env, args []string) error {
 		return &cli.ExitError{Code: 1, Err: fmt.Errorf("the run failed (%s); see %s", res.Cause, link)}
 	}
 	return nil
+}
+
+// controlPush deletes the job's refs in one push, with the token and the
+// client (timeouts, waits on GitHub's limits) that write CONTROL.
+func controlPush(o publish.Options, cfg *config.Config, botToken, controlToken string) (*refpush.Client, error) {
+	if o.Control == nil {
+		return refpush.New(o.Bot.Client(), cfg.ServerURL, botToken)
+	}
+	return refpush.New(o.Control.Client(), cfg.ServerURL, controlToken)
 }
 
 // shareBudget makes the publish job's writes take slots of the bot

@@ -7,14 +7,18 @@ import (
 	"github.com/google/go-github/v62/github"
 	"github.com/mention-runner/mention-runner/internal/core/clock"
 	"github.com/mention-runner/mention-runner/internal/core/policy"
+	"github.com/mention-runner/mention-runner/internal/core/refpush"
 	"github.com/mention-runner/mention-runner/internal/runner/render"
 )
 
 // Options is everything one publish needs. The clients should come from
 // ghclient.New (retries, rate limits, pacing).
 type Options struct {
-	Bot          *github.Client // the bot's token: writes to target repos
-	Control      *github.Client // writes to CONTROL (log issue, refs, blocklist); nil = Bot
+	Bot     *github.Client // the bot's token: writes to target repos
+	Control *github.Client // writes to CONTROL (log issue, refs, blocklist); nil = Bot
+	// ControlPush, with Control's token, deletes the job's refs in one
+	// push; nil = one REST request a ref.
+	ControlPush  *refpush.Client
 	BotLogin     string
 	ControlLogin string // the account Control writes as; "" = BotLogin
 	ControlRepo  string // owner/name

@@ -7,11 +7,12 @@ import (
 )
 
 // deleteJobRefs removes refs/mention-runner/jobs/<jobid>/… from CONTROL
-// (the shards and the lock) with the store that wrote them. Failures only
-// warn: the sweep catches them.
+// (the shards and the lock) with the store that wrote them: with a pusher,
+// all in one request. Failures only warn: the sweep catches them.
 func (p *publisher) deleteJobRefs(ctx context.Context) {
 	st, err := shardstore.New(p.o.Control, p.o.ControlRepo, p.o.Now)
 	if err == nil {
+		st.Push = p.o.ControlPush
 		err = st.DeleteJob(ctx, p.job.JobID)
 	}
 	if err != nil {

@@ -155,7 +155,7 @@ func (k *runnerKills) publish(ctx context.Context, m Mention, o map[string]strin
 
 func baseEnv(w *World) []string {
 	return append(os.Environ(), "BOT_LOGIN="+Bot, "CONTROL_REPO="+Control, "GITHUB_REPOSITORY="+Control,
-		"GITHUB_API_URL="+w.Base, "GITHUB_SERVER_URL=https://github.com")
+		"GITHUB_API_URL="+w.Base, "GITHUB_SERVER_URL="+w.ServerURL())
 }
 
 // proveRunnerKills: n mentions (every third sharded), every assemble and

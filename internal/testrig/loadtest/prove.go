@@ -69,7 +69,7 @@ func (w *World) Assemble(ctx context.Context, d githubsim.Dispatch, runID string
 			return last, err
 		}
 		env := map[string]string{
-			"BOT_LOGIN": Bot, "CONTROL_REPO": Control, "GITHUB_API_URL": w.Base, "GITHUB_SERVER_URL": "https://github.com",
+			"BOT_LOGIN": Bot, "CONTROL_REPO": Control, "GITHUB_API_URL": w.Base, "GITHUB_SERVER_URL": w.ServerURL(),
 			"GITHUB_TOKEN": RunnerToken, "GITHUB_EVENT_PATH": filepath.Join(dir, "event.json"), "GITHUB_OUTPUT": out,
 			"GITHUB_RUN_ID": runID, "GITHUB_RUN_ATTEMPT": strconv.Itoa(a), "GITHUB_REPOSITORY": Control,
 			"MR_CONTEXT_FILE": filepath.Join(dir, "runs", "context.json"),

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/core/contract"
 	"github.com/mention-runner/mention-runner/internal/core/ghclient"
+	"github.com/mention-runner/mention-runner/internal/core/refpush"
 	"github.com/mention-runner/mention-runner/internal/core/policy"
 	"github.com/mention-runner/mention-runner/internal/core/writebudget"
 	"github.com/mention-runner/mention-runner/internal/runner/outputs"
@@ -125,8 +126,18 @@ func (w *World) PublishJobTo(ctx context.Context, contextJSON []byte, runDir str
 			}
 			ctlLogin = "github-actions"
 		}
+		// as cmd/runner publish: the job's refs go in one push, with the
+		// token that writes CONTROL
+		pushWith, pushToken := bot, BotToken
+		if ctl != nil {
+			pushWith, pushToken = ctl, RunnerToken
+		}
+		ctlPush, err := refpush.New(pushWith.Client(), w.ServerURL(), pushToken)
+		if err != nil {
+			return nil, err
+		}
 		res, err := publish.Run(ctx, publish.Options{
-			Bot: bot, BotLogin: Bot, Control: ctl, ControlLogin: ctlLogin, ControlRepo: Control, Context: contextJSON, RunDir: runDir, LogIssue: logIssue,
+			Bot: bot, BotLogin: Bot, Control: ctl, ControlLogin: ctlLogin, ControlPush: ctlPush, ControlRepo: Control, Context: contextJSON, RunDir: runDir, LogIssue: logIssue,
 			Ceilings: pushCeilings(), ServerURL: "https://github.com", Git: publish.GitOptions{BaseURL: w.Base, Token: BotToken},
 			Sleep: w.Clock.Sleep, Now: w.Clock.Now, RetryDelay: time.Millisecond,
 			Session: render.SessionOptions{},

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -180,6 +181,9 @@ func (w *World) InjectFaults(rate float64, hang time.Duration) []int {
 	}
 	return ids
 }
+
+// ServerURL is the simulator as GITHUB_SERVER_URL: where the jobs push.
+func (w *World) ServerURL() string { return strings.TrimSuffix(w.Base, "/") }
 
 // Client builds a client for token the way the stages do (ghclient), with
 // the fake clock for every wait and pacer for content-creating requests.
