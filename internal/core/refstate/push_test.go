@@ -20,9 +20,10 @@ import (
 
 const receivePack = "/ops/control.git/git-receive-pack"
 
-// newPushStore is newStore writing through a pusher. retries: whether
-// its client repeats a push whose answer was lost (the runner's does).
-func newPushStore(t *testing.T, retries bool) (*refstate.Store, *githubsim.Sim, *fakeclock.Clock) {
+// newStoreWith returns a store on a new simulator, writing through a
+// pusher when push is set. retries: whether its client repeats a request
+// whose answer was lost (the runner's does).
+func newStoreWith(t *testing.T, push, retries bool) (*refstate.Store, *githubsim.Sim, *fakeclock.Clock) {
 	t.Helper()
 	clk := fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	sim, base := simfixture.Start(t, githubsim.Options{Seed: 3, Now: clk.Now})
@@ -38,9 +39,16 @@ func newPushStore(t *testing.T, retries bool) (*refstate.Store, *githubsim.Sim, 
 	require.NoError(t, err)
 	st, err := refstate.New(gh, "ops/control", clk.Now)
 	require.NoError(t, err)
-	st.Push, err = refpush.New(gh.Client(), base, "tok")
-	require.NoError(t, err)
+	if push {
+		st.Push, err = refpush.New(gh.Client(), base, "tok")
+		require.NoError(t, err)
+	}
 	return st, sim, clk
+}
+
+func newPushStore(t *testing.T, retries bool) (*refstate.Store, *githubsim.Sim, *fakeclock.Clock) {
+	t.Helper()
+	return newStoreWith(t, true, retries)
 }
 
 func pushes(sim *githubsim.Sim) int {

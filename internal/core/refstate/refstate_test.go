@@ -12,28 +12,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mention-runner/mention-runner/internal/core/ghclient"
 	"github.com/mention-runner/mention-runner/internal/core/refstate"
 	"github.com/mention-runner/mention-runner/internal/testrig/githubsim"
 
 	"github.com/mention-runner/mention-runner/internal/testrig/fakeclock"
-
-	"github.com/mention-runner/mention-runner/internal/testrig/simfixture"
 )
 
 func newStore(t *testing.T) (*refstate.Store, *githubsim.Sim, *fakeclock.Clock) {
 	t.Helper()
-	clk := fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	sim, base := simfixture.Start(t, githubsim.Options{Seed: 3, Now: clk.Now})
-	sim.AddUser("ops")
-	sim.AddToken("tok", "ops")
-	_, err := sim.AddRepo("ops/control", true)
-	require.NoError(t, err)
-	gh, err := ghclient.New(ghclient.Options{BaseURL: base, Token: "tok", RetryUnsafe: true, Sleep: clk.Sleep, Now: clk.Now, RequestTimeout: 2 * time.Second})
-	require.NoError(t, err)
-	st, err := refstate.New(gh, "ops/control", clk.Now)
-	require.NoError(t, err)
-	return st, sim, clk
+	return newStoreWith(t, false, true)
 }
 
 func ctxT(t *testing.T) context.Context {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/core/contract"
 	"github.com/mention-runner/mention-runner/internal/testrig/demo"
 )
 
@@ -120,6 +121,15 @@ func TestCostsAreSane(t *testing.T) {
 				assert.Equal(t, 1, got.Dispatches)
 				assert.Equal(t, 3, got.Jobs, "the small path runs three jobs")
 			}
+			// the jobs' refs are pushes, one a state: the job's state; a
+			// sharded context's pieces (one a dispatch), its lock and,
+			// in publish, the deletion of them all
+			pushes := 1
+			if c.Shard {
+				pushes += got.Dispatches + 2
+			}
+			assert.Equal(t, pushes, workflowRefWrites(got.WriteLog, true), "the workflow token's pushes")
+			assert.Zero(t, workflowRefWrites(got.WriteLog, false), "no job ref written through the REST API")
 		})
 	}
 	// a CONTROL_TOKEN of its own moves the dispatcher's writes off the bot,
@@ -130,4 +140,25 @@ func TestCostsAreSane(t *testing.T) {
 	// a sharded context costs more than a small one; the bot's share does not grow
 	assert.Greater(t, all["sharded"].Writes, own.Writes)
 	assert.Equal(t, own.Bot, all["sharded"].Bot)
+}
+
+// workflowRefWrites counts the workflow token's writes of the jobs' refs
+// (job states, shards, locks): its pushes, or else the REST writes that
+// make them (a tree, a ref's creation, a job ref's update or deletion;
+// a commit alone is not told apart from the write ledger's).
+func workflowRefWrites(log []Write, pushes bool) int {
+	n := 0
+	for _, w := range log {
+		if w.Login != demo.ActionsLogin {
+			continue
+		}
+		push := strings.HasSuffix(w.Path, ".git/git-receive-pack")
+		rest := strings.HasSuffix(w.Path, "/git/trees") || strings.HasSuffix(w.Path, "/git/refs") ||
+			strings.Contains(w.Path, "/git/refs/"+contract.JobRefPrefix[len("refs/"):]) ||
+			strings.Contains(w.Path, "/git/refs/"+contract.RunStateRefPrefix[len("refs/"):])
+		if pushes && push || !pushes && rest {
+			n++
+		}
+	}
+	return n
 }
