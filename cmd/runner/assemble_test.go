@@ -57,7 +57,7 @@ func TestAssembleCommand(t *testing.T) {
 			dir := t.TempDir()
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "event.json"), []byte(tt.event), 0o644))
 			env := map[string]string{
-				"BOT_LOGIN": "mr-bot", "CONTROL_REPO": "acme/control", "GITHUB_API_URL": base, "GITHUB_TOKEN": "tok",
+				"BOT_LOGIN": "mr-bot", "CONTROL_REPO": "acme/control", "GITHUB_API_URL": base, "GITHUB_SERVER_URL": strings.TrimSuffix(base, "/"), "GITHUB_TOKEN": "tok",
 				"GITHUB_EVENT_PATH": filepath.Join(dir, "event.json"), "GITHUB_OUTPUT": filepath.Join(dir, "out"),
 				"MR_CONTEXT_FILE": filepath.Join(dir, "context.json"),
 			}

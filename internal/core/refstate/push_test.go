@@ -2,7 +2,6 @@ package refstate_test
 
 import (
 	"errors"
-	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -49,16 +48,6 @@ func newStoreWith(t *testing.T, push, retries bool) (*refstate.Store, *githubsim
 func newPushStore(t *testing.T, retries bool) (*refstate.Store, *githubsim.Sim, *fakeclock.Clock) {
 	t.Helper()
 	return newStoreWith(t, true, retries)
-}
-
-func pushes(sim *githubsim.Sim) int {
-	n := 0
-	for _, r := range sim.Requests() {
-		if r.Method == http.MethodPost && r.Path == receivePack {
-			n++
-		}
-	}
-	return n
 }
 
 // With a pusher a new state is one request: no commit is created first,
@@ -205,9 +194,9 @@ func TestPushAdvance(t *testing.T) {
 			if tc.fault != "" {
 				sim.AddFault(githubsim.Fault{Method: "POST", Path: receivePack, Kind: tc.fault, OnCall: 1, AfterApply: true, Delay: 10 * time.Millisecond})
 			}
-			before := pushes(sim)
+			before := pushes(sim, 0)
 			cur, err := st.Advance(ctx, ref, mine)
-			assert.Equal(t, 1, pushes(sim)-before, "one request")
+			assert.Equal(t, 1, pushes(sim, 0)-before, "one request")
 			if tc.wantErr != nil {
 				require.ErrorIs(t, err, tc.wantErr)
 				if tc.stale {

@@ -2,6 +2,7 @@ package shardstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -107,20 +108,21 @@ func (s *Store) DeleteJob(ctx context.Context, jobID string) error {
 	return nil
 }
 
-// deleteListed deletes refs. With a pusher that is one push of deletes,
-// each from the commit listed: a ref moved since (a newer piece) or gone
-// is left alone, for the sweep.
+// deleteListed deletes refs. With a pusher that is one push of deletes
+// (a hundred a push), each from the commit listed: a ref moved since (a
+// newer piece) or gone is left alone, for the sweep.
 func (s *Store) deleteListed(ctx context.Context, refs []Ref) error {
 	if s.Push != nil {
-		if len(refs) == 0 {
-			return nil
-		}
 		ups := make([]refpush.Update, len(refs))
 		for i, r := range refs {
 			ups[i] = refpush.Update{Ref: r.Name, Old: r.Commit}
 		}
-		_, err := s.Push.Push(ctx, s.Owner+"/"+s.Name, nil, ups)
-		return err
+		for _, err := range s.Push.DeleteAll(ctx, s.Owner+"/"+s.Name, ups) {
+			if err != nil && !errors.Is(err, refpush.ErrRejected) {
+				return err // the push's as a whole: the same for the rest
+			}
+		}
+		return nil
 	}
 	for _, r := range refs {
 		if err := s.deleteRef(ctx, r.Name); err != nil {
