@@ -34,6 +34,19 @@ func (e *env) writesTo(method, suffix string) int {
 	return n
 }
 
+// movePushes counts the pushes that landed whose first update moves a ref
+// (a claim's is a create: its old id is git's zero id).
+func (e *env) movePushes() int {
+	n := 0
+	for _, r := range e.sim.Requests() {
+		if strings.HasSuffix(r.Path, "/git-receive-pack") && r.Status == http.StatusOK &&
+			len(r.ReqBody) > 44 && strings.Trim(string(r.ReqBody[4:44]), "0") != "" {
+			n++
+		}
+	}
+	return n
+}
+
 func (e *env) claimStatus(jobID string) string {
 	st, err := refstate.New(e.gh, control, nil)
 	require.NoError(e.t, err)
@@ -62,7 +75,9 @@ func TestCycleMarksInOnePush(t *testing.T) {
 		assert.Equal(t, 1, e.jobsDispatched()[j], j)
 		assert.Equal(t, StatusDispatched, e.claimStatus(j), j)
 	}
-	assert.Equal(t, 1, e.writesTo(http.MethodPost, "/git-receive-pack"), "one push for the cycle's marks")
+	// each claim is a push of its own (a create), the marks one for all
+	assert.Equal(t, len(jobs)+1, e.writesTo(http.MethodPost, "/git-receive-pack"))
+	assert.Equal(t, 1, e.movePushes(), "one push for the cycle's marks")
 	assert.Zero(t, e.writesTo(http.MethodPatch, "/git/refs/"+strings.TrimPrefix(RefPrefix, "refs/")+jobs[0]), "no mark of its own")
 	assertUnread(t, e, false, "marked: read")
 }
@@ -85,7 +100,8 @@ func TestCycleMarksLost(t *testing.T) {
 			job := transport.JobID(e.comment(n, "alice", "@mrbot do it").GetNodeID())
 			e.later(time.Minute)
 			f := tc.fault
-			f.Method, f.Path, f.OnCall = http.MethodPost, "/"+control+".git/git-receive-pack", 1
+			// the claim's push is the 1st, the marks' the 2nd
+			f.Method, f.Path, f.OnCall = http.MethodPost, "/"+control+".git/git-receive-pack", 2
 			e.sim.AddFault(f)
 			p := e.poller(e.dispatcher(e.pushing))
 			res, err := p.Cycle(e.ctx())

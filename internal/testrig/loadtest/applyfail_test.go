@@ -186,7 +186,7 @@ func TestApplyThenFailEachWriteEndpoint(t *testing.T) {
 	}
 	t.Logf("%d write endpoints:\n%s", len(targets), strings.Join(names, "\n"))
 	for _, must := range []target{
-		{"dispatch", "POST", "/repos/" + Control + "/git/refs"},
+		{"dispatch", "POST", controlPush}, // claims and marks
 		{"dispatch", "POST", "/repos/" + Control + "/dispatches"},
 		{"dispatch", "PUT", "/repos/" + Control + "/contents/.mention-runner/ratelimit.json"},
 		{"dispatch", "PUT", "/repos/*/repo/notifications"},
