@@ -53,7 +53,7 @@ func (t *tableRun) cost() (string, error) {
 
 // costNote says how the table was measured, under it.
 var costNote = fmt.Sprintf("Each row: one mention through `dispatcher once` and the workflow's jobs, one after another, against the simulator, "+
-	"after one unmeasured mention on another thread. Writes are POST, PATCH, PUT and DELETE under /repos/ per account, "+
+	"after one unmeasured mention on another thread. Writes are POST, PATCH, PUT and DELETE under /repos/ and git pushes (one each) per account, "+
 	"as GitHub's content limits count them (n/h: the mentions an hour %d writes allow). "+
 	"Requests: all, reads and git included. Round trips: the most requests that ran one after another without overlapping "+
 	"(githubsim.RoundTrips on the request log, %d ms added to every request).", benchreport.HourlyWrites, mentioncost.DefaultLatency.Milliseconds())
