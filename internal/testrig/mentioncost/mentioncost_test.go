@@ -121,10 +121,11 @@ func TestCostsAreSane(t *testing.T) {
 				assert.Equal(t, 1, got.Dispatches)
 				assert.Equal(t, 3, got.Jobs, "the small path runs three jobs")
 			}
-			// the jobs' refs are pushes, one a state: the job's state; a
-			// sharded context's pieces (one a dispatch), its lock and,
-			// in publish, the deletion of them all
-			pushes := 1
+			// the workflow token's refs are pushes, one a state: the
+			// job's state and publish's ledger grant; a sharded context's
+			// pieces (one a dispatch), its lock and, in publish, the
+			// deletion of them all
+			pushes := 2
 			if c.Shard {
 				pushes += got.Dispatches + 2
 			}
@@ -142,10 +143,9 @@ func TestCostsAreSane(t *testing.T) {
 	assert.Equal(t, own.Bot, all["sharded"].Bot)
 }
 
-// workflowRefWrites counts the workflow token's writes of the jobs' refs
-// (job states, shards, locks): its pushes, or else the REST writes that
-// make them (a tree, a ref's creation, a job ref's update or deletion;
-// a commit alone is not told apart from the write ledger's).
+// workflowRefWrites counts the workflow token's writes of the control
+// repo's refs: its pushes, or else the REST writes that make the jobs'
+// (a tree, a commit, a ref's creation, a job ref's update or deletion).
 func workflowRefWrites(log []Write, pushes bool) int {
 	n := 0
 	for _, w := range log {
@@ -153,7 +153,7 @@ func workflowRefWrites(log []Write, pushes bool) int {
 			continue
 		}
 		push := strings.HasSuffix(w.Path, ".git/git-receive-pack")
-		rest := strings.HasSuffix(w.Path, "/git/trees") || strings.HasSuffix(w.Path, "/git/refs") ||
+		rest := strings.HasSuffix(w.Path, "/git/trees") || strings.HasSuffix(w.Path, "/git/commits") || strings.HasSuffix(w.Path, "/git/refs") ||
 			strings.Contains(w.Path, "/git/refs/"+contract.JobRefPrefix[len("refs/"):]) ||
 			strings.Contains(w.Path, "/git/refs/"+contract.RunStateRefPrefix[len("refs/"):])
 		if pushes && push || !pushes && rest {
