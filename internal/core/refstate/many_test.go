@@ -9,33 +9,18 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mention-runner/mention-runner/internal/core/ghclient"
-	"github.com/mention-runner/mention-runner/internal/core/refpush"
 	"github.com/mention-runner/mention-runner/internal/core/refstate"
-	"github.com/mention-runner/mention-runner/internal/testrig/fakeclock"
 	"github.com/mention-runner/mention-runner/internal/testrig/githubsim"
-	"github.com/mention-runner/mention-runner/internal/testrig/simfixture"
 )
 
 // pushStore is a store that writes with one push per change, and one
 // that does not, on the same repository.
 func pushStore(t *testing.T) (withPush, rest *refstate.Store, sim *githubsim.Sim) {
 	t.Helper()
-	clk := fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	sim, base := simfixture.Start(t, githubsim.Options{Seed: 3, Now: clk.Now})
-	sim.AddUser("ops")
-	sim.AddToken("tok", "ops")
-	_, err := sim.AddRepo("ops/control", true)
-	require.NoError(t, err)
-	gh, err := ghclient.New(ghclient.Options{BaseURL: base, Token: "tok", RetryUnsafe: true, Sleep: clk.Sleep, Now: clk.Now, RequestTimeout: 2 * time.Second})
-	require.NoError(t, err)
-	rest, err = refstate.New(gh, "ops/control", clk.Now)
-	require.NoError(t, err)
-	withPush, err = refstate.New(gh, "ops/control", clk.Now)
-	require.NoError(t, err)
-	withPush.Push, err = refpush.New(gh.Client(), base, "tok")
-	require.NoError(t, err)
+	withPush, sim, clk := newStoreWith(t, true, true)
 	withPush.Push.Timeout = 2 * time.Second
+	rest, err := refstate.New(withPush.Client, "ops/control", clk.Now)
+	require.NoError(t, err)
 	return withPush, rest, sim
 }
 
