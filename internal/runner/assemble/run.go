@@ -287,9 +287,10 @@ func (r *run) shard(ctx context.Context, res *Result, p transport.Payload, opt t
 	var pieces []shardstore.Piece
 	if job.Lock == "" {
 		// This run tries to take the lock: its lock commit and the job's
-		// state commit are made while the shards are described, and the
-		// pieces are read while the lock ref is created (thrown away if
-		// another run wins it).
+		// state commit are made while the shards are described (locally:
+		// each goes up in the push that creates its ref), and the pieces
+		// are read while the lock is pushed (thrown away if another run
+		// wins it).
 		var lockSHA string
 		g, gctx := errgroup.WithContext(ctx)
 		g.Go(func() (err error) { job, err = r.current(gctx, res, job, stored); return err })
