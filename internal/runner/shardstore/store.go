@@ -28,7 +28,7 @@ type Store struct {
 	Parallel int
 	// Push, when set, stores a piece (blob, tree, commit, ref) and takes
 	// the lock in one request each, a git push whose ref update is a
-	// compare-and-swap, and deletes a job's refs in one.
+	// compare-and-swap, and deletes a job's refs, or a sweep's, in one.
 	Push *refpush.Client
 
 	mu      sync.Mutex

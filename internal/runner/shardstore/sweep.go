@@ -59,8 +59,10 @@ func (s *Store) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 	cutoff := s.now().Add(-o.MaxAge)
 	refs = refs[:min(len(refs), o.MaxChecks)]
 	res.Checked = len(refs)
-	// Each ref is read (and maybe deleted) beside the others: a sweep
-	// costs two round trips, not two per ref.
+	// Each ref is read beside the others, and deleted beside them or with
+	// them in one push: a sweep costs a round trip to list, one to read
+	// and one to delete, not two per ref.
+	expired := make([]refpush.Update, len(refs)) // for Push: the refs to delete at the commit judged
 	deleted := make([]bool, len(refs))
 	errs := make([]error, len(refs))
 	s.each(ctx, len(refs), func(ctx context.Context, k int) bool {
@@ -77,6 +79,10 @@ func (s *Store) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 		if when.IsZero() || !when.Before(cutoff) {
 			return true
 		}
+		if s.Push != nil {
+			expired[k] = refpush.Update{Ref: r.Name, Old: r.Commit} // deleted together below
+			return true
+		}
 		if err := s.deleteRef(ctx, r.Name); err != nil {
 			errs[k] = fmt.Errorf("sweep: %w", err)
 			return true
@@ -84,10 +90,20 @@ func (s *Store) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 		deleted[k] = true
 		return true
 	})
-	for k, r := range refs {
-		if errs[k] != nil {
-			res.Errors = append(res.Errors, errs[k])
+	if s.Push != nil {
+		// A ref that moved since it was listed (a shard replaced) is left.
+		var problems []error
+		deleted, problems = s.Push.DeleteListed(ctx, s.Owner+"/"+s.Name, expired)
+		for _, err := range problems {
+			errs = append(errs, fmt.Errorf("sweep: %w", err))
 		}
+	}
+	for _, err := range errs {
+		if err != nil {
+			res.Errors = append(res.Errors, err)
+		}
+	}
+	for k, r := range refs {
 		if deleted[k] {
 			res.Deleted = append(res.Deleted, r.Name)
 		}
