@@ -374,10 +374,14 @@ func TestSweepStaleRefs(t *testing.T) {
 	h.run(t, fresh[0])
 	h.clock.Advance(2 * time.Hour)
 
+	before := len(h.sim.Requests())
 	o := h.run(t, events(t, transport.JobID("IC_now"), contextFor("IC_now", 10))[0])
 	require.NoError(t, o.err)
 	require.NotNil(t, o.res.Sweep)
 	assert.Len(t, o.res.Sweep.Deleted, 2)
+	for _, r := range h.sim.Requests()[before:] {
+		assert.NotEqual(t, "DELETE", r.Method, "the stale refs go in one push: %s", r.Path)
+	}
 	assert.Empty(t, h.sim.Refs(control, contract.JobRefs(transport.JobID("IC_stale"))))
 	assert.Len(t, h.sim.Refs(control, contract.JobRefs(transport.JobID("IC_fresh"))), 1)
 	assert.Contains(t, o.log, "swept 2 stale job refs")
