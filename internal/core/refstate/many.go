@@ -9,14 +9,9 @@ import (
 	"github.com/mention-runner/mention-runner/internal/core/refpush"
 )
 
-// MaxPushUpdates bounds the ref updates of one push: a push's status
-// report names every ref, and a server may refuse a very long command
-// list; a hundred keeps each request small and its report short.
-const MaxPushUpdates = 100
-
 // SetSharedMany moves each ref of from (ref → the commit it must be at
 // now) to the shared commit of status, as SetShared does for one: with
-// Push, in one request per MaxPushUpdates refs, each move a
+// Push, in one request per refpush.DefaultMaxUpdates refs, each move a
 // compare-and-swap; a ref that moved meanwhile is left as it is and
 // reported (ErrLost), unless it holds status already. Without Push, each
 // ref is set on its own (SetShared, forced).
@@ -42,7 +37,7 @@ func (s *Store) SetSharedMany(ctx context.Context, status string, from map[strin
 	m := sharedMark(status, s.now())
 	c := markCommit("", message(status, ""), m.At)
 	for len(refs) > 0 {
-		chunk := refs[:min(len(refs), MaxPushUpdates)]
+		chunk := refs[:min(len(refs), refpush.DefaultMaxUpdates)]
 		refs = refs[len(chunk):]
 		ups := make([]refpush.Update, len(chunk))
 		for i, ref := range chunk {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,11 +16,27 @@ import (
 // that does not, on the same repository.
 func pushStore(t *testing.T) (withPush, rest *refstate.Store, sim *githubsim.Sim) {
 	t.Helper()
-	withPush, sim, clk := newStoreWith(t, true, true)
-	withPush.Push.Timeout = 2 * time.Second
+	withPush, sim, clk := newPushStore(t, true)
 	rest, err := refstate.New(withPush.Client, "ops/control", clk.Now)
 	require.NoError(t, err)
 	return withPush, rest, sim
+}
+
+// claimAll claims ref/NAME for each name with one claim commit (REST, as
+// an older dispatcher did) and returns it with what SetSharedMany takes.
+func claimAll(t *testing.T, st *refstate.Store, names ...string) (refstate.Mark, map[string]string) {
+	t.Helper()
+	ctx := ctxT(t)
+	claim, err := st.NewMark(ctx, "claimed", "me", "")
+	require.NoError(t, err)
+	from := map[string]string{}
+	for _, name := range names {
+		_, created, err := st.Create(ctx, ref+"/"+name, claim)
+		require.NoError(t, err)
+		require.True(t, created)
+		from[ref+"/"+name] = claim.Commit
+	}
+	return claim, from
 }
 
 // Many claims are marked in one push; one taken over meanwhile is left to
@@ -29,15 +44,7 @@ func pushStore(t *testing.T) (withPush, rest *refstate.Store, sim *githubsim.Sim
 func TestSetSharedMany(t *testing.T) {
 	st, rest, sim := pushStore(t)
 	ctx := ctxT(t)
-	claim, err := rest.NewMark(ctx, "claimed", "me", "")
-	require.NoError(t, err)
-	from := map[string]string{}
-	for _, name := range []string{"a", "b", "taken", "done"} {
-		_, created, err := rest.Create(ctx, ref+"/"+name, claim)
-		require.NoError(t, err)
-		require.True(t, created)
-		from[ref+"/"+name] = claim.Commit
-	}
+	claim, from := claimAll(t, rest, "a", "b", "taken", "done")
 	other, err := rest.NewMark(ctx, "claimed", "another dispatcher", claim.Commit)
 	require.NoError(t, err)
 	_, err = rest.Advance(ctx, ref+"/taken", other)
@@ -68,14 +75,7 @@ func TestSetSharedManyLostAnswer(t *testing.T) {
 		t.Run(string(kind), func(t *testing.T) {
 			st, rest, sim := pushStore(t)
 			ctx := ctxT(t)
-			claim, err := rest.NewMark(ctx, "claimed", "me", "")
-			require.NoError(t, err)
-			from := map[string]string{}
-			for _, name := range []string{"a", "b"} {
-				_, _, err := rest.Create(ctx, ref+"/"+name, claim)
-				require.NoError(t, err)
-				from[ref+"/"+name] = claim.Commit
-			}
+			_, from := claimAll(t, rest, "a", "b")
 			sim.AddFault(githubsim.Fault{Method: http.MethodPost, Path: "/ops/control.git/git-receive-pack", Kind: kind, OnCall: 1, AfterApply: true})
 			failed, err := st.SetSharedMany(ctx, "dispatched", from)
 			require.NoError(t, err)
@@ -93,14 +93,7 @@ func TestSetSharedManyLostAnswer(t *testing.T) {
 func TestSetSharedManyWithoutPush(t *testing.T) {
 	_, rest, sim := pushStore(t)
 	ctx := ctxT(t)
-	claim, err := rest.NewMark(ctx, "claimed", "me", "")
-	require.NoError(t, err)
-	from := map[string]string{}
-	for _, name := range []string{"a", "b"} {
-		_, _, err := rest.Create(ctx, ref+"/"+name, claim)
-		require.NoError(t, err)
-		from[ref+"/"+name] = claim.Commit
-	}
+	_, from := claimAll(t, rest, "a", "b")
 	failed, err := rest.SetSharedMany(context.WithoutCancel(ctx), "dispatched", from)
 	require.NoError(t, err)
 	assert.Empty(t, failed)
