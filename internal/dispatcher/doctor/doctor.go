@@ -168,12 +168,12 @@ func Run(ctx context.Context, cfg Config) Report {
 // how many mentions it serves.
 func (r *run) identities() {
 	const name = "who writes what"
-	const workflow = "; the mention-runner workflow's own token writes job state, shard refs and the run-log issue"
+	const workflow = "; the mention-runner workflow's own token writes job state, shard refs, the run-log issue and the bot's ledger for publish (5 writes a mention)"
 	if r.cfg.OwnControl {
 		r.ok(name, "BOT_TOKEN writes what people see as the bot (👀, replies, the agent's writes); CONTROL_TOKEN, a token of its own, writes claims, dispatches, rate state, the blocklist and the bot's write ledger"+workflow)
 		return
 	}
-	r.ok(name, "BOT_TOKEN writes what people see as the bot (👀, replies, the agent's writes) and, CONTROL_TOKEN being unset or the same token, claims, dispatches, rate state, the blocklist and the bot's write ledger too (4 more of the bot's writes a mention for a running dispatcher, 6 for a `dispatcher once` a mention — make bench's cost table; a CONTROL_TOKEN of another account takes them off the bot's 500 an hour)"+workflow)
+	r.ok(name, "BOT_TOKEN writes what people see as the bot (👀, replies, the agent's writes) and, CONTROL_TOKEN being unset or the same token, claims, dispatches, rate state, the blocklist and the bot's write ledger too (about 2.5 more of the bot's writes a mention for a dispatcher handling many at once, 5 for a `dispatcher once` a mention — make bench's cost table; a CONTROL_TOKEN of another account takes them off the bot's 500 an hour)"+workflow)
 }
 
 func (r *run) allowedUsers() {
