@@ -2,6 +2,7 @@ package mentioncost
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -161,4 +162,17 @@ func workflowRefWrites(log []Write, pushes bool) int {
 		}
 	}
 	return n
+}
+
+// TestReadmeCostRow: the README's row of what a mention costs is the one
+// measured (an issue mention answered with one comment).
+func TestReadmeCostRow(t *testing.T) {
+	c := costs(t)["issue"]
+	root, err := demo.ModuleRoot(".")
+	require.NoError(t, err)
+	readme, err := os.ReadFile(root + "/README.md")
+	require.NoError(t, err)
+	perHour := func(n int) string { return fmt.Sprintf("%d (%d/h)", n, contract.ContentWritesPerHour/n) }
+	row := fmt.Sprintf("| %s | %s | %s | %d |", perHour(c.Bot), perHour(c.Control), perHour(c.Workflow), c.Writes)
+	assert.Contains(t, string(readme), row, "README.md's cost row; measured: %v", c.WriteLog)
 }
