@@ -302,7 +302,7 @@ func (c *conf) buildWatched(env *cli.Env, dryRun bool, m *monitor, mode string) 
 	}
 	// CONTROL's refs are pushed as the token that writes CONTROL, through
 	// its client's transport (timeouts, Retry-After, pacing)
-	if cfg.Push, err = refpush.New(ctl.Client(), refpush.ServerFromAPI(ctl.BaseURL), c.controlToken); err != nil {
+	if cfg.Push, err = refpush.ForAPI(ctl, c.controlToken); err != nil {
 		return nil, nil, err
 	}
 	d, err := dispatch.New(cfg, dispatch.Clients{GitHub: gh, Control: ctl, Dispatch: dsp, Budget: ledger})
@@ -342,7 +342,7 @@ func (c *conf) clients(log *slog.Logger, m *monitor) (gh, ctl, dsp *github.Clien
 		return nil, nil, nil, nil, err
 	}
 	// each ledger update is one push of its commit and ref (one write)
-	push, err := writebudget.Pusher(lc, "", c.controlToken)
+	push, err := refpush.ForAPI(lc, c.controlToken)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -361,7 +361,7 @@ func (c *conf) clients(log *slog.Logger, m *monitor) (gh, ctl, dsp *github.Clien
 		if lo.Client, err = mk(c.controlToken, true, ctlP); err != nil {
 			return nil, nil, nil, nil, err
 		}
-		if lo.Push, err = writebudget.Pusher(lo.Client, "", c.controlToken); err != nil {
+		if lo.Push, err = refpush.ForAPI(lo.Client, c.controlToken); err != nil {
 			return nil, nil, nil, nil, err
 		}
 		// while GitHub refuses that identity (it writes for every job),
@@ -369,7 +369,7 @@ func (c *conf) clients(log *slog.Logger, m *monitor) (gh, ctl, dsp *github.Clien
 		if lo.Fallback, err = mk(c.token, true, nil); err != nil {
 			return nil, nil, nil, nil, err
 		}
-		if lo.FallbackPush, err = writebudget.Pusher(lo.Fallback, "", c.token); err != nil {
+		if lo.FallbackPush, err = refpush.ForAPI(lo.Fallback, c.token); err != nil {
 			return nil, nil, nil, nil, err
 		}
 		lo.FallbackCost = writebudget.UpdateCost(lo.FallbackPush)

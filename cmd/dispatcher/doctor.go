@@ -42,7 +42,7 @@ func runDoctor(ctx context.Context, env *cli.Env, args []string) error {
 			return err
 		}
 		cfg.GitHub, cfg.ControlClient = gh, ctl
-		if cfg.Push, err = refpush.New(ctl.Client(), refpush.ServerFromAPI(ctl.BaseURL), c.controlToken); err != nil {
+		if cfg.Push, err = refpush.ForAPI(ctl, c.controlToken); err != nil {
 			return err
 		}
 	}

@@ -130,9 +130,9 @@ func runPublish(ctx context.Context, env *cli.Env, args []string) error {
 // client (timeouts, waits on GitHub's limits) that write CONTROL.
 func controlPush(o publish.Options, cfg *config.Config, botToken, controlToken string) (*refpush.Client, error) {
 	if o.Control == nil {
-		return refpush.New(o.Bot.Client(), cfg.ServerURL, botToken)
+		return refpush.ForAPI(o.Bot, botToken)
 	}
-	return refpush.New(o.Control.Client(), cfg.ServerURL, controlToken)
+	return refpush.ForAPI(o.Control, controlToken)
 }
 
 // shareBudget makes the publish job's writes take slots of the bot
@@ -156,7 +156,7 @@ func shareBudget(env *cli.Env, cfg *config.Config, pacer *ghclient.Pacer, botTok
 	// each ledger update is one push of its commit and ref (one write), to
 	// the server of the API the tokens are sent to (GITHUB_SERVER_URL
 	// names that same server in Actions)
-	bp, err := writebudget.Pusher(bc, "", botToken)
+	bp, err := refpush.ForAPI(bc, botToken)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +166,7 @@ func shareBudget(env *cli.Env, cfg *config.Config, pacer *ghclient.Pacer, botTok
 		if lc, err = mk(controlToken); err != nil {
 			return nil, err
 		}
-		if lp, err = writebudget.Pusher(lc, "", controlToken); err != nil {
+		if lp, err = refpush.ForAPI(lc, controlToken); err != nil {
 			return nil, err
 		}
 		self, fallback, fallbackPush = 0, bc, bp

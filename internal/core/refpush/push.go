@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/google/go-github/v62/github"
 )
 
 // Update sets Ref to New if it is at Old now. Old "" means the ref must
@@ -100,6 +102,14 @@ func New(hc *http.Client, server, token string) (*Client, error) {
 		hc = http.DefaultClient
 	}
 	return &Client{http: hc, server: u, token: token}, nil
+}
+
+// ForAPI is a client pushing with token, through gh's HTTP client (its
+// timeouts, Retry-After waits and pacing apply to a push as to gh's other
+// writes), to the server whose REST API gh talks to (ServerFromAPI): the
+// token goes nowhere gh's would not.
+func ForAPI(gh *github.Client, token string) (*Client, error) {
+	return New(gh.Client(), ServerFromAPI(gh.BaseURL), token)
 }
 
 // ServerFromAPI is the web address that serves the repositories of the

@@ -59,21 +59,6 @@ const (
 	DefaultRESTSpare = 3
 )
 
-// Pusher pushes the updates of a ledger written with gh as token's
-// identity: through gh's HTTP client (its timeouts, Retry-After waits and
-// pacing apply to the push as to gh's writes), to server, GitHub's web
-// address ("" = the one serving gh's API: refpush.ServerFromAPI).
-func Pusher(gh *github.Client, server, token string) (*refpush.Client, error) {
-	if server == "" {
-		server = refpush.ServerFromAPI(gh.BaseURL)
-	}
-	p, err := refpush.New(gh.Client(), server, token)
-	if err != nil {
-		return nil, fmt.Errorf("writebudget: the ledger's pusher: %w", err)
-	}
-	return p, nil
-}
-
 // UpdateCost is how many content writes one ledger update costs the
 // account that writes it: 1 pushed with push (refpush: the commit and
 // its ref in one request), 2 with the REST API (a commit, then the ref).

@@ -163,3 +163,25 @@ func TestPushedGrantAnnouncedWhenApplied(t *testing.T) {
 	grants, _, _ := a.Stats()
 	assert.Equal(t, 1, grants, "all 4 slots were the grant's")
 }
+
+// TestLedgerAcrossUpgrade: a ledger an older dispatcher or publish wrote
+// through the REST API (a commit, then the ref) is carried on by a
+// process that pushes, and while both run (a rolling upgrade) they share
+// it: every grant of either is in the ledger, in the order taken, and the
+// pushes are one write each.
+func TestLedgerAcrossUpgrade(t *testing.T) {
+	w := newWorld(t)
+	ctx := ctxT(t)
+	old := w.ledger(t, "old", writebudget.Options{Block: 1, SelfCost: 2}) // w.push unset: REST
+	takeIdle(t, ctx, old)
+	takeIdle(t, ctx, old)
+	w.push = true
+	upgraded := w.ledger(t, "new", writebudget.Options{Block: 1, SelfCost: 2})
+	before := len(w.sim.ContentWrites()["ops"])
+	takeIdle(t, ctx, upgraded)
+	assert.Equal(t, 1, len(w.sim.ContentWrites()["ops"])-before, "the upgraded grant: one push on the REST-written ledger")
+	takeIdle(t, ctx, old) // the older process, still running, writes on top of the push
+	takeIdle(t, ctx, upgraded)
+	_, msg := w.ledgerNow(t, ctx)
+	assert.Equal(t, []int{3, 3, 2, 3, 2}, writebudget.GrantSizes(msg), "REST grants pay 2 for the ledger, pushed ones 1")
+}

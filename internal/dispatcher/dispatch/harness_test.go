@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mention-runner/mention-runner/internal/core/ghclient"
+	"github.com/mention-runner/mention-runner/internal/core/refpush"
 	"github.com/mention-runner/mention-runner/internal/core/threadctx"
 	"github.com/mention-runner/mention-runner/internal/core/transport"
 	"github.com/mention-runner/mention-runner/internal/testrig/githubsim"
@@ -131,7 +132,7 @@ func (e *env) client(unsafe bool) *github.Client {
 // control client, and each update pushed with its token.
 func (e *env) ledgerOptions() writebudget.Options {
 	c := e.client(true)
-	push, err := writebudget.Pusher(c, "", botToken)
+	push, err := refpush.ForAPI(c, botToken)
 	require.NoError(e.t, err)
 	return LedgerOptions(c, push, control, bot)
 }

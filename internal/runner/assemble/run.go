@@ -166,7 +166,7 @@ func setup(o Options) (*run, error) {
 	// Refs and their commits go up as git pushes, one request each (a piece,
 	// the lock, the job's state), through the same client: its timeouts
 	// and its waits on GitHub's limits.
-	push, err := refpush.New(gitClient.Client(), cfg.ServerURL, token)
+	push, err := refpush.ForAPI(gitClient, token)
 	if err != nil {
 		return nil, err
 	}

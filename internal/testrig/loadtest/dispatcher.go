@@ -74,7 +74,7 @@ func (w *World) NewDispatcher(opts ...func(*dispatch.Config)) (*dispatch.Dispatc
 		return nil, err
 	}
 	// as cmd/dispatcher's: CONTROL's refs pushed as the control token
-	push, err := refpush.New(ctl.Client(), refpush.ServerFromAPI(ctl.BaseURL), ctlTok)
+	push, err := refpush.ForAPI(ctl, ctlTok)
 	if err != nil {
 		return nil, err
 	}

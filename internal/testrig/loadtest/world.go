@@ -195,7 +195,7 @@ func (w *World) Client(token string, retryUnsafe bool, pacer *ghclient.Pacer) (*
 // Pusher pushes ledger updates with token through gh's transport, as
 // cmd/dispatcher and cmd/runner publish wire theirs.
 func (w *World) Pusher(gh *github.Client, token string) (*refpush.Client, error) {
-	return writebudget.Pusher(gh, "", token)
+	return refpush.ForAPI(gh, token)
 }
 
 // Pacer is a default pacer (GitHub's content-creation limits) on the fake clock.
