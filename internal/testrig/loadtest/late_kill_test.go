@@ -17,23 +17,28 @@ import (
 	"github.com/mention-runner/mention-runner/internal/dispatcher/dispatch"
 )
 
-// pushOf matches a git push that updates a ref under prefix (its body is
-// read and put back for the server).
-func pushOf(prefix string) func(*http.Request) bool {
+// pushOf matches a git push whose first update sets a ref under prefix:
+// a create when create is set, else a move (its body is read and put back
+// for the server).
+func pushOf(prefix string, create bool) func(*http.Request) bool {
 	return func(r *http.Request) bool {
 		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/git-receive-pack") {
 			return false
 		}
 		b, err := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(b))
-		return err == nil && bytes.Contains(b, []byte(prefix))
+		// the first pkt-line: 4 bytes of length, then "OLD NEW REF"
+		if err != nil || len(b) < 4+40 || !bytes.Contains(b, []byte(prefix)) {
+			return false
+		}
+		return (string(b[4:44]) == strings.Repeat("0", 40)) == create
 	}
 }
 
 // TestLateMentionSurvivesKill: a real `dispatcher once` process handles a
 // thread; a second mention is posted in it after the process read the
 // thread, and the process is SIGKILLed at that moment: while reading the
-// thread, right after its first dispatch or claim mark were stored, or
+// thread, right after its first claim, dispatch or claim mark were stored, or
 // at the mark-read (before GitHub stored it, or after, its answer never
 // read). The next run dispatches the late mention, and every job runs
 // its agent exactly once.
@@ -54,7 +59,8 @@ func TestLateMentionSurvivesKill(t *testing.T) {
 	}{
 		{"reading the thread's comments", is(http.MethodGet, "/comments"), true},
 		{"first dispatch stored", is(http.MethodPost, "/dispatches"), true},
-		{"claim marked dispatched", pushOf("refs/mention-runner/dispatched/"), true},
+		{"claim stored", pushOf("refs/mention-runner/dispatched/", true), true},
+		{"claim marked dispatched", pushOf("refs/mention-runner/dispatched/", false), true},
 		{"mark-read lost", is(http.MethodPut, "/notifications"), false},
 		{"mark-read stored, answer lost", is(http.MethodPut, "/notifications"), true},
 	}
