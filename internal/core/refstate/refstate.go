@@ -542,12 +542,18 @@ type SweepOptions struct {
 	// sweeps cover them all.
 	MaxChecks int
 	Rand      *rand.Rand // nil = randomly seeded
+	// Along, when set (and only with Push), is given the refs the sweep
+	// found expired and returns other refs to delete with them, in the
+	// same push: each a delete from the commit its caller listed. Its
+	// error is reported with the per-ref ones; the expired refs go anyway.
+	Along func(ctx context.Context, expired []string) ([]refpush.Update, error)
 }
 
 // SweepResult says what a sweep did; per-ref errors are not fatal.
 type SweepResult struct {
 	Listed, Checked int
 	Deleted         []string
+	Along           []string // the refs deleted for SweepOptions.Along
 	Errors          []error
 }
 
@@ -617,10 +623,18 @@ func (s *Store) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 		// A ref that moved since it was listed was judged by a state it
 		// no longer holds: left.
 		var problems []error
+		n := len(expired)
+		expired = append(expired, s.along(ctx, o, expired, &errs)...)
 		deleted, problems = s.Push.DeleteListed(ctx, s.Owner+"/"+s.Name, expired)
 		for _, err := range problems {
 			errs = append(errs, fmt.Errorf("refstate: sweep: %w", err))
 		}
+		for k, ok := range deleted[n:] {
+			if ok {
+				res.Along = append(res.Along, expired[n+k].Ref)
+			}
+		}
+		deleted = deleted[:n]
 	}
 	for _, err := range errs {
 		if err != nil {
@@ -633,6 +647,24 @@ func (s *Store) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 		}
 	}
 	return res, nil
+}
+
+// along asks o.Along for the refs to delete with the expired ones.
+func (s *Store) along(ctx context.Context, o SweepOptions, expired []refpush.Update, errs *[]error) []refpush.Update {
+	var refs []string
+	for _, e := range expired {
+		if e.Ref != "" {
+			refs = append(refs, e.Ref)
+		}
+	}
+	if o.Along == nil || len(refs) == 0 {
+		return nil
+	}
+	more, err := o.Along(ctx, refs)
+	if err != nil {
+		*errs = append(*errs, fmt.Errorf("refstate: sweep: %w", err))
+	}
+	return more
 }
 
 // list returns every ref under prefix (100 a request).

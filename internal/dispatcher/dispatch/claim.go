@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/mention-runner/mention-runner/internal/core/contract"
+	"github.com/mention-runner/mention-runner/internal/core/refpush"
 	"github.com/mention-runner/mention-runner/internal/core/refstate"
 	"github.com/mention-runner/mention-runner/internal/core/writebudget"
 )
@@ -374,9 +376,39 @@ func (d *Dispatcher) handled(ctx context.Context, jobID string) (bool, error) {
 
 // SweepClaims deletes claim refs older than the configured age (best
 // effort: per-ref failures are in the result), in one push with
-// Config.Push.
+// Config.Push. With Config.Push, each swept claim's job state
+// (contract.RunStateRef, the runner's) goes in the same push
+// (SweepResult.Along): the job states are then swept here, where most
+// claims share their commits, not by reading each state's own commit in
+// the jobs.
+//
+// A job state is made after its claim, by the job's first workflow run,
+// so it is at most that run's queueing younger. Deleting it when its
+// claim expires is safe: a mention whose claim is StateMaxAge old is
+// never dispatched again (a poll looks back DefaultReadMargin), and a
+// re-run of the finished workflow run finds its job done by the log
+// issue's final marker, which assemble reads beside the state. A job
+// state that moved since it was listed is left (compare-and-swap).
 func (d *Dispatcher) SweepClaims(ctx context.Context) (*refstate.SweepResult, error) {
-	return d.states().Sweep(ctx, refstate.SweepOptions{Prefix: RefPrefix, MaxAge: d.cfg.StateMaxAge})
+	return d.states().Sweep(ctx, refstate.SweepOptions{Prefix: RefPrefix, MaxAge: d.cfg.StateMaxAge, Along: d.jobStatesOf})
+}
+
+// jobStatesOf lists the job states once and returns a delete, from the
+// listed commit, for each of these claims' jobs that has one (a job that
+// never ran has none).
+func (d *Dispatcher) jobStatesOf(ctx context.Context, claims []string) ([]refpush.Update, error) {
+	states, err := d.states().List(ctx, contract.RunStateRefPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("the job states of %d swept claims are left to the runner's sweep: %w", len(claims), err)
+	}
+	var dels []refpush.Update
+	for _, c := range claims {
+		ref := contract.RunStateRef(strings.TrimPrefix(c, RefPrefix))
+		if sha, ok := states[ref]; ok {
+			dels = append(dels, refpush.Update{Ref: ref, Old: sha})
+		}
+	}
+	return dels, nil
 }
 
 // forgetClaims drops ListClaims' listing: it is one cycle's.

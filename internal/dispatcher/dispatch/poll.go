@@ -85,7 +85,7 @@ func (p *Poller) sweep(ctx context.Context) {
 		return
 	}
 	if len(res.Deleted) > 0 || len(res.Errors) > 0 {
-		p.D.cfg.Logger.Info("swept old claim refs", "deleted", len(res.Deleted), "listed", res.Listed, "errors", len(res.Errors))
+		p.D.cfg.Logger.Info("swept old claim refs", "deleted", len(res.Deleted), "job_states", len(res.Along), "listed", res.Listed, "errors", len(res.Errors))
 	}
 }
 

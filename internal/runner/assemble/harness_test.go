@@ -183,11 +183,16 @@ func (h *harness) run(t testing.TB, event []byte, opts ...runOpt) outcome {
 	require.NoError(t, os.WriteFile(env["GITHUB_OUTPUT"], nil, 0o644))
 	var log strings.Builder
 	var mu sync.Mutex
+	seed := uint64(1)
+	if v, ok := env[seedKey]; ok {
+		_, err := fmt.Sscan(v, &seed)
+		require.NoError(t, err)
+	}
 	res, err := Run(context.Background(), Options{
 		Getenv: func(k string) string { return env[k] },
 		Stdout: writerFunc(func(p []byte) { mu.Lock(); log.Write(p); mu.Unlock() }),
 		Now:    h.clock.Now,
-		Rand:   rand.New(rand.NewPCG(1, 2)),
+		Rand:   rand.New(rand.NewPCG(seed, seed+1)),
 		Client: func(o *ghclient.Options) { o.MaxRetries, o.Base = -1, h.rt },
 	})
 	outs, oerr := actions.ReadOutputs(env["GITHUB_OUTPUT"])
@@ -201,6 +206,12 @@ func rerun(o outcome) runOpt {
 }
 
 func withEnv(k, v string) runOpt { return func(env map[string]string) { env[k] = v } }
+
+// seedKey, in a run's environment, seeds its Options.Rand (withSeed);
+// the default is 1.
+const seedKey = "test:rand-seed"
+
+func withSeed(seed uint64) runOpt { return withEnv(seedKey, fmt.Sprint(seed)) }
 
 type writerFunc func([]byte)
 

@@ -77,8 +77,9 @@ const latency = 250 * time.Millisecond
 
 // TestRequestCounts pins how many API requests each kind of run makes and
 // how many sequential round trips they take (no other jobs'
-// refs present, so each sweep costs one listing). No request needs more
-// than a workflow token (no GET /user).
+// refs present, so each sweep costs one listing; old job states are
+// swept in one run in StateSweepOneIn, a listing more). No request needs
+// more than a workflow token (no GET /user).
 func TestRequestCounts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("request counts at an added latency: make test and make bench run them")
@@ -100,11 +101,20 @@ func testRequestCounts(t *testing.T) {
 	require.NoError(t, o.err)
 	t.Logf("agent_small run: %d requests, %d round trips (%s)", n, trips, detail)
 	// the job state (one push) with the opt-out list, the log issue
-	// listing and both sweep listings; the log issue (the thread's
+	// listing and the shard sweep's listing; the log issue (the thread's
 	// repository ids come from the context, not a request)
-	assert.Equal(t, 6, n)
+	assert.Equal(t, 5, n)
 	assert.LessOrEqual(t, trips, 3)
 	assert.NotContains(t, detail, "user")
+	// a run that drew the job states' sweep lists them too and reads the
+	// commit of the one state there (the run above's), beside
+	sampled := events(t, transport.JobID("IC_rss"), contextFor("IC_rss", 100))
+	o, n, trips, detail = requestsOf(t, h, sampled[0], withSeed(8))
+	require.NoError(t, o.err)
+	require.NotNil(t, o.res.StateSweep)
+	t.Logf("agent_small run sweeping job states: %d requests, %d round trips (%s)", n, trips, detail)
+	assert.Equal(t, 7, n)
+	assert.LessOrEqual(t, trips, 3)
 
 	for _, total := range []int{3, 20} {
 		h := newHarnessInMemory(t) // no other job's refs for the sweep to inspect
@@ -132,9 +142,9 @@ func testRequestCounts(t *testing.T) {
 		// the piece (one push), listing; the other shards' commits (the
 		// lock and state commits are made locally); the lock (one push)
 		// with their blobs; the state (one push) with the opt-out list
-		// and the log issue listing; the log issue; two sweep listings
-		// beside
-		assert.Equal(t, 2+(total-1)+1+(total-1)+3+1+2, n)
+		// and the log issue listing; the log issue; the shard sweep's
+		// listing beside
+		assert.Equal(t, 2+(total-1)+1+(total-1)+3+1+1, n)
 		assert.LessOrEqual(t, trips, 8)
 		assert.NotContains(t, detail, "user")
 

@@ -30,6 +30,13 @@ const (
 	DefaultTimeout = 10 * time.Minute
 	sweepTimeout   = time.Minute
 	reportTimeout  = time.Minute
+	// StateSweepOneIn: one run in this many that start a job sweeps old
+	// job states. The dispatcher's claim sweep deletes each job's state
+	// with its claim; this is the fallback for a dispatcher that does not
+	// sweep (webhook-only, dry run, no pusher). Every state has a commit
+	// of its own and the listing holds 7 days of them, so a sweep per job
+	// cost a listing of every state and about a write per mention.
+	StateSweepOneIn = 20
 )
 
 // Options is the outside world of one assemble run, so tests can run many
@@ -38,7 +45,7 @@ type Options struct {
 	Getenv func(string) string // the environment (required)
 	Stdout io.Writer           // log lines and workflow commands; nil = discard
 	Now    func() time.Time    // commit dates and ref ages; nil = time.Now
-	Rand   *rand.Rand          // sweep order; nil = randomly seeded
+	Rand   *rand.Rand          // sweep order and StateSweepOneIn's draw; nil = randomly seeded
 	// Timeout bounds the whole run; 0 = DefaultTimeout.
 	Timeout time.Duration
 	// Client adjusts the GitHub client options (tests: retries, sleeps).
@@ -68,6 +75,9 @@ type Result struct {
 	AlreadyRun *jobstate.Begin
 	// Sweep is what the stale-ref sweep did (nil if it did not run).
 	Sweep *shardstore.SweepResult
+	// StateSweep is what the sweep of old job states did (nil if it did
+	// not run: it runs in one run in StateSweepOneIn that starts a job).
+	StateSweep *refstate.SweepResult
 }
 
 // run holds one assemble run's settings and clients.
@@ -88,6 +98,10 @@ type run struct {
 	// reads) when this run may proceed; zero = Begin makes it.
 	state refstate.Mark
 	sw    sweeps
+	// statesDue: this run sweeps old job states if it starts the job
+	// (drawn before any sweep uses o.Rand: a rand.Rand is not shared
+	// between goroutines).
+	statesDue bool
 }
 
 // Run performs one assemble run. Its error is for the exit status; when
@@ -187,6 +201,7 @@ func setup(o Options) (*run, error) {
 		blocks: &blockfile.Store{Client: issuesClient, Repo: cfg.ControlRepo, Path: cfg.BlocklistPath},
 	}
 	r.holder, r.runURL = identity(o.Getenv, cfg.ServerURL)
+	r.statesDue = drawStateSweep(o.Rand)
 	return r, nil
 }
 
@@ -413,10 +428,19 @@ func (r *run) sweep(ctx context.Context, jobID string) {
 	})
 }
 
-// sweepStates starts the sweep of old job states: once per job, by the
-// run that goes on to start it.
+// drawStateSweep says whether a run sweeps old job states: one in
+// StateSweepOneIn.
+func drawStateSweep(rng *rand.Rand) bool {
+	if rng == nil {
+		return rand.IntN(StateSweepOneIn) == 0
+	}
+	return rng.IntN(StateSweepOneIn) == 0
+}
+
+// sweepStates starts the sweep of old job states, once, in a run that
+// has its job's whole context and drew it (statesDue).
 func (r *run) sweepStates(ctx context.Context) {
-	if r.sw.stateOn {
+	if r.sw.stateOn || !r.statesDue {
 		return
 	}
 	r.sw.stateOn = true
@@ -443,8 +467,11 @@ func (r *run) reportSweeps(res *Result) {
 	}
 	if r.sw.statesErr != nil {
 		r.log.Warningf("sweep of old job states: %v", r.sw.statesErr)
-	} else if js := r.sw.states; js != nil && len(js.Deleted) > 0 {
-		r.log.Infof("swept %d job states older than %s", len(js.Deleted), jobstate.MaxAge)
+	} else if js := r.sw.states; js != nil {
+		res.StateSweep = js
+		if len(js.Deleted) > 0 {
+			r.log.Infof("swept %d job states older than %s", len(js.Deleted), jobstate.MaxAge)
+		}
 	}
 }
 

@@ -12,7 +12,11 @@
 // reads it beside this state. "done" states older runners wrote are still
 // read as done. With a pusher the state costs one request: its commit is
 // made locally and pushed with the ref's creation. Publish deletes the job's shard refs but never this one:
-// it is swept after MaxAge (7 days), long after any redelivery.
+// it is deleted after MaxAge (7 days), long after any redelivery, with
+// its mention's claim by the dispatcher's sweep, or by the sweep (Sweep)
+// assemble runs in one job in 20 for a dispatcher that does not sweep. A
+// re-run of a finished workflow run after that is stopped by the log
+// issue's final marker.
 package jobstate
 
 import (
@@ -109,7 +113,14 @@ func (s *Store) BeginAt(ctx context.Context, jobID, runID string, m refstate.Mar
 	return b, nil
 }
 
-// Sweep deletes job states older than MaxAge (best effort).
+// sweepChecks bounds the state commits one sweep reads: a push's worth
+// (refpush.DefaultMaxUpdates), as the sweep runs in few jobs and must
+// keep up with the states that expire in all of them.
+const sweepChecks = refpush.DefaultMaxUpdates
+
+// Sweep deletes job states older than MaxAge (best effort). It is the
+// fallback of the dispatcher's claim sweep, which deletes a job's state
+// with its claim; assemble runs it in few jobs.
 func (s *Store) Sweep(ctx context.Context) (*refstate.SweepResult, error) {
-	return s.rs.Sweep(ctx, refstate.SweepOptions{Prefix: RefPrefix, MaxAge: MaxAge, MaxChecks: 10})
+	return s.rs.Sweep(ctx, refstate.SweepOptions{Prefix: RefPrefix, MaxAge: MaxAge, MaxChecks: sweepChecks})
 }
