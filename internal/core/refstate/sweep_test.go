@@ -1,6 +1,8 @@
 package refstate_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -222,6 +224,73 @@ func TestSweepLostAnswer(t *testing.T) {
 			for _, r := range res.Deleted {
 				assert.Contains(t, f.expired, r)
 			}
+		})
+	}
+}
+
+// TestSweepAlong: Along is given the expired refs and what it returns is
+// deleted in the same push; its error leaves its refs but not the
+// expired ones; without Push, or with nothing expired, it is not asked.
+func TestSweepAlong(t *testing.T) {
+	const other = "refs/mention-runner/other/"
+	for _, tc := range []struct {
+		name      string
+		expired   int
+		push      bool
+		fail      bool
+		asked     bool
+		writes    int
+		along     int // the other refs deleted
+		errs      int
+		leftOther int
+	}{
+		{"with the expired, one push", 3, true, false, true, 1, 3, 0, 0},
+		{"its error leaves its refs", 3, true, true, true, 1, 0, 1, 3},
+		{"nothing expired: not asked", 0, true, false, false, 0, 0, 0, 0},
+		{"REST: not asked", 3, false, false, false, 3, 0, 0, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			maxUpdates := -1
+			if tc.push {
+				maxUpdates = 0
+			}
+			f := newSweepFixture(t, tc.expired, 2, 0, maxUpdates)
+			ctx := ctxT(t)
+			listed := map[string]string{} // the other ref of each expired one
+			for ref := range f.expired {
+				o := other + strings.TrimPrefix(ref, sweepPrefix)
+				m, err := f.st.NewMark(ctx, "done", o, "")
+				require.NoError(t, err)
+				_, _, err = f.st.Create(ctx, o, m)
+				require.NoError(t, err)
+				listed[ref] = o
+			}
+			all, err := f.st.List(ctx, other)
+			require.NoError(t, err)
+			asked := false
+			opt := f.options()
+			opt.Along = func(_ context.Context, expired []string) ([]refpush.Update, error) {
+				asked = true
+				assert.ElementsMatch(t, keys(f.expired), expired)
+				if tc.fail {
+					return nil, errors.New("listing failed")
+				}
+				var dels []refpush.Update
+				for _, r := range expired {
+					dels = append(dels, refpush.Update{Ref: listed[r], Old: all[listed[r]]})
+				}
+				return dels, nil
+			}
+			before := f.writes()
+			res, err := f.st.Sweep(ctx, opt)
+			require.NoError(t, err)
+			assert.Equal(t, tc.asked, asked)
+			assert.Len(t, res.Deleted, tc.expired, "the expired refs go either way")
+			assert.Len(t, res.Along, tc.along)
+			assert.Len(t, res.Errors, tc.errs)
+			assert.Equal(t, tc.writes, f.writes()-before)
+			assert.Len(t, f.sim.Refs("ops/control", other), tc.leftOther)
+			assert.Equal(t, f.survivors(), f.refs(t))
 		})
 	}
 }

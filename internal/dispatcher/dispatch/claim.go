@@ -390,7 +390,11 @@ func (d *Dispatcher) handled(ctx context.Context, jobID string) (bool, error) {
 // issue's final marker, which assemble reads beside the state. A job
 // state that moved since it was listed is left (compare-and-swap).
 func (d *Dispatcher) SweepClaims(ctx context.Context) (*refstate.SweepResult, error) {
-	return d.states().Sweep(ctx, refstate.SweepOptions{Prefix: RefPrefix, MaxAge: d.cfg.StateMaxAge, Along: d.jobStatesOf})
+	return d.states().Sweep(ctx, d.claimSweep())
+}
+
+func (d *Dispatcher) claimSweep() refstate.SweepOptions {
+	return refstate.SweepOptions{Prefix: RefPrefix, MaxAge: d.cfg.StateMaxAge, Along: d.jobStatesOf}
 }
 
 // jobStatesOf lists the job states once and returns a delete, from the
