@@ -129,7 +129,7 @@ var Settings = []Setting{
 	}},
 	{Env: "CONTROL_REPO", Input: "control-repo", Doc: "owner/name of the control repo; empty = GITHUB_REPOSITORY.", check: repoName},
 	{Env: "GITHUB_API_URL", Default: "https://api.github.com", Doc: "REST API base URL (GitHub Enterprise or the simulator)."},
-	{Env: "GITHUB_SERVER_URL", Default: "https://github.com", Doc: "Web base URL: links in the report, and where the jobs push (the control repo's refs, pull request branches)."},
+	{Env: "GITHUB_SERVER_URL", Default: "https://github.com", Doc: "Web base URL: links in the report, and where publish pushes pull request branches. The control repo's refs are pushed to the server of `GITHUB_API_URL` (`github.com` for `api.github.com`)."},
 	{Env: "MR_RUN_DIR", Input: "run-dir", Default: "runs", Doc: "Where run records go: <dir>/<run-id>/."},
 	{Env: "MR_ENGINE", Input: "engine", Default: "claude", Doc: "Agent engine: claude (Claude Code CLI), codex (OpenAI Codex CLI), gemini (Gemini CLI) or replay (scripted session, for tests and the demo).", Modes: "agent,publish", check: oneOf("claude", "codex", "gemini", "replay")},
 	{Env: "MR_MODEL", Input: "model", Doc: "Model passed to the engine (--model); empty = the engine's default.", Modes: "agent"},
