@@ -578,28 +578,52 @@ func (s *Store) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 	}
 	res := &SweepResult{Listed: len(refs)}
 	o.Rand.Shuffle(len(refs), func(i, j int) { refs[i], refs[j] = refs[j], refs[i] })
-	// Known states cost nothing; at most MaxChecks others are read. Every
-	// ref is read beside the others, and deleted beside them or with them
-	// in one push, so a sweep costs a round trip to list, one to read and
-	// one to delete, not two per ref.
+	// Known states cost nothing; at most MaxChecks other commits are read,
+	// each once however many refs point at it (claims share their grant's
+	// and the hour's commits), all beside each other; the refs are then
+	// deleted beside each other or together in one push. A sweep costs a
+	// round trip to list, one to read and one to delete, not two per ref.
+	var read []*github.Reference // a ref of each commit to read
+	reading := map[string]bool{}
 	var pick []*github.Reference
 	for _, r := range refs {
-		if _, cached := s.known(r.GetObject().GetSHA()); !cached {
-			if res.Checked == o.MaxChecks {
+		sha := r.GetObject().GetSHA()
+		if _, cached := s.known(sha); !cached && !reading[sha] {
+			if len(read) == o.MaxChecks {
 				continue
 			}
-			res.Checked++
+			reading[sha] = true
+			read = append(read, r)
 		}
 		pick = append(pick, r)
 	}
+	res.Checked = len(read)
+	unread := map[string]error{}
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(sweepParallel)
+	for _, r := range read {
+		g.Go(func() error {
+			if _, err := s.markOf(gctx, r.GetRef(), r.GetObject().GetSHA()); err != nil {
+				mu.Lock()
+				unread[r.GetObject().GetSHA()] = err
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
+	_ = g.Wait() // every error is its commit's
 	cutoff := s.now().Add(-o.MaxAge)
 	expired := make([]refpush.Update, len(pick)) // for Push: the refs to delete at the commit judged
 	deleted := make([]bool, len(pick))
 	errs := make([]error, len(pick))
-	g, gctx := errgroup.WithContext(ctx)
+	g, gctx = errgroup.WithContext(ctx)
 	g.SetLimit(sweepParallel)
 	for k, r := range pick {
 		g.Go(func() error {
+			if unread[r.GetObject().GetSHA()] != nil {
+				return nil // its commit's error is reported once, below
+			}
 			m, err := s.markOf(gctx, r.GetRef(), r.GetObject().GetSHA())
 			if err != nil {
 				errs[k] = err
@@ -635,6 +659,11 @@ func (s *Store) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 			}
 		}
 		deleted = deleted[:n]
+	}
+	for _, r := range read {
+		if err := unread[r.GetObject().GetSHA()]; err != nil {
+			res.Errors = append(res.Errors, err)
+		}
 	}
 	for _, err := range errs {
 		if err != nil {

@@ -294,3 +294,45 @@ func TestSweepAlong(t *testing.T) {
 		})
 	}
 }
+
+// TestSweepReadsEachCommitOnce: refs sharing a commit (claims made with
+// one claim commit, marks at the hour's shared commit) cost one read of
+// it, and count once against MaxChecks: 30 refs on 2 commits are all
+// judged with MaxChecks 2, and swept in one push.
+func TestSweepReadsEachCommitOnce(t *testing.T) {
+	st, sim, clk := newPushStore(t, true)
+	ctx := ctxT(t)
+	rest, err := refstate.New(st.Client, "ops/control", clk.Now)
+	require.NoError(t, err)
+	var want []string
+	for c := range 2 {
+		m, err := rest.NewMark(ctx, "claimed", fmt.Sprintf("dispatcher-%d", c), "")
+		require.NoError(t, err)
+		for i := range 15 {
+			ref := fmt.Sprintf("%sshared-%d-%d", sweepPrefix, c, i)
+			_, created, err := rest.Create(ctx, ref, m)
+			require.NoError(t, err)
+			require.True(t, created)
+			want = append(want, ref)
+		}
+	}
+	clk.Advance(8 * 24 * time.Hour)
+	// a fresh store: it knows none of the commits
+	fresh, err := refstate.New(st.Client, "ops/control", clk.Now)
+	require.NoError(t, err)
+	fresh.Push = st.Push
+	from := len(sim.Requests())
+	res, err := fresh.Sweep(ctx, refstate.SweepOptions{Prefix: sweepPrefix, MaxAge: 7 * 24 * time.Hour, MaxChecks: 2})
+	require.NoError(t, err)
+	assert.Empty(t, res.Errors)
+	assert.Equal(t, 2, res.Checked)
+	assert.ElementsMatch(t, want, res.Deleted)
+	reads := 0
+	for _, r := range sim.Requests()[from:] {
+		if r.Method == http.MethodGet && strings.Contains(r.Path, "/git/commits/") {
+			reads++
+		}
+	}
+	assert.Equal(t, 2, reads, "one read a commit")
+	assert.Equal(t, 1, pushes(sim, from))
+}
