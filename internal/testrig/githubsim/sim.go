@@ -56,6 +56,8 @@ type Repo struct {
 type Sim struct {
 	now     func() time.Time
 	logf    func(string, ...any)
+	logMu   sync.RWMutex // held by logf while it logs; Close sets logOff under it
+	logOff  bool
 	gitDir  string
 	tempGit bool
 	gitBin  string
@@ -147,7 +149,18 @@ func New(o Options) (*Sim, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	if s.logf == nil {
+	if logf := s.logf; logf != nil {
+		// A request still being served when the simulator closes (a
+		// client's background write, a push's read-back) logs nothing:
+		// its test may have ended, and a test's Logf then is a race.
+		s.logf = func(format string, a ...any) {
+			s.logMu.RLock()
+			defer s.logMu.RUnlock()
+			if !s.logOff {
+				logf(format, a...)
+			}
+		}
+	} else {
 		s.logf = func(string, ...any) {}
 	}
 	if s.gitDir == "" {
@@ -232,6 +245,9 @@ func (s *Sim) Close() error {
 	}
 	srv := s.srv
 	s.mu.Unlock()
+	s.logMu.Lock()
+	s.logOff = true
+	s.logMu.Unlock()
 	var errs []error
 	if srv != nil {
 		if err := srv.Close(); err != nil {
