@@ -3,6 +3,7 @@ package assemble
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -111,35 +112,44 @@ func TestLogIssueCreatedOnceWhenAnswerLost(t *testing.T) {
 
 // TestRerunLongAfterPublish: a re-run of a finished run, a day later and
 // behind more newer log issues than a listing of the newest reads, still
-// finds the job's final log issue (it looks from the day the run began)
+// finds the job's final log issue (it looks from the day the run began:
+// its state's date, or the dispatch's when the state was swept since)
 // and stops: no second agent run, no second log issue.
 func TestRerunLongAfterPublish(t *testing.T) {
-	h := newHarness(t)
-	node := "IC_rerun_late"
-	jobID := transport.JobID(node)
-	ev := events(t, jobID, contextFor(node, 0))
-	first := h.run(t, ev[0])
-	require.NoError(t, first.err, first.log)
-	require.True(t, first.res.Ready, first.log)
-	is := h.sim.Issues(control)[0]
-	gh := h.sim.Client("tok-" + first.runID)
-	body := is.GetBody() + "\n" + contract.LogIssueFinalMarker(jobID) + "\n"
-	closed := "closed"
-	_, _, err := gh.Issues.Edit(context.Background(), "acme", "control", is.GetNumber(), &github.IssueRequest{Body: &body, State: &closed})
-	require.NoError(t, err)
+	for _, swept := range []bool{false, true} {
+		t.Run(fmt.Sprintf("state swept=%v", swept), func(t *testing.T) {
+			h := newHarness(t)
+			node := "IC_rerun_late"
+			jobID := transport.JobID(node)
+			ev := events(t, jobID, contextFor(node, 0))
+			first := h.run(t, ev[0])
+			require.NoError(t, first.err, first.log)
+			require.True(t, first.res.Ready, first.log)
+			is := h.sim.Issues(control)[0]
+			gh := h.sim.Client("tok-" + first.runID)
+			body := is.GetBody() + "\n" + contract.LogIssueFinalMarker(jobID) + "\n"
+			closed := "closed"
+			_, _, err := gh.Issues.Edit(context.Background(), "acme", "control", is.GetNumber(), &github.IssueRequest{Body: &body, State: &closed})
+			require.NoError(t, err)
 
-	h.clock.Advance(24 * time.Hour)
-	labels := []string{contract.LogLabel}
-	for i := range 1100 {
-		b := fmt.Sprintf("another job's log\n%s\n", contract.LogIssueMarker(fmt.Sprintf("other-%d", i)))
-		_, _, err := gh.Issues.Create(context.Background(), "acme", "control", &github.IssueRequest{Title: github.String("log"), Body: &b, Labels: &labels})
-		require.NoError(t, err)
+			h.clock.Advance(24 * time.Hour)
+			labels := []string{contract.LogLabel}
+			for i := range 1100 {
+				b := fmt.Sprintf("another job's log\n%s\n", contract.LogIssueMarker(fmt.Sprintf("other-%d", i)))
+				_, _, err := gh.Issues.Create(context.Background(), "acme", "control", &github.IssueRequest{Title: github.String("log"), Body: &b, Labels: &labels})
+				require.NoError(t, err)
+			}
+			if swept {
+				_, err := gh.Git.DeleteRef(context.Background(), "acme", "control", strings.TrimPrefix(jobstate.Ref(jobID), "refs/"))
+				require.NoError(t, err)
+			}
+
+			late := h.run(t, ev[0], rerun(first))
+			require.NoError(t, late.err, late.log)
+			assert.False(t, late.res.Ready, late.log)
+			require.NotNil(t, late.res.AlreadyRun, late.log)
+			assert.Equal(t, jobstate.Done, late.res.AlreadyRun.Status)
+			assert.Len(t, h.sim.Issues(control), 1101, "no second log issue for the job")
+		})
 	}
-
-	late := h.run(t, ev[0], rerun(first))
-	require.NoError(t, late.err, late.log)
-	assert.False(t, late.res.Ready, late.log)
-	require.NotNil(t, late.res.AlreadyRun, late.log)
-	assert.Equal(t, jobstate.Done, late.res.AlreadyRun.Status)
-	assert.Len(t, h.sim.Issues(control), 1101, "no second log issue for the job")
 }

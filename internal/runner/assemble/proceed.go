@@ -72,10 +72,10 @@ func (r *run) proceed(ctx context.Context, res *Result, context []byte) error {
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	if b.Rerun && found == nil && findErr == nil && !b.Since.IsZero() {
+	if from := r.rerunFrom(b); found == nil && findErr == nil && !from.IsZero() {
 		// The listing reads the newest first and stops after a few pages:
 		// a re-run long after its run began looks from that start.
-		found, findErr = r.issues.findFrom(ctx, res.JobID, b.Since)
+		found, findErr = r.issues.findFrom(ctx, res.JobID, from)
 	}
 	if b.Proceed && found != nil && contract.LogIssueFinal(found.GetBody(), res.JobID) {
 		// Publish finished the job (the log issue's final marker is its
@@ -123,6 +123,19 @@ func (r *run) proceed(ctx context.Context, res *Result, context []byte) error {
 	res.LogIssue = is.GetNumber()
 	res.Ready = true
 	return nil
+}
+
+// rerunFrom is when the job began, for a re-run of a workflow run (zero
+// for a first attempt): from its state, or, when the state was swept
+// meanwhile (it then reads as this run's new one), from the dispatch.
+func (r *run) rerunFrom(b jobstate.Begin) time.Time {
+	switch {
+	case b.Rerun:
+		return b.Since
+	case r.holder.Attempt != "" && r.holder.Attempt != "1":
+		return r.earlier
+	}
+	return time.Time{}
 }
 
 // since is when the job's log issue was last updated at the earliest: not
