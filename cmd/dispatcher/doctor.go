@@ -42,7 +42,9 @@ func runDoctor(ctx context.Context, env *cli.Env, args []string) error {
 			return err
 		}
 		cfg.GitHub, cfg.ControlClient = gh, ctl
-		if cfg.Push, err = refpush.ForAPI(ctl, c.controlToken); err != nil {
+		// a pusher of its own, without ForAPI's fall back to the REST API:
+		// the check is whether pushing works
+		if cfg.Push, err = refpush.New(ctl.Client(), refpush.ServerFromAPI(ctl.BaseURL), c.controlToken); err != nil {
 			return err
 		}
 	}

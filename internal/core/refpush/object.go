@@ -9,6 +9,11 @@
 // Commits are made here, byte for byte, so their ids are known before the
 // request: after a lost answer a caller reads the ref and knows whether it
 // holds its own commit.
+//
+// A client made by ForAPI falls back to the REST API, for the rest of the
+// process, when the server refuses a push as such (no right to push, a
+// rule against it): the state is written as it was before pushes, at two
+// writes a state, rather than not at all.
 package refpush
 
 import (

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/go-github/v62/github"
@@ -78,10 +79,14 @@ const DefaultTimeout = 30 * time.Second
 
 // Client pushes to repositories of one GitHub server with one token.
 type Client struct {
-	http    *http.Client
-	server  *url.URL
-	token   string
-	Timeout time.Duration // 0 = DefaultTimeout
+	http   *http.Client
+	server *url.URL
+	token  string
+	// rest, when set (ForAPI), writes instead of a server that refuses
+	// pushes; restOnly says it refused one.
+	rest     *github.Client
+	restOnly atomic.Bool
+	Timeout  time.Duration // 0 = DefaultTimeout
 	// MaxUpdates bounds the updates of one of DeleteAll's pushes; 0 =
 	// DefaultMaxUpdates.
 	MaxUpdates int
@@ -109,7 +114,11 @@ func New(hc *http.Client, server, token string) (*Client, error) {
 // writes), to the server whose REST API gh talks to (ServerFromAPI): the
 // token goes nowhere gh's would not.
 func ForAPI(gh *github.Client, token string) (*Client, error) {
-	return New(gh.Client(), ServerFromAPI(gh.BaseURL), token)
+	c, err := New(gh.Client(), ServerFromAPI(gh.BaseURL), token)
+	if err == nil {
+		c.rest = gh
+	}
+	return c, err
 }
 
 // ServerFromAPI is the web address that serves the repositories of the
@@ -138,6 +147,10 @@ func (c *Client) Push(ctx context.Context, repo string, commits []Commit, update
 
 // PushObjects is Push with blobs and trees the commits name that the
 // repository may lack (a commit of content, not only a state).
+//
+// A client made by ForAPI falls back to the REST API when the server
+// refuses pushes as such (pushesRefused): for this push and the process's
+// later ones.
 func (c *Client) PushObjects(ctx context.Context, repo string, objects []Object, commits []Commit, updates []Update) ([]error, error) {
 	owner, name, ok := strings.Cut(repo, "/")
 	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
@@ -147,6 +160,24 @@ func (c *Client) PushObjects(ctx context.Context, repo string, objects []Object,
 	if err != nil {
 		return nil, err
 	}
+	if c.rest != nil && c.restOnly.Load() {
+		return c.viaREST(ctx, owner, name, objects, commits, updates)
+	}
+	res, err := c.send(ctx, owner, name, body, updates)
+	if c.rest != nil && pushesRefused(err) {
+		c.restOnly.Store(true)
+		return c.viaREST(ctx, owner, name, objects, commits, updates)
+	}
+	return res, err
+}
+
+// Refused says the server refused a push as such and the client writes
+// through the REST API since (false for a nil client).
+func (c *Client) Refused() bool { return c != nil && c.rest != nil && c.restOnly.Load() }
+
+// send makes one push.
+func (c *Client) send(ctx context.Context, owner, name string, body []byte, updates []Update) ([]error, error) {
+	repo := owner + "/" + name
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout

@@ -293,3 +293,81 @@ func TestTreeEntries(t *testing.T) {
 		})
 	}
 }
+
+// receivePacks counts the pushes the simulator was sent.
+func (f fixture) receivePacks() int {
+	n := 0
+	for _, r := range f.sim.Requests() {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.Path, "/git-receive-pack") {
+			n++
+		}
+	}
+	return n
+}
+
+// A server that refuses pushes as such (here a 403 page) gets the REST
+// API's writes instead, from the refused push on: objects made one by one
+// with the same ids, a create still refused when the ref exists, an update
+// on top of the old value still refused when the ref moved.
+func TestPushFallsBackToREST(t *testing.T) {
+	f := newFixture(t)
+	ctx := ctxT(t)
+	p, err := refpush.ForAPI(f.gh, "tok")
+	require.NoError(t, err)
+	f.sim.AddFault(githubsim.Fault{Method: http.MethodPost, Path: "/ops/control.git/git-receive-pack", Kind: githubsim.FaultText, Rate: 1})
+
+	blob := refpush.Blob([]byte("a piece"))
+	tree, err := refpush.Tree(refpush.TreeEntry{Name: "piece", Blob: blob.SHA()})
+	require.NoError(t, err)
+	first := commit("first")
+	first.Tree = tree.SHA()
+	res, err := p.PushObjects(ctx, "ops/control", []refpush.Object{blob, tree}, []refpush.Commit{first}, []refpush.Update{{Ref: ref, New: first.SHA()}})
+	require.NoError(t, err)
+	require.NoError(t, res[0])
+	assert.Equal(t, first.SHA(), f.refAt(t, ref))
+	assert.Equal(t, 1, f.receivePacks(), "one push tried, then the REST API")
+
+	second := commit("second", first.SHA())
+	other := commit("other", first.SHA())
+	for _, tc := range []struct {
+		name     string
+		commits  []refpush.Commit
+		up       refpush.Update
+		rejected bool
+		want     string
+	}{
+		{"create where the ref exists", []refpush.Commit{second}, refpush.Update{Ref: ref, New: second.SHA()}, true, first.SHA()},
+		{"update on top of the value it has", []refpush.Commit{second}, refpush.Update{Ref: ref, Old: first.SHA(), New: second.SHA()}, false, second.SHA()},
+		{"update on top of a value it no longer has", []refpush.Commit{other}, refpush.Update{Ref: ref, Old: first.SHA(), New: other.SHA()}, true, second.SHA()},
+		{"delete", nil, refpush.Update{Ref: ref, Old: second.SHA()}, false, ""},
+	} {
+		res, err := p.Push(ctx, "ops/control", tc.commits, []refpush.Update{tc.up})
+		require.NoError(t, err, tc.name)
+		if tc.rejected {
+			assert.ErrorIs(t, res[0], refpush.ErrRejected, tc.name)
+		} else {
+			assert.NoError(t, res[0], tc.name)
+		}
+		assert.Equal(t, tc.want, f.refAt(t, ref), tc.name)
+	}
+	assert.Equal(t, 1, f.receivePacks(), "no push tried again")
+}
+
+// A rate limit's refusal (a 403 with Retry-After) is no reason to stop
+// pushing.
+func TestPushRateLimitedKeepsPushing(t *testing.T) {
+	f := newFixture(t)
+	ctx := ctxT(t)
+	p, err := refpush.ForAPI(f.gh, "tok")
+	require.NoError(t, err)
+	f.sim.AddFault(githubsim.Fault{Method: http.MethodPost, Path: "/ops/control.git/git-receive-pack", Kind: githubsim.FaultSecondaryLimit, OnCall: 1})
+	c := commit("c")
+	_, err = p.Push(ctx, "ops/control", []refpush.Commit{c}, []refpush.Update{{Ref: ref, New: c.SHA()}})
+	var ae *refpush.AnswerError
+	require.ErrorAs(t, err, &ae)
+	assert.Positive(t, ae.RetryAfter)
+	res, err := p.Push(ctx, "ops/control", []refpush.Commit{c}, []refpush.Update{{Ref: ref, New: c.SHA()}})
+	require.NoError(t, err)
+	require.NoError(t, res[0])
+	assert.Equal(t, 2, f.receivePacks(), "pushed again")
+}

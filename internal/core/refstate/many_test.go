@@ -4,10 +4,12 @@ import (
 	"context"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/core/refpush"
 	"github.com/mention-runner/mention-runner/internal/core/refstate"
 	"github.com/mention-runner/mention-runner/internal/testrig/githubsim"
 )
@@ -103,4 +105,41 @@ func TestSetSharedManyWithoutPush(t *testing.T) {
 		assert.Equal(t, "dispatched", m.Status)
 	}
 	_ = sim
+}
+
+// TestStatesWhenPushesRefused: a server that refuses pushes as such gets
+// every state write through the REST API instead (refpush.ForAPI): a new
+// state, a move from it, the marks, a sweep.
+func TestStatesWhenPushesRefused(t *testing.T) {
+	st, sim, clk := newPushStore(t, true)
+	ctx := ctxT(t)
+	p, err := refpush.ForAPI(st.Client, "tok")
+	require.NoError(t, err)
+	st.Push = p
+	sim.AddFault(githubsim.Fault{Method: http.MethodPost, Path: receivePack, Kind: githubsim.FaultText, Rate: 1})
+
+	cur, created, err := st.CreateNew(ctx, ref+"/a", "claimed", "me")
+	require.NoError(t, err)
+	require.True(t, created)
+	next, err := st.NewMark(ctx, "released", "me", cur.Commit)
+	require.NoError(t, err)
+	_, err = st.Advance(ctx, ref+"/a", next)
+	require.NoError(t, err)
+	_, created, err = st.CreateNew(ctx, ref+"/b", "claimed", "me")
+	require.NoError(t, err)
+	require.True(t, created)
+	b, err := st.Read(ctx, ref+"/b")
+	require.NoError(t, err)
+	failed, err := st.SetSharedMany(ctx, "dispatched", map[string]string{ref + "/b": b.Commit})
+	require.NoError(t, err)
+	assert.Empty(t, failed)
+	got, err := st.Read(ctx, ref+"/b")
+	require.NoError(t, err)
+	assert.Equal(t, "dispatched", got.Status)
+
+	clk.Advance(8 * 24 * time.Hour)
+	res, err := st.Sweep(ctx, refstate.SweepOptions{Prefix: ref + "/", MaxAge: 7 * 24 * time.Hour})
+	require.NoError(t, err)
+	assert.Empty(t, res.Errors)
+	assert.ElementsMatch(t, []string{ref + "/a", ref + "/b"}, res.Deleted)
 }

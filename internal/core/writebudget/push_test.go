@@ -185,3 +185,29 @@ func TestLedgerAcrossUpgrade(t *testing.T) {
 	_, msg := w.ledgerNow(t, ctx)
 	assert.Equal(t, []int{3, 3, 2, 3, 2}, writebudget.GrantSizes(msg), "REST grants pay 2 for the ledger, pushed ones 1")
 }
+
+// TestLedgerWhenPushesRefused: a server that refuses pushes as such gets
+// the ledger's updates through the REST API (refpush.ForAPI's fall back):
+// grants are still taken, on one ledger, each a commit and a ref update.
+func TestLedgerWhenPushesRefused(t *testing.T) {
+	w := newWorld(t)
+	ctx := ctxT(t)
+	p, err := refpush.ForAPI(w.gh, "tok")
+	require.NoError(t, err)
+	w.sim.AddFault(githubsim.Fault{Method: "POST", Path: "/ops/control.git/git-receive-pack", Kind: githubsim.FaultText, Rate: 1})
+	l := w.ledger(t, "a", writebudget.Options{Block: 1, Push: p, SelfCost: writebudget.UpdateCost(p)})
+	for range 3 {
+		takeIdle(t, ctx, l)
+	}
+	_, msg := w.ledgerNow(t, ctx)
+	// the first grant was priced for a push (1 slot + 1) before the push
+	// was refused; the later ones for the REST API's two writes
+	assert.Equal(t, []int{2, 3, 3}, writebudget.GrantSizes(msg), "three grants on the ledger")
+	pushes := 0
+	for _, r := range w.sim.Requests() {
+		if strings.HasSuffix(r.Path, "/git-receive-pack") {
+			pushes++
+		}
+	}
+	assert.Equal(t, 1, pushes, "the refused push, then the REST API")
+}

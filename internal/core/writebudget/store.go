@@ -398,10 +398,14 @@ func (l *Ledger) fallingBack() bool { return l.o.Fallback != nil && l.o.Now().Be
 // selfCost is what one ledger update costs the account with the client
 // used at now.
 func (l *Ledger) selfCost(now time.Time) int {
+	cost, push := l.o.SelfCost, l.o.Push
 	if l.o.Fallback != nil && now.Before(l.fallback) {
-		return l.o.FallbackCost
+		cost, push = l.o.FallbackCost, l.o.FallbackPush
 	}
-	return l.o.SelfCost
+	if cost > 0 && push.Refused() {
+		return UpdateCost(nil) // pushes refused: the REST API's commit and ref update
+	}
+	return cost
 }
 
 // carried says whether the ledger at h holds what next added: this

@@ -159,9 +159,7 @@ func TestEachMisconfiguration(t *testing.T) {
 			[]string{"pinned release exists"}, "does not have", "pin a release that exists"},
 		{"bot only reads", func(t *testing.T, w *world) { w.sim.SetPermission("op/agent", "bot", "read") },
 			[]string{"control repo writable (refs, contents)", "control repo issues", "control repo refs writable", "control repo refs pushable", "dispatch allowed"}, "the account has read", "Write role"},
-		{"pushes refused", func(t *testing.T, w *world) {
-			w.sim.AddFault(githubsim.Fault{Method: "POST", Path: "/op/agent.git/git-receive-pack", Kind: githubsim.FaultHTML, Status: 403, Rate: 1})
-		}, []string{"control repo refs pushable"}, "by a push failed: refpush: push answered 403", "git pushes over HTTPS"},
+
 		{"corrupt opt-out list", func(t *testing.T, w *world) { w.put(t, ".mention-runner/blocklist.json", "{not json") },
 			[]string{"opt-out list readable"}, ".mention-runner/blocklist.json", "restore"},
 		{"no workflow", func(t *testing.T, w *world) {
@@ -343,4 +341,17 @@ func TestDoctorWarnsPublicControlForPrivateTargets(t *testing.T) {
 	assert.True(t, c.Warn)
 	assert.Contains(t, c.Detail, "public control repository")
 	assert.Contains(t, c.Fix, "make the control repo private")
+}
+
+// TestPushesRefusedWarns: pushes refused is a warning, not a failure: the
+// writers fall back to the REST API, at two writes a state.
+func TestPushesRefusedWarns(t *testing.T) {
+	w := newWorld(t)
+	w.sim.AddFault(githubsim.Fault{Method: "POST", Path: "/op/agent.git/git-receive-pack", Kind: githubsim.FaultText, Rate: 1})
+	rep := w.run(t)
+	c := find(t, rep, "control repo refs pushable")
+	assert.True(t, c.OK)
+	assert.True(t, c.Warn)
+	assert.Contains(t, c.Detail, "by a push failed: refpush: push answered 403")
+	assert.Contains(t, c.Fix, "REST API instead, two writes a state")
 }

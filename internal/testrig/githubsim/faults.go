@@ -21,6 +21,7 @@ const (
 	FaultSlow           FaultKind = "slow"            // wait Delay, then serve normally
 	FaultSecondaryLimit FaultKind = "secondary_limit" // 403 secondary rate limit with Retry-After: 60
 	FaultHTML           FaultKind = "html"            // an HTML error page (Status, default 502) instead of JSON
+	FaultText           FaultKind = "text"            // a plain-text refusal (Status, default 403), as git's HTTP server refuses a push
 )
 
 // Fault injects failures into matching requests.
@@ -204,6 +205,13 @@ func (s *Sim) applyFault(w http.ResponseWriter, r *http.Request, f *Fault) bool 
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.WriteHeader(code)
 		_, _ = w.Write([]byte(htmlErrorPage))
+		return true
+	case FaultText:
+		code := f.Status
+		if code == 0 {
+			code = http.StatusForbidden
+		}
+		http.Error(w, "refused (injected by githubsim)", code)
 		return true
 	case FaultSlow:
 		s.wait(r, f.Delay)
