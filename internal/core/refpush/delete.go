@@ -34,7 +34,7 @@ func (c *Client) DeleteAll(ctx context.Context, repo string, dels []Update) []er
 	}
 	for _, d := range dels {
 		if d.Old == "" || d.New != "" {
-			return fail(0, fmt.Errorf("refpush: delete %s: want the ref's current object as Old and no New (got %q, %q)", d.Ref, d.Old, d.New))
+			return fail(0, fmt.Errorf("refpush: delete %s: want the ref's current object as Old and no New (got %q, %q): %w", d.Ref, d.Old, d.New, ErrInvalid))
 		}
 	}
 	per := c.MaxUpdates

@@ -124,11 +124,11 @@ func objectID(typ string, data []byte) string {
 func (c Commit) validate() error {
 	for _, id := range append([]string{c.Tree}, c.Parents...) {
 		if id != "" && !isID(id) {
-			return fmt.Errorf("refpush: %q is not an object id", id)
+			return fmt.Errorf("refpush: %q is not an object id: %w", id, ErrInvalid)
 		}
 	}
 	if strings.ContainsAny(c.Sig.Name, "<>\n") || strings.ContainsAny(c.Sig.Email, "<>\n") {
-		return fmt.Errorf("refpush: signature %q <%s> holds <, > or a newline", c.Sig.Name, c.Sig.Email)
+		return fmt.Errorf("refpush: signature %q <%s> holds <, > or a newline: %w", c.Sig.Name, c.Sig.Email, ErrInvalid)
 	}
 	return nil
 }

@@ -29,6 +29,10 @@ type Update struct {
 // of that update was applied.
 var ErrRejected = errors.New("ref update rejected")
 
+// ErrInvalid: a push the caller asked for is malformed (a ref name, an
+// object id, a signature); nothing was sent.
+var ErrInvalid = errors.New("invalid push")
+
 // RejectedError is one refused update, with the server's reason.
 type RejectedError struct {
 	Ref, Reason string
@@ -61,7 +65,7 @@ func (e *UnpackError) Error() string { return "refpush: the server refused the p
 // MaybeApplied says whether a push that failed with err may still have
 // been applied: no answer, a 5xx or a timeout, or an answer that could not
 // be read. The caller reads its refs to find out. A refusal (a 4xx, a
-// refused pack) and a rejected update applied nothing.
+// refused pack), a rejected update and a malformed push applied nothing.
 func MaybeApplied(err error) bool {
 	if err == nil {
 		return false
@@ -71,7 +75,7 @@ func MaybeApplied(err error) bool {
 		return ae.Status >= 500 || ae.Status == http.StatusRequestTimeout
 	}
 	var ue *UnpackError
-	return !errors.As(err, &ue) && !errors.Is(err, ErrRejected)
+	return !errors.As(err, &ue) && !errors.Is(err, ErrRejected) && !errors.Is(err, ErrInvalid)
 }
 
 // DefaultTimeout bounds one push, answer included.
@@ -154,7 +158,7 @@ func (c *Client) Push(ctx context.Context, repo string, commits []Commit, update
 func (c *Client) PushObjects(ctx context.Context, repo string, objects []Object, commits []Commit, updates []Update) ([]error, error) {
 	owner, name, ok := strings.Cut(repo, "/")
 	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
-		return nil, fmt.Errorf("refpush: repository %q: want owner/name", repo)
+		return nil, fmt.Errorf("refpush: repository %q: want owner/name: %w", repo, ErrInvalid)
 	}
 	body, err := request(objects, commits, updates)
 	if err != nil {
@@ -219,19 +223,19 @@ func (c *Client) send(ctx context.Context, owner, name string, body []byte, upda
 // update is a delete).
 func request(objects []Object, commits []Commit, updates []Update) ([]byte, error) {
 	if len(updates) == 0 {
-		return nil, errors.New("refpush: nothing to push")
+		return nil, fmt.Errorf("refpush: nothing to push: %w", ErrInvalid)
 	}
 	var b bytes.Buffer
 	seen := map[string]bool{}
 	needPack := false
 	for i, up := range updates {
 		if !strings.HasPrefix(up.Ref, "refs/") || strings.ContainsAny(up.Ref, " \n\x00") || seen[up.Ref] {
-			return nil, fmt.Errorf("refpush: ref %q: want one update per full ref name (refs/…)", up.Ref)
+			return nil, fmt.Errorf("refpush: ref %q: want one update per full ref name (refs/…): %w", up.Ref, ErrInvalid)
 		}
 		seen[up.Ref] = true
 		old, nw := orZero(up.Old), orZero(up.New)
 		if !isID(old) || !isID(nw) || (old == zeroID && nw == zeroID) {
-			return nil, fmt.Errorf("refpush: update of %s from %q to %q: want object ids, not both empty", up.Ref, up.Old, up.New)
+			return nil, fmt.Errorf("refpush: update of %s from %q to %q: want object ids, not both empty: %w", up.Ref, up.Old, up.New, ErrInvalid)
 		}
 		needPack = needPack || nw != zeroID
 		line := old + " " + nw + " " + up.Ref

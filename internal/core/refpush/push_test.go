@@ -227,8 +227,9 @@ func TestPushBadInput(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := f.push.Push(ctx, tc.repo, tc.commits, tc.updates)
-			require.Error(t, err)
+			require.ErrorIs(t, err, refpush.ErrInvalid)
 			assert.False(t, errors.Is(err, refpush.ErrRejected))
+			assert.False(t, refpush.MaybeApplied(err), "nothing was sent")
 		})
 	}
 	assert.Empty(t, f.sim.ContentWrites()["ops"], "nothing was sent")
