@@ -50,3 +50,11 @@ const (
 	ContentWritesPerMinute = 80
 	ContentWritesPerHour   = 500
 )
+
+// GitHub's primary limits on REST requests an hour (git's smart HTTP is
+// not counted): a user's token's, counted per account, and a workflow's
+// GITHUB_TOKEN's, counted per repository across all its jobs.
+const (
+	RESTRequestsPerHour          = 5000
+	WorkflowTokenRequestsPerHour = 1000
+)

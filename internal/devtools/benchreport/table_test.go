@@ -36,11 +36,14 @@ func TestNum(t *testing.T) {
 
 func TestCostMarkdownGolden(t *testing.T) {
 	rows := []CostRow{
-		{Mention: "issue mention, one comment", Bot: 3, Control: 7, Workflow: 9, Writes: 19, Requests: 49, RoundTrips: 37, Jobs: 3},
-		{Mention: "sharded | 6 events", Bot: 3, Control: 12, Workflow: 36, Writes: 51, Requests: 112, RoundTrips: 84, Jobs: 8},
-		{Mention: "CONTROL_TOKEN unset", Bot: 10, Workflow: 9, Writes: 19, Requests: 49, RoundTrips: 37, Jobs: 3},
+		{Mention: "issue mention, one comment", Bot: 3, Control: 7, Workflow: 9, Writes: 19,
+			BotREST: 9, ControlREST: 6, WorkflowREST: 14, Requests: 49, RoundTrips: 37, Jobs: 3},
+		{Mention: "sharded | 6 events", Bot: 3, Control: 12, Workflow: 36, Writes: 51,
+			BotREST: 9, ControlREST: 11, WorkflowREST: 45, Requests: 112, RoundTrips: 84, Jobs: 8},
+		{Mention: "CONTROL_TOKEN unset", Bot: 10, Workflow: 9, Writes: 19, BotREST: 15, WorkflowREST: 14, Requests: 49, RoundTrips: 37, Jobs: 3},
 	}
-	goal := CostGoal{Label: "goal", Bot: 3, BotPerHour: 150, Identity: 5, IdentityHour: 100, Writes: 8, Jobs: 3}
+	goal := CostGoal{Label: "goal", Bot: 3, BotPerHour: 150, Identity: 5, IdentityHour: 100, Writes: 8,
+		WorkflowREST: 10, WorkflowRESTHour: 100, Jobs: 3}
 	golden.CheckString(t, filepath.Join("testdata", "cost.golden.md"), CostMarkdown(rows, goal))
 	assert.NotContains(t, CostMarkdown(rows, CostGoal{}), "goal", "no goal row without a goal")
 }

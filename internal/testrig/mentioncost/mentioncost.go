@@ -1,6 +1,6 @@
 // Package mentioncost measures what one mention costs on GitHub: the
-// writes each identity makes, the requests, the sequential round trips and
-// the workflow jobs. It runs the real dispatcher and runner jobs as
+// writes and the REST requests each identity makes, all requests, the
+// sequential round trips and the workflow jobs. It runs the real dispatcher and runner jobs as
 // processes against the simulator (internal/testrig/demo's flow) and reads
 // the simulator's request log, so the figures follow the code: nothing
 // here knows which writes a mention makes. `make bench` prints them.
@@ -59,19 +59,28 @@ type Cost struct {
 	// Writes per identity, counted as GitHub's content limits count them
 	// (githubsim.Sim.ContentWrites: POST, PATCH, PUT and DELETE under
 	// /repos/, whatever the answer).
-	Bot        int // BOT_TOKEN's account
-	Control    int // the dispatcher's CONTROL_TOKEN account (0 when it is the bot's)
-	Workflow   int // the runner jobs' workflow token (github-actions[bot])
-	Writes     int // all identities together
+	Bot      int // BOT_TOKEN's account
+	Control  int // the dispatcher's CONTROL_TOKEN account (0 when it is the bot's)
+	Workflow int // the runner jobs' workflow token (github-actions[bot])
+	Writes   int // all identities together
+	// REST requests per identity, all methods and answers, git's smart
+	// HTTP and GraphQL left out (githubsim.REST): what GitHub's primary
+	// limits count, 5,000 an hour for an account's token and 1,000 an hour
+	// for the control repo's workflow token, shared by all its jobs.
+	BotREST, ControlREST, WorkflowREST int
+
 	Requests   int // every request, reads and git included
 	RoundTrips int // githubsim.RoundTrips over the same requests, at Options.Latency each
 	Jobs       int // workflow jobs the mention ran (prepare per dispatch, agent, publish)
 	Dispatches int // repository_dispatch events
 	// WriteLog lists the writes counted, in the order they arrived.
 	WriteLog []Write
+	// RESTLog lists the REST requests counted, in the order they arrived.
+	RESTLog []Write
 }
 
-// Write is one request the content limits count.
+// Write is one logged request: a write the content limits count, in
+// WriteLog, or a REST request, in RESTLog.
 type Write struct {
 	Login, Method, Path string
 	Status              int
@@ -209,19 +218,26 @@ func measure(ctx context.Context, o Options, c Case, attempt int) (Cost, error) 
 		if r.Path == warmPath || strings.HasPrefix(r.Path, warmPath+"/") {
 			return Cost{}, fmt.Errorf("the measured mention's jobs touched the warm-up's thread: %s %s", r.Method, r.Path)
 		}
-		if githubsim.ContentWrite(r.Method, r.Path) && r.Login != "" {
-			cost.WriteLog = append(cost.WriteLog, Write{Login: strings.ToLower(r.Login), Method: r.Method, Path: r.Path, Status: r.Status})
+		if r.Login == "" {
+			continue
+		}
+		logged := Write{Login: strings.ToLower(r.Login), Method: r.Method, Path: r.Path, Status: r.Status}
+		if githubsim.ContentWrite(r.Method, r.Path) {
+			cost.WriteLog = append(cost.WriteLog, logged)
+		}
+		if githubsim.REST(r) {
+			cost.RESTLog = append(cost.RESTLog, logged)
+		}
+	}
+	for login, n := range githubsim.RESTRequests(reqs) {
+		if p := byIdentity(login, &cost.BotREST, &cost.ControlREST, &cost.WorkflowREST); p != nil {
+			*p = n
 		}
 	}
 	for login, n := range countWrites(w.Sim) {
 		n -= before[login]
-		switch login {
-		case strings.ToLower(demo.BotLogin):
-			cost.Bot = n
-		case strings.ToLower(ControlLogin):
-			cost.Control = n
-		case strings.ToLower(demo.ActionsLogin):
-			cost.Workflow = n
+		if p := byIdentity(login, &cost.Bot, &cost.Control, &cost.Workflow); p != nil {
+			*p = n
 		}
 		cost.Writes += n
 	}
@@ -231,6 +247,20 @@ func measure(ctx context.Context, o Options, c Case, attempt int) (Cost, error) 
 	}
 	cost.Jobs = len(jobs)
 	return cost, nil
+}
+
+// byIdentity is the one of bot, control and workflow that holds login's
+// figure (a lower-case login); nil for any other account.
+func byIdentity(login string, bot, control, workflow *int) *int {
+	switch login {
+	case strings.ToLower(demo.BotLogin):
+		return bot
+	case strings.ToLower(ControlLogin):
+		return control
+	case strings.ToLower(demo.ActionsLogin):
+		return workflow
+	}
+	return nil
 }
 
 // mention posts text on thread n as the author and says when.
