@@ -93,7 +93,7 @@ func (k *runnerKills) assemble(ctx context.Context, d githubsim.Dispatch, runID 
 	for a := 1; a <= runnerAttempts; a++ {
 		out := filepath.Join(dir, "output-"+strconv.Itoa(a))
 		require.NoError(k.t, os.WriteFile(out, nil, 0o644))
-		tok := k.token("github-actions")
+		tok := k.token(RunnerLogin)
 		env := append(baseEnv(k.w), "GITHUB_TOKEN="+tok, "GITHUB_EVENT_PATH="+filepath.Join(dir, "event.json"), "GITHUB_OUTPUT="+out,
 			"GITHUB_RUN_ID="+runID, "GITHUB_RUN_ATTEMPT="+strconv.Itoa(a), "MR_CONTEXT_FILE="+filepath.Join(dir, "runs", "context.json"),
 			"MR_RUN_DIR="+filepath.Join(dir, "runs"))
@@ -132,7 +132,7 @@ func (k *runnerKills) publish(ctx context.Context, m Mention, o map[string]strin
 		runs := filepath.Join(o["dir"], "publish-"+strconv.Itoa(a))
 		runDir := filepath.Join(runs, "agent-1")
 		require.NoError(k.t, WriteRun(runDir, m, k.w.Clock.Now()))
-		bot, ctl := k.token(Bot), k.token("github-actions")
+		bot, ctl := k.token(Bot), k.token(RunnerLogin)
 		env := append(baseEnv(k.w), "BOT_TOKEN="+bot, "GITHUB_TOKEN="+ctl, "MR_RUN_DIR="+runs, "MR_RUN_ID=agent-1",
 			"MR_CONTEXT_FILE="+filepath.Join(o["dir"], "runs", "context.json"), "MR_CONTEXT_SHA256="+o["context_sha256"],
 			"MR_LOG_ISSUE="+o["log_issue"], "MR_WRITE_GAP=0s", "MR_ENGINE=replay",

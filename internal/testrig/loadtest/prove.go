@@ -18,8 +18,12 @@ import (
 	"github.com/mention-runner/mention-runner/internal/testrig/githubsim"
 )
 
-// RunnerToken is the workflow's GITHUB_TOKEN in CONTROL (its own account).
-const RunnerToken = "runner-token"
+// RunnerToken is the workflow's GITHUB_TOKEN in CONTROL, whose requests
+// are RunnerLogin's (its own account).
+const (
+	RunnerToken = "runner-token"
+	RunnerLogin = "github-actions"
+)
 
 // Measures are what `make prove` reports per scenario; all should be 0.
 type Measures struct {

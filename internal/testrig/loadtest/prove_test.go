@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -325,13 +326,22 @@ func proveBurst(t *testing.T, ctlTok, label string) map[string]float64 {
 	per := map[string]float64{}
 	var cost []string
 	writes := w.Sim.ContentWrites()
+	rest := githubsim.RESTRequests(w.Sim.Requests())
 	for _, acct := range slices.Sorted(maps.Keys(writes)) {
 		ts := writes[acct]
 		bm, bh := githubsim.BusiestWindow(ts, time.Minute), githubsim.BusiestWindow(ts, time.Hour)
 		per[acct] = float64(len(ts)) / float64(n)
-		t.Logf("account %s: %d writes, busiest minute %d, busiest hour %d", acct, len(ts), bm, bh)
-		// GitHub's 500 writes an hour bound what an account sustains
-		cost = append(cost, fmt.Sprintf("%s %.1f writes/mention (%d mentions/h)", acct, per[acct], int(500/per[acct])))
+		t.Logf("account %s: %d writes, busiest minute %d, busiest hour %d; %d REST requests", acct, len(ts), bm, bh, rest[acct])
+		// GitHub's 500 writes an hour bound what an account sustains, and
+		// its REST requests an hour: the workflow token's 1,000 for the
+		// control repo's jobs together, every other token's 5,000
+		hourly := contract.RESTRequestsPerHour
+		if acct == RunnerLogin {
+			hourly = contract.WorkflowTokenRequestsPerHour
+		}
+		reqs := float64(rest[acct]) / float64(n)
+		cost = append(cost, fmt.Sprintf("%s %.1f writes/mention (%d mentions/h), %.1f REST requests/mention (%s mentions/h)",
+			acct, per[acct], int(contract.ContentWritesPerHour/per[acct]), reqs, mentionsPerHour(hourly, reqs)))
 		minute, hour = max(minute, bm), max(hour, bh)
 	}
 	limited := map[bool]int{} // by: is it the bot's (paced through the ledger)?
@@ -349,6 +359,15 @@ func proveBurst(t *testing.T, ctlTok, label string) map[string]float64 {
 	assert.LessOrEqual(t, hour, 500)
 	assert.Zero(t, limited[true], "the ledger keeps every bot write within the limits: GitHub refuses none")
 	return per
+}
+
+// mentionsPerHour is how many mentions an hour's limit allows at perMention
+// each, as a whole number ("—" for none spent).
+func mentionsPerHour(limit int, perMention float64) string {
+	if perMention <= 0 {
+		return "—"
+	}
+	return strconv.Itoa(int(float64(limit) / perMention))
 }
 
 func newWorldN(t *testing.T, repos int, seed int64) *World {

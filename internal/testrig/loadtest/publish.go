@@ -124,7 +124,7 @@ func (w *World) PublishJobTo(ctx context.Context, contextJSON []byte, runDir str
 				Sleep: w.Clock.Sleep, Now: w.Clock.Now, RequestTimeout: 20 * time.Second, Base: w.rt}); err != nil {
 				return nil, err
 			}
-			ctlLogin = "github-actions"
+			ctlLogin = RunnerLogin
 		}
 		// as cmd/runner publish: the job's refs go in one push, with the
 		// token that writes CONTROL

@@ -116,15 +116,15 @@ func NewWorld(o WorldOptions) (*World, error) {
 	sim.AddUser("ops")
 	sim.AddToken(BotToken, Bot)
 	sim.AddToken(ControlToken, Bot)
-	sim.AddUser("github-actions")
-	sim.AddToken(RunnerToken, "github-actions")
+	sim.AddUser(RunnerLogin)
+	sim.AddToken(RunnerToken, RunnerLogin)
 	sim.AddUser(ControlLogin)
 	sim.AddToken(OwnControlToken, ControlLogin)
 	if _, err := sim.AddRepo(Control, true); err != nil {
 		return nil, w.fail(err)
 	}
 	sim.SetPermission(Control, Bot, "write")
-	sim.SetPermission(Control, "github-actions", "write")
+	sim.SetPermission(Control, RunnerLogin, "write")
 	sim.SetPermission(Control, ControlLogin, "write")
 	for i := 0; i < o.Repos; i++ {
 		owner := fmt.Sprintf("owner%02d", i)
