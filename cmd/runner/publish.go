@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/google/go-github/v62/github"
@@ -71,6 +72,7 @@ func runPublish(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	o := publish.Options{
 		Bot: bot, BotLogin: cfg.BotLogin, ControlRepo: cfg.ControlRepo, LogIssue: cfg.LogIssue,
+		LogIssueNew: cfg.LogIssueNew, Attempt: runAttempt(env), Unsharded: cfg.Unsharded, ControlIDs: cfg.ControlIDs,
 		Context: trusted, RunDir: runDir, NoRecordReason: reason,
 		AgentJob:      publish.AgentJob{Result: cfg.AgentResult, Stage: cfg.AgentStage},
 		Ceilings:      cfg.Ceilings(),
@@ -180,6 +182,16 @@ func shareBudget(env *cli.Env, cfg *config.Config, pacer *ghclient.Pacer, botTok
 	}
 	pacer.Share(ledger)
 	return ledger, nil
+}
+
+// runAttempt is GITHUB_RUN_ATTEMPT, 0 when it is not a positive number
+// (publish then reads as on a re-run).
+func runAttempt(env *cli.Env) int {
+	n, err := strconv.Atoi(strings.TrimSpace(env.Env("GITHUB_RUN_ATTEMPT")))
+	if err != nil || n < 1 {
+		return 0
+	}
+	return n
 }
 
 func workflowRunURL(env *cli.Env, server string) string {

@@ -63,6 +63,7 @@ func TestDuplicateDeliveries(t *testing.T) {
 			}
 			require.Len(t, ready, 1, "exactly one run proceeds")
 			assert.Len(t, h.sim.Issues(control), 1, "one log issue")
+			assert.Equal(t, fmt.Sprint(tc.pad != 0), ready[0].outputs["sharded"], "publish lists shard refs only after shards")
 
 			// The run that proceeded is re-run (its agent job failed): it proceeds.
 			again := h.run(t, ev[len(ev)-1], rerun(ready[0]))

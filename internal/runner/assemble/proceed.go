@@ -68,9 +68,16 @@ func (r *run) proceed(ctx context.Context, res *Result, context []byte) error {
 	var ids policy.IDs
 	g.Go(func() error { snapshot, loadErr = r.blocks.Load(ctx); return nil })
 	g.Go(func() error { ids, idsErr = r.resolveIDs(ctx, j); return nil })
-	g.Go(func() error { found, findErr = r.issues.find(ctx, res.JobID, r.since()); return nil })
+	searchLate := r.fresh(res)
+	if !searchLate {
+		g.Go(func() error { found, findErr = r.issues.find(ctx, res.JobID, r.since()); return nil })
+	}
 	if err := g.Wait(); err != nil {
 		return err
+	}
+	if searchLate && b.Proceed && !b.Created {
+		// Not the run that made the job's state: its log issue may exist.
+		found, findErr = r.issues.find(ctx, res.JobID, r.since())
 	}
 	if from := r.rerunFrom(b); found == nil && findErr == nil && !from.IsZero() {
 		// The listing reads the newest first and stops after a few pages:
@@ -118,11 +125,24 @@ func (r *run) proceed(ctx context.Context, res *Result, context []byte) error {
 		if is, err = r.issues.create(ctx, res.JobID, title, body, r.since(), []string{contract.LogLabel}); err != nil {
 			return err
 		}
+		res.LogIssueNew = true
 		r.log.Infof("job %s: opened the run-log issue %s#%d", res.JobID, r.cfg.ControlRepo, is.GetNumber())
 	}
 	res.LogIssue = is.GetNumber()
 	res.Ready = true
 	return nil
+}
+
+// fresh says whether this run may open the job's log issue without
+// looking for one first, should its job state turn out to be its own
+// making: the first attempt of a workflow run of an agent_small event. No
+// log issue of the job can exist then: only the run holding the job's
+// state opens one, and a failed run of an earlier delivery (which labels
+// one failed) would have to have failed on the same one-event job before
+// its state was made. A sharded job is searched first as before: its other
+// shards' runs record their failures on a log issue of the job.
+func (r *run) fresh(res *Result) bool {
+	return res.EventType == contract.EventAgentSmall && r.holder.Attempt == "1"
 }
 
 // rerunFrom is when the job began, for a re-run of a workflow run (zero

@@ -61,8 +61,10 @@ type Result struct {
 	ContextFile   string
 	ContextSHA256 string
 	LogIssue      int
-	TargetRepo    string
-	TargetNumber  int
+	// LogIssueNew: this run opened the log issue (it did not find one).
+	LogIssueNew  bool
+	TargetRepo   string
+	TargetNumber int
 	// Holder is the run proceeding when this shard run does not.
 	Holder *shardstore.Holder
 	// Missing lists shard indices not stored yet (this run waits for them).
@@ -486,6 +488,11 @@ func (r *run) setOutputs(res *Result) error {
 	if res.Ready {
 		set = append(set,
 			struct{ k, v string }{"context_sha256", res.ContextSHA256},
+			// publish skips reads these settle: the listing of shard refs
+			// to delete, and on the run's first attempt the log issue's
+			// comments and labels
+			struct{ k, v string }{"sharded", strconv.FormatBool(res.EventType != contract.EventAgentSmall)},
+			struct{ k, v string }{"log_issue_new", strconv.FormatBool(res.LogIssueNew)},
 			struct{ k, v string }{"target_repo", res.TargetRepo},
 			struct{ k, v string }{"target_number", strconv.Itoa(res.TargetNumber)})
 	}

@@ -112,6 +112,13 @@ func sha256Hex(s string) error {
 	return nil
 }
 
+func optionalBool(s string) error {
+	if s == "" {
+		return nil
+	}
+	return boolean(s)
+}
+
 func optionalInt(s string) error {
 	if s == "" {
 		return nil
@@ -127,7 +134,7 @@ var Settings = []Setting{
 		}
 		return nil
 	}},
-	{Env: "CONTROL_REPO", Input: "control-repo", Doc: "owner/name of the control repo; empty = GITHUB_REPOSITORY.", check: repoName},
+	{Env: "CONTROL_REPO", Input: "control-repo", Doc: "owner/name of the control repo; empty = GITHUB_REPOSITORY. When it is the repository the workflow runs in, publish takes its ids from GITHUB_REPOSITORY_ID and GITHUB_REPOSITORY_OWNER_ID instead of looking them up.", check: repoName},
 	{Env: "GITHUB_API_URL", Default: "https://api.github.com", Doc: "REST API base URL (GitHub Enterprise or the simulator)."},
 	{Env: "GITHUB_SERVER_URL", Default: "https://github.com", Doc: "Web base URL: links in the report, and where publish pushes pull request branches. The control repo's refs are pushed to the server of `GITHUB_API_URL` (`github.com` for `api.github.com`)."},
 	{Env: "MR_RUN_DIR", Input: "run-dir", Default: "runs", Doc: "Where run records go: <dir>/<run-id>/."},
@@ -158,6 +165,8 @@ var Settings = []Setting{
 	{Env: "MR_CONTEXT_FILE", Input: "context-file", Default: "runs/context.json", Doc: "The context file: written by assemble, read by agent and publish (publish must read the copy from assemble's artifact, never the agent's)."},
 	{Env: "MR_CONTEXT_SHA256", Input: "context-sha256", Doc: "agent, publish: SHA-256 of the context file from assemble; the file is refused if it differs.", Modes: "agent,publish", check: sha256Hex},
 	{Env: "MR_LOG_ISSUE", Input: "log-issue", Doc: "agent, publish: the run-log issue number from assemble.", Modes: "agent,publish", check: optionalInt},
+	{Env: "MR_LOG_ISSUE_NEW", Input: "log-issue-new", Doc: "publish: assemble's log_issue_new output (true when this workflow run opened the log issue). On the run's first attempt publish then posts the session without listing the issue's comments first, and on success updates it without reading its labels. Empty = not known: publish reads them.", Modes: "publish", check: optionalBool},
+	{Env: "MR_SHARDED", Input: "sharded", Doc: "publish: assemble's sharded output (false when the context came as one agent_small event). With false publish has no shard refs to delete and does not list them; empty = not known: it lists them.", Modes: "publish", check: optionalBool},
 	{Env: "MR_CLAUDE_BIN", Input: "claude-bin", Default: "claude", Doc: "Claude Code executable.", Modes: "agent"},
 	{Env: "MR_CODEX_BIN", Input: "codex-bin", Default: "codex", Doc: "OpenAI Codex CLI executable (engine codex; key in OPENAI_API_KEY).", Modes: "agent"},
 	{Env: "MR_GEMINI_BIN", Input: "gemini-bin", Default: "gemini", Doc: "Gemini CLI executable (engine gemini; key in GEMINI_API_KEY).", Modes: "agent"},
@@ -190,9 +199,14 @@ type Config struct {
 	MaxTreeBytes                                     int64
 	ContextFile, ContextSHA256                       string
 	LogIssue                                         int // 0 = unknown
-	AllowedTools                                     []string
-	WriteGap                                         time.Duration
-	AgentResult, AgentStage                          string
+	LogIssueNew                                      bool
+	Unsharded                                        bool // MR_SHARDED=false: no shard refs
+	// ControlIDs are the control repo's ids from the Actions environment
+	// when it is the repository the workflow runs in (zero = look them up).
+	ControlIDs              policy.RepoIDs
+	AllowedTools            []string
+	WriteGap                time.Duration
+	AgentResult, AgentStage string
 }
 
 // Load reads and checks every setting; the error lists every bad variable.
@@ -225,7 +239,7 @@ func Load(getenv func(string) string) (*Config, error) {
 	dur, _ := time.ParseDuration(v["MR_TIMEOUT"])
 	bud, _ := strconv.ParseFloat(v["MR_MAX_BUDGET_USD"], 64)
 	gap, _ := time.ParseDuration(v["MR_WRITE_GAP"])
-	return &Config{
+	c := &Config{
 		BotLogin: strings.TrimPrefix(v["BOT_LOGIN"], "@"), ControlRepo: v["CONTROL_REPO"],
 		APIURL: v["GITHUB_API_URL"], ServerURL: strings.TrimSuffix(v["GITHUB_SERVER_URL"], "/"), RunDir: v["MR_RUN_DIR"],
 		Engine: v["MR_ENGINE"], Model: v["MR_MODEL"], MaxTurns: atoi("MR_MAX_TURNS"), Timeout: dur, MaxBudgetUSD: bud,
@@ -243,7 +257,31 @@ func Load(getenv func(string) string) (*Config, error) {
 		LogIssue: atoi("MR_LOG_ISSUE"), AllowedTools: splitList(v["MR_ALLOWED_TOOLS"]),
 		WriteGap:    gap,
 		AgentResult: v["MR_AGENT_RESULT"], AgentStage: v["MR_AGENT_STAGE"],
-	}, nil
+		LogIssueNew: v["MR_LOG_ISSUE_NEW"] == "true", Unsharded: v["MR_SHARDED"] == "false",
+	}
+	c.ControlIDs = workflowRepoIDs(getenv, c.ControlRepo)
+	return c, nil
+}
+
+// workflowRepoIDs are the ids Actions gives of the repository the workflow
+// runs in, when that is repo; zero when it is another or either id is
+// missing or not a positive number (then they are looked up).
+func workflowRepoIDs(getenv func(string) string, repo string) policy.RepoIDs {
+	if !strings.EqualFold(strings.TrimSpace(getenv("GITHUB_REPOSITORY")), repo) || repo == "" {
+		return policy.RepoIDs{}
+	}
+	id := func(k string) int64 {
+		n, err := strconv.ParseInt(strings.TrimSpace(getenv(k)), 10, 64)
+		if err != nil || n <= 0 {
+			return 0
+		}
+		return n
+	}
+	ids := policy.RepoIDs{Repo: id("GITHUB_REPOSITORY_ID"), Owner: id("GITHUB_REPOSITORY_OWNER_ID")}
+	if ids.Repo == 0 || ids.Owner == 0 {
+		return policy.RepoIDs{}
+	}
+	return ids
 }
 
 // Ceilings are the operator's policy ceilings, the control repo included

@@ -10,7 +10,7 @@ package config
 // installs. They are not inputs of the reusable workflow.
 var WorkflowWired = map[string]bool{
 	"run-dir": true, "workspace": true, "target-dir": true,
-	"context-file": true, "context-sha256": true, "log-issue": true,
+	"context-file": true, "context-sha256": true, "log-issue": true, "log-issue-new": true, "sharded": true,
 	"replay-script": true, "claude-bin": true, "codex-bin": true, "gemini-bin": true,
 	"agent-result": true, "agent-stage": true,
 }

@@ -69,7 +69,10 @@ func New(client *github.Client, push *refpush.Client, repo string, now func() ti
 // Begin is the answer to "may this run start the job's agent?".
 type Begin struct {
 	Proceed bool
-	Rerun   bool   // this workflow run started the job before (a re-run)
+	Rerun   bool // this workflow run started the job before (a re-run)
+	// Created: this call made the job's state (an answer lost on the way
+	// included), so no run held the job before this one.
+	Created bool
 	Holder  string // the run that has the job
 	Status  string // its state
 	Since   time.Time
@@ -106,7 +109,7 @@ func (s *Store) BeginAt(ctx context.Context, jobID, runID string, m refstate.Mar
 	b := Begin{Holder: cur.Holder, Status: cur.Status, Since: cur.At}
 	switch {
 	case created:
-		b.Proceed = true
+		b.Proceed, b.Created = true, true
 	case cur.Holder == holder && cur.Status == Running:
 		b.Proceed, b.Rerun = true, true
 	}

@@ -130,18 +130,21 @@ func TestBeginLostAnswer(t *testing.T) {
 			b, err := js.Begin(ctx, job, "5")
 			require.NoError(t, err)
 			assert.True(t, b.Proceed, "the run's own state, after the lost answer")
+			assert.True(t, b.Created, "the lost answer's push made it")
 			assert.False(t, b.Rerun)
 
 			clk.Advance(time.Minute)
 			dup, err := js.Begin(ctx, job, "9")
 			require.NoError(t, err)
 			assert.False(t, dup.Proceed, "another delivery")
+			assert.False(t, dup.Created)
 			assert.Equal(t, jobstate.Holder("5"), dup.Holder)
 
 			re, err := js.Begin(ctx, job, "5")
 			require.NoError(t, err)
 			assert.True(t, re.Proceed, "a re-run of the workflow run")
 			assert.True(t, re.Rerun)
+			assert.False(t, re.Created, "a re-run did not make the state")
 		})
 	}
 }

@@ -60,6 +60,15 @@ func (m *markerIndex) comment(ctx context.Context, gh *github.Client, repo strin
 	return f, ok, nil
 }
 
+// addThread records that repo#number holds none of the marked comments
+// looked for, so the first look does not list it (a fresh one still does).
+func (m *markerIndex) addThread(repo string, number int) {
+	id := strings.ToLower(fmt.Sprintf("%s#%d", repo, number))
+	if m.threads[id] == nil {
+		m.threads[id] = map[key]found{}
+	}
+}
+
 func (m *markerIndex) addComment(repo string, number int, k key, f found) {
 	id := strings.ToLower(fmt.Sprintf("%s#%d", repo, number))
 	if m.threads[id] == nil {

@@ -23,6 +23,22 @@ type Options struct {
 	ControlLogin string // the account Control writes as; "" = BotLogin
 	ControlRepo  string // owner/name
 	LogIssue     int    // from assemble; 0 = find or create this job's log issue
+	// LogIssueNew: this workflow run's assemble opened LogIssue (its
+	// log_issue_new output). With Attempt 1 nothing of publish is on it
+	// yet and its only label is the log label: its comments are not
+	// listed before posting, nor its labels read before a successful
+	// update. A post whose answer is lost is still looked for before it
+	// is sent again.
+	LogIssueNew bool
+	// Attempt is the workflow run's attempt (GITHUB_RUN_ATTEMPT); 0 = not
+	// known, read as a re-run.
+	Attempt int
+	// Unsharded: assemble's sharded output says the context came as one
+	// agent_small event, so the job has no shard refs to list and delete.
+	Unsharded bool
+	// ControlIDs are the control repo's ids when the environment gives
+	// them (the repository the workflow runs in); zero = look them up.
+	ControlIDs policy.RepoIDs
 
 	Context        []byte // the verified trusted context (VerifyContext)
 	RunDir         string // the agent's run directory; "" = no record

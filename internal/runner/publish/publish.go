@@ -81,6 +81,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return p.res, fmt.Errorf("publish: %w", err)
 	}
 	p.res.LogIssue = logIssue
+	if p.firstOnNewLogIssue() {
+		// nothing of publish is on it yet: posting needs no listing first
+		p.control.addThread(o.ControlRepo, logIssue)
+	}
 	p.note = noted{control: o.ControlRepo, logIssue: logIssue, bot: o.BotLogin, jobID: j.JobID}
 
 	var run AgentRun
@@ -140,14 +144,24 @@ func (p *publisher) resolveIDs(ctx context.Context, entries []outputs.Entry) err
 		return fmt.Errorf("resolve repository ids: %w", err)
 	}
 	// The control repository is read with its own identity, as every other
-	// read of it is; the bot may not even see it.
-	ctl, err := (&identity.Resolver{Client: p.o.Control}).Repo(ctx, p.o.ControlRepo)
-	if err != nil {
-		return fmt.Errorf("resolve repository ids: %w", err)
+	// read of it is (the bot may not even see it), unless the environment
+	// gave its ids.
+	ctl := p.o.ControlIDs
+	if ctl.Repo <= 0 || ctl.Owner <= 0 {
+		if ctl, err = (&identity.Resolver{Client: p.o.Control}).Repo(ctx, p.o.ControlRepo); err != nil {
+			return fmt.Errorf("resolve repository ids: %w", err)
+		}
 	}
 	ids.Set(p.o.ControlRepo, ctl)
 	p.pol.IDs = ids
 	return nil
+}
+
+// firstOnNewLogIssue: this is the first attempt of the workflow run whose
+// assemble opened the log issue, so publish has written nothing on it and
+// its labels are the ones it was opened with.
+func (p *publisher) firstOnNewLogIssue() bool {
+	return p.o.Attempt == 1 && p.o.LogIssueNew && p.o.LogIssue > 0
 }
 
 // applyAll applies the planned writes in order. A write that fails is

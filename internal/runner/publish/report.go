@@ -202,14 +202,37 @@ func (p *publisher) finishLogIssue(ctx context.Context, r render.Report) error {
 	}
 	// The cause label goes in the same update (a re-run that now succeeds,
 	// or fails otherwise, drops stale causes): the labels are read first,
-	// as the update replaces them all.
+	// as the update replaces them all. A success on a log issue this run
+	// opened has no cause to add or drop: its labels are left alone.
+	if p.res.Cause != "" || !p.firstOnNewLogIssue() {
+		labels, err := p.logIssueLabels(ctx, n)
+		if err != nil {
+			return err
+		}
+		req.Labels = labels
+	}
+	err := p.repeatIdempotent(ctx, "update the log issue", func() (err error) {
+		_, _, err = p.o.Control.Issues.Edit(ctx, owner, name, n, req)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("update log issue %s#%d: %w", p.o.ControlRepo, n, err)
+	}
+	return nil
+}
+
+// logIssueLabels reads the log issue's labels and returns the ones the
+// update sets: the run's cause instead of any other cause; nil when they
+// stay as they are.
+func (p *publisher) logIssueLabels(ctx context.Context, n int) (*[]string, error) {
+	owner, name := splitRepo(p.o.ControlRepo)
 	var cur *github.Issue
 	err := p.repeatIdempotent(ctx, "read the log issue", func() (err error) {
 		cur, _, err = p.o.Control.Issues.Get(ctx, owner, name, n)
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("read log issue %s#%d: %w", p.o.ControlRepo, n, err)
+		return nil, fmt.Errorf("read log issue %s#%d: %w", p.o.ControlRepo, n, err)
 	}
 	var have []string
 	want := []string{} // not nil: an update to no labels sends []
@@ -222,17 +245,10 @@ func (p *publisher) finishLogIssue(ctx context.Context, r render.Report) error {
 	if p.res.Cause != "" && !slices.Contains(want, p.res.Cause) {
 		want = append(want, p.res.Cause)
 	}
-	if !slices.Equal(have, want) {
-		req.Labels = &want
+	if slices.Equal(have, want) {
+		return nil, nil
 	}
-	err = p.repeatIdempotent(ctx, "update the log issue", func() (err error) {
-		_, _, err = p.o.Control.Issues.Edit(ctx, owner, name, n, req)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("update log issue %s#%d: %w", p.o.ControlRepo, n, err)
-	}
-	return nil
+	return &want, nil
 }
 
 const logCutNote = "\n… the rest is cut (GitHub's 65,536-character limit); the step summary and the run artifact have it all\n"

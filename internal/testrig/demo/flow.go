@@ -80,6 +80,9 @@ type Flow struct {
 	// dispatchedBefore are the control repo's dispatches from earlier
 	// flows on the same world (a scenario's earlier comments)
 	dispatchedBefore int
+	// controlID and controlOwnerID are the control repo's ids, which
+	// Actions gives its jobs (GITHUB_REPOSITORY_ID, ..._OWNER_ID)
+	controlID, controlOwnerID int64
 
 	prepareAttempt int // the attempt the proceeding prepare job ran in
 	agentAttempt   int // the attempt the agent job last ran in
@@ -169,6 +172,9 @@ func New(o Options) (*Flow, error) {
 	}
 	f := &Flow{o: o, w: o.World, tokens: tokens, wiring: wiring, art: newArtifactStore(filepath.Join(out, "artifacts")),
 		dispatchedBefore: len(o.World.Sim.Dispatches(ControlRepo))}
+	if f.controlID, f.controlOwnerID, err = o.World.Sim.RepoIDs(ControlRepo); err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
 	o.World.Sim.OnDispatch(func(repo string, d githubsim.Dispatch) {
 		if repo != ControlRepo {
 			return
@@ -295,6 +301,8 @@ func (f *Flow) baseEnv(dir, job, runID string, attempt int) []string {
 		"GITHUB_JOB=" + job,
 		"GITHUB_WORKSPACE=" + dir,
 		"GITHUB_REPOSITORY=" + ControlRepo,
+		"GITHUB_REPOSITORY_ID=" + strconv.FormatInt(f.controlID, 10),
+		"GITHUB_REPOSITORY_OWNER_ID=" + strconv.FormatInt(f.controlOwnerID, 10),
 		"GITHUB_EVENT_NAME=repository_dispatch",
 		"GITHUB_RUN_ID=" + runID,
 		"GITHUB_RUN_ATTEMPT=" + strconv.Itoa(attempt),

@@ -136,7 +136,7 @@ func (f *Flow) assemble(ctx context.Context, i, n int) (*Stage, error) {
 	if err != nil {
 		return nil, err
 	}
-	ev, err := f.dispatchEvent(ctx, d)
+	ev, err := f.dispatchEvent(d)
 	if err != nil {
 		return nil, fmt.Errorf("assemble %d/%d: event file: %w", i+1, n, err)
 	}
@@ -255,6 +255,8 @@ func (f *Flow) RunAgent(ctx context.Context) error {
 		"MR_CONTEXT_FILE=context/context.json",
 		"MR_CONTEXT_SHA256="+f.ContextSHA,
 		"MR_LOG_ISSUE="+strconv.Itoa(f.LogIssue),
+		"MR_LOG_ISSUE_NEW="+f.Ready.Outputs["log_issue_new"],
+		"MR_SHARDED="+f.Ready.Outputs["sharded"],
 		"MR_WORKSPACE=workspace",
 		"GITHUB_OUTPUT="+filepath.Join(dir, "github_output"),
 	)
@@ -347,6 +349,8 @@ func (f *Flow) Publish(ctx context.Context) (*Stage, error) {
 		"MR_CONTEXT_FILE=context/context.json",
 		"MR_CONTEXT_SHA256="+f.ContextSHA,
 		"MR_LOG_ISSUE="+strconv.Itoa(f.LogIssue),
+		"MR_LOG_ISSUE_NEW="+f.Ready.Outputs["log_issue_new"],
+		"MR_SHARDED="+f.Ready.Outputs["sharded"],
 		"GITHUB_STEP_SUMMARY="+filepath.Join(dir, "step_summary.md"),
 	)
 	st, err := run(ctx, fmt.Sprintf("publish (run %s, attempt %d)", f.RunID, attempt), dir, f.o.StageTimeout, env, f.o.Bins.Runner, "publish")
