@@ -94,7 +94,7 @@ func (k *runnerKills) assemble(ctx context.Context, d githubsim.Dispatch, runID 
 		out := filepath.Join(dir, "output-"+strconv.Itoa(a))
 		require.NoError(k.t, os.WriteFile(out, nil, 0o644))
 		tok := k.token(RunnerLogin)
-		env := append(baseEnv(k.w), "GITHUB_TOKEN="+tok, "GITHUB_EVENT_PATH="+filepath.Join(dir, "event.json"), "GITHUB_OUTPUT="+out,
+		env := append(baseEnv(k.t, k.w), "GITHUB_TOKEN="+tok, "GITHUB_EVENT_PATH="+filepath.Join(dir, "event.json"), "GITHUB_OUTPUT="+out,
 			"GITHUB_RUN_ID="+runID, "GITHUB_RUN_ATTEMPT="+strconv.Itoa(a), "MR_CONTEXT_FILE="+filepath.Join(dir, "runs", "context.json"),
 			"MR_RUN_DIR="+filepath.Join(dir, "runs"))
 		plan := &KillPlan{Tokens: []string{tok}} // re-runs: counted, not killed
@@ -111,7 +111,7 @@ func (k *runnerKills) assemble(ctx context.Context, d githubsim.Dispatch, runID 
 				}
 				k.ready[o["jobid"]][runID] = true
 				if k.first[o["jobid"]] == nil {
-					o["dir"] = dir
+					o["dir"], o["attempt"] = dir, strconv.Itoa(a)
 					k.first[o["jobid"]] = o
 				}
 			}
@@ -128,15 +128,18 @@ func (k *runnerKills) assemble(ctx context.Context, d githubsim.Dispatch, runID 
 // publish runs the publish job of job until it succeeds; every attempt
 // starts from the agent's run record as the artifact holds it.
 func (k *runnerKills) publish(ctx context.Context, m Mention, o map[string]string) {
+	// the run's later jobs start in the attempt its prepare job proceeded in
+	first, err := strconv.Atoi(o["attempt"])
+	require.NoError(k.t, err)
 	for a := 1; a <= runnerAttempts; a++ {
 		runs := filepath.Join(o["dir"], "publish-"+strconv.Itoa(a))
 		runDir := filepath.Join(runs, "agent-1")
 		require.NoError(k.t, WriteRun(runDir, m, k.w.Clock.Now()))
 		bot, ctl := k.token(Bot), k.token(RunnerLogin)
-		env := append(baseEnv(k.w), "BOT_TOKEN="+bot, "GITHUB_TOKEN="+ctl, "MR_RUN_DIR="+runs, "MR_RUN_ID=agent-1",
+		env := append(baseEnv(k.t, k.w), "BOT_TOKEN="+bot, "GITHUB_TOKEN="+ctl, "MR_RUN_DIR="+runs, "MR_RUN_ID=agent-1",
 			"MR_CONTEXT_FILE="+filepath.Join(o["dir"], "runs", "context.json"), "MR_CONTEXT_SHA256="+o["context_sha256"],
-			"MR_LOG_ISSUE="+o["log_issue"], "MR_WRITE_GAP=0s", "MR_ENGINE=replay",
-			"GITHUB_RUN_ID="+filepath.Base(o["dir"]), "GITHUB_RUN_ATTEMPT="+strconv.Itoa(a))
+			"MR_LOG_ISSUE="+o["log_issue"], "MR_LOG_ISSUE_NEW="+o["log_issue_new"], "MR_SHARDED="+o["sharded"], "MR_WRITE_GAP=0s", "MR_ENGINE=replay",
+			"GITHUB_RUN_ID="+filepath.Base(o["dir"]), "GITHUB_RUN_ATTEMPT="+strconv.Itoa(first+a-1))
 		plan := &KillPlan{Tokens: []string{bot, ctl}}
 		if a == 1 {
 			plan = k.plan(bot, ctl)
@@ -153,8 +156,11 @@ func (k *runnerKills) publish(ctx context.Context, m Mention, o map[string]strin
 	k.m.ManualReruns++
 }
 
-func baseEnv(w *World) []string {
+func baseEnv(t *testing.T, w *World) []string {
+	ids, err := w.ControlIDs()
+	require.NoError(t, err)
 	return append(os.Environ(), "BOT_LOGIN="+Bot, "CONTROL_REPO="+Control, "GITHUB_REPOSITORY="+Control,
+		"GITHUB_REPOSITORY_ID="+strconv.FormatInt(ids.Repo, 10), "GITHUB_REPOSITORY_OWNER_ID="+strconv.FormatInt(ids.Owner, 10),
 		"GITHUB_API_URL="+w.Base, "GITHUB_SERVER_URL="+w.ServerURL())
 }
 

@@ -117,7 +117,7 @@ func accountPacing(t *testing.T, n, workers int, shared bool) pacingResult {
 					return
 				}
 				var own PublishStats
-				if _, err := w.PublishJobTo(ctx, ctxJSON, runDir, r.Res.LogIssue, 5, &own); err != nil {
+				if _, err := w.PublishJobTo(ctx, ctxJSON, runDir, &r, 5, &own); err != nil {
 					mu.Lock()
 					p.m.ManualReruns++
 					mu.Unlock()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mention-runner/mention-runner/internal/core/contract"
 	"github.com/mention-runner/mention-runner/internal/core/ghclient"
+	"github.com/mention-runner/mention-runner/internal/core/policy"
 	"github.com/mention-runner/mention-runner/internal/runner/actions"
 	"github.com/mention-runner/mention-runner/internal/runner/assemble"
 	"github.com/mention-runner/mention-runner/internal/testrig/githubsim"
@@ -66,6 +67,10 @@ func (w *World) Assemble(ctx context.Context, d githubsim.Dispatch, runID string
 	if err := os.WriteFile(filepath.Join(dir, "event.json"), ev, 0o644); err != nil {
 		return AssembleRun{}, err
 	}
+	ids, err := w.ControlIDs()
+	if err != nil {
+		return AssembleRun{}, err
+	}
 	var last AssembleRun
 	for a := 1; a <= attempts; a++ {
 		out := filepath.Join(dir, "output-"+strconv.Itoa(a))
@@ -76,6 +81,7 @@ func (w *World) Assemble(ctx context.Context, d githubsim.Dispatch, runID string
 			"BOT_LOGIN": Bot, "CONTROL_REPO": Control, "GITHUB_API_URL": w.Base, "GITHUB_SERVER_URL": w.ServerURL(),
 			"GITHUB_TOKEN": RunnerToken, "GITHUB_EVENT_PATH": filepath.Join(dir, "event.json"), "GITHUB_OUTPUT": out,
 			"GITHUB_RUN_ID": runID, "GITHUB_RUN_ATTEMPT": strconv.Itoa(a), "GITHUB_REPOSITORY": Control,
+			"GITHUB_REPOSITORY_ID": strconv.FormatInt(ids.Repo, 10), "GITHUB_REPOSITORY_OWNER_ID": strconv.FormatInt(ids.Owner, 10),
 			"MR_CONTEXT_FILE": filepath.Join(dir, "runs", "context.json"),
 		}
 		res, err := assemble.Run(ctx, assemble.Options{
@@ -96,6 +102,16 @@ func (w *World) Assemble(ctx context.Context, d githubsim.Dispatch, runID string
 		}
 	}
 	return last, nil
+}
+
+// ControlIDs are CONTROL's ids, which Actions gives the jobs of a
+// workflow running there (GITHUB_REPOSITORY_ID, ..._OWNER_ID).
+func (w *World) ControlIDs() (policy.RepoIDs, error) {
+	id, owner, err := w.Sim.RepoIDs(Control)
+	if err != nil {
+		return policy.RepoIDs{}, fmt.Errorf("loadtest: %w", err)
+	}
+	return policy.RepoIDs{Repo: id, Owner: owner}, nil
 }
 
 // dir is the parent of Assemble's run directories, made once: concurrent

@@ -96,7 +96,8 @@ func (p *proveRun) publish(t *testing.T, ctx context.Context) {
 	jobs, err := p.w.Jobs()
 	require.NoError(t, err)
 	for i, m := range p.ms {
-		if _, ok := p.readyRun[m.JobID]; !ok {
+		ready, ok := p.readyRun[m.JobID]
+		if !ok {
 			continue
 		}
 		ctxJSON, err := JobContext(jobs[m.JobID])
@@ -110,7 +111,7 @@ func (p *proveRun) publish(t *testing.T, ctx context.Context) {
 		if p.all && m.IsPR {
 			require.NoError(t, p.w.QueuePush(ctx, runDir, m, prBranch(p.w, m), p.w.Clock.Now()))
 		}
-		if _, err := p.w.PublishJobTo(ctx, ctxJSON, runDir, p.readyRun[m.JobID].Res.LogIssue, 5, &st); err != nil {
+		if _, err := p.w.PublishJobTo(ctx, ctxJSON, runDir, &ready, 5, &st); err != nil {
 			p.m.ManualReruns++
 			t.Logf("publish of %s still failing: %v", m.JobID, err)
 		}

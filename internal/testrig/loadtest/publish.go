@@ -92,13 +92,18 @@ type PublishStats struct {
 // operator re-runs a failed job (at most attempts times). Each run has its
 // own clients and pacer, as each workflow run is its own process.
 func (w *World) PublishJob(ctx context.Context, contextJSON []byte, runDir string, attempts int, st *PublishStats) (*publish.Result, error) {
-	return w.PublishJobTo(ctx, contextJSON, runDir, 0, attempts, st)
+	return w.PublishJobTo(ctx, contextJSON, runDir, nil, attempts, st)
 }
 
-// PublishJobTo is PublishJob reporting on the log issue assemble opened
-// (0 = publish finds or opens it).
-func (w *World) PublishJobTo(ctx context.Context, contextJSON []byte, runDir string, logIssue, attempts int, st *PublishStats) (*publish.Result, error) {
+// PublishJobTo is PublishJob in the workflow run whose assemble job ran
+// as from (nil = publish finds or opens the log issue): on the log issue
+// it opened, with its outputs, from the attempt it proceeded in on.
+func (w *World) PublishJobTo(ctx context.Context, contextJSON []byte, runDir string, from *AssembleRun, attempts int, st *PublishStats) (*publish.Result, error) {
 	var last error
+	ids, err := w.ControlIDs()
+	if err != nil {
+		return nil, err
+	}
 	for a := 0; a < attempts; a++ {
 		st.Attempts++
 		if a > 0 {
@@ -136,12 +141,19 @@ func (w *World) PublishJobTo(ctx context.Context, contextJSON []byte, runDir str
 		if err != nil {
 			return nil, err
 		}
-		res, err := publish.Run(ctx, publish.Options{
-			Bot: bot, BotLogin: Bot, Control: ctl, ControlLogin: ctlLogin, ControlPush: ctlPush, ControlRepo: Control, Context: contextJSON, RunDir: runDir, LogIssue: logIssue,
+		o := publish.Options{
+			Bot: bot, BotLogin: Bot, Control: ctl, ControlLogin: ctlLogin, ControlPush: ctlPush, ControlRepo: Control, Context: contextJSON, RunDir: runDir,
+			ControlIDs: ids, Attempt: 1 + a,
 			Ceilings: pushCeilings(), ServerURL: "https://github.com", Git: publish.GitOptions{BaseURL: w.Base, Token: BotToken},
 			Sleep: w.Clock.Sleep, Now: w.Clock.Now, RetryDelay: time.Millisecond,
 			Session: render.SessionOptions{},
-		})
+		}
+		if from != nil && from.Res != nil {
+			o.LogIssue, o.LogIssueNew = from.Res.LogIssue, from.Res.LogIssueNew
+			o.Unsharded = from.Res.EventType == contract.EventAgentSmall
+			o.Attempt = from.Attempt + a // the run's later jobs start in the attempt its prepare job proceeded in
+		}
+		res, err := publish.Run(ctx, o)
 		if ledger != nil {
 			_ = ledger.Release(ctx) // as runner publish does: unused slots go back
 		}
