@@ -131,3 +131,12 @@ func TestPublishCommandRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestRunAttempt: publish skips reads only on a first attempt it is sure
+// of; anything but a positive number reads as a re-run (0).
+func TestRunAttempt(t *testing.T) {
+	for in, want := range map[string]int{"1": 1, "2": 2, " 3\n": 3, "": 0, "0": 0, "-1": 0, "1x": 0, "one": 0} {
+		env := &cli.Env{Getenv: func(k string) string { return map[string]string{"GITHUB_RUN_ATTEMPT": in}[k] }}
+		assert.Equal(t, want, runAttempt(env), "GITHUB_RUN_ATTEMPT=%q", in)
+	}
+}

@@ -107,6 +107,17 @@ func TestLogIssueCreatedOnceWhenAnswerLost(t *testing.T) {
 			require.NoError(t, o.err, o.log)
 			assert.True(t, o.res.Ready)
 			assert.Len(t, h.sim.Issues(control), 1, "exactly one log issue")
+			// the first attempt sent it without looking; the lost answer
+			// made it look before sending again
+			var issues []string
+			for _, r := range h.requestsOf(o) {
+				if shape(r.Path) == "issues" {
+					issues = append(issues, r.Method)
+				}
+			}
+			require.GreaterOrEqual(t, len(issues), 2, issues)
+			assert.Equal(t, []string{"POST", "GET"}, issues[:2], "sent, then looked for")
+			assert.True(t, o.res.LogIssueNew)
 		})
 	}
 }
