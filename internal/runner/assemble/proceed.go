@@ -133,14 +133,14 @@ func (r *run) proceed(ctx context.Context, res *Result, context []byte) error {
 	return nil
 }
 
-// fresh says whether this run may open the job's log issue without
-// looking for one first, should its job state turn out to be its own
-// making: the first attempt of a workflow run of an agent_small event. No
-// log issue of the job can exist then: only the run holding the job's
-// state opens one, and a failed run of an earlier delivery (which labels
-// one failed) would have to have failed on the same one-event job before
-// its state was made. A sharded job is searched first as before: its other
-// shards' runs record their failures on a log issue of the job.
+// fresh: the first attempt of a workflow run of an agent_small event. If
+// this run then makes the job's state, it opens the log issue without
+// looking for one: only the holder of the state opens the job's issue. A
+// run that failed before holding it records its failure on an issue with
+// the job's marker too; for one event that takes an earlier delivery of
+// the job failing at its very start (then this run opens its own issue
+// beside that one). A sharded job looks first: its other shards' runs
+// record their failures so.
 func (r *run) fresh(res *Result) bool {
 	return res.EventType == contract.EventAgentSmall && r.holder.Attempt == "1"
 }
