@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -23,6 +24,9 @@ func TestRefs(t *testing.T) {
 		assert.False(t, ok, ref)
 	}
 	assert.Equal(t, "refs/mention-runner/dispatched/"+j, DispatchedRef(j))
+	for _, prefix := range []string{JobRefPrefix, DispatchedRefPrefix, RunStateRefPrefix, DoctorRefPrefix, PaceRefPrefix} {
+		assert.False(t, strings.HasPrefix(SweepMarkerRef, prefix), "no sweep of %s takes the sweep marker", prefix)
+	}
 	at := time.Date(2026, 11, 23, 7, 59, 59, 0, time.UTC)
 	assert.Equal(t, 498727, PaceWindowGen(at))
 	assert.Equal(t, 498728, PaceWindowGen(at.Add(time.Second)), "the next hour, the next name")

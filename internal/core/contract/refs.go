@@ -24,6 +24,14 @@ const (
 	// content-creating writes every process of that account (dispatcher,
 	// publish jobs) reserves its writes from.
 	PaceRefPrefix = RefNamespace + "pace/"
+	// SweepMarkerRef says that a dispatcher sweeps claims and their job
+	// states: it points at a state commit (status SweepMarkerStatus, a
+	// shared commit of the hour) dated when a dispatcher last swept. The
+	// runner's fallback sweep of job states stays out while it is fresh.
+	// It lies under no prefix a sweep lists.
+	SweepMarkerRef = RefNamespace + "swept"
+	// SweepMarkerStatus is the state SweepMarkerRef's commit names.
+	SweepMarkerStatus = "swept"
 )
 
 // JobRefs is the ref prefix of one job ("refs/mention-runner/jobs/<id>/").

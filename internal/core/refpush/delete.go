@@ -25,7 +25,26 @@ const DefaultMaxUpdates = 100
 // to repeat, so a caller tries again later, and a push that may have
 // landed (MaybeApplied) needs no reading back.
 func (c *Client) DeleteAll(ctx context.Context, repo string, dels []Update) []error {
-	errs := make([]error, len(dels))
+	errs, _ := c.deleteAll(ctx, repo, dels, nil)
+	return errs
+}
+
+// Rider is a change sent in the first push of DeleteListedWith beside its
+// deletes, with the commits it needs: a ref that says the deletes were
+// made (a sweep's marker) costs no request of its own.
+type Rider struct {
+	Commits []Commit
+	Update  Update
+}
+
+// ErrNotSent is a Rider's outcome when there was nothing to delete.
+var ErrNotSent = errors.New("refpush: not sent: nothing to delete")
+
+// deleteAll is DeleteAll whose first push also carries rider (nil: none);
+// riderErr is the rider's outcome: nil when applied, its *RejectedError,
+// or the first push's error.
+func (c *Client) deleteAll(ctx context.Context, repo string, dels []Update, rider *Rider) (errs []error, riderErr error) {
+	errs = make([]error, len(dels))
 	fail := func(from int, err error) []error {
 		for k := from; k < len(errs); k++ {
 			errs[k] = err
@@ -34,22 +53,40 @@ func (c *Client) DeleteAll(ctx context.Context, repo string, dels []Update) []er
 	}
 	for _, d := range dels {
 		if d.Old == "" || d.New != "" {
-			return fail(0, fmt.Errorf("refpush: delete %s: want the ref's current object as Old and no New (got %q, %q): %w", d.Ref, d.Old, d.New, ErrInvalid))
+			err := fmt.Errorf("refpush: delete %s: want the ref's current object as Old and no New (got %q, %q): %w", d.Ref, d.Old, d.New, ErrInvalid)
+			return fail(0, err), err
 		}
 	}
 	per := c.MaxUpdates
 	if per <= 0 {
 		per = DefaultMaxUpdates
 	}
-	for start := 0; start < len(dels); start += per {
-		end := min(start+per, len(dels))
-		res, err := c.Push(ctx, repo, nil, dels[start:end])
+	var commits []Commit
+	var first []Update
+	if rider != nil {
+		commits, first = rider.Commits, []Update{rider.Update}
+		riderErr = ErrNotSent
+	}
+	for start := 0; start < len(dels); {
+		end := min(start+per-len(first), len(dels))
+		if end <= start { // a MaxUpdates of 1 sends the rider with one delete
+			end = start + 1
+		}
+		res, err := c.Push(ctx, repo, commits, append(first, dels[start:end]...))
 		if err != nil {
-			return fail(start, err)
+			if first != nil {
+				riderErr = err
+			}
+			return fail(start, err), riderErr
+		}
+		if first != nil {
+			riderErr, res = res[0], res[1:]
 		}
 		copy(errs[start:end], res)
+		commits, first = nil, nil
+		start = end
 	}
-	return errs
+	return errs, riderErr
 }
 
 // DeleteListed deletes refs as a listing gave them (each Old the commit
@@ -62,6 +99,15 @@ func (c *Client) DeleteAll(ctx context.Context, repo string, dels []Update) []er
 // *RejectedError), and one for all the refs of a push that failed as a
 // whole and of the later ones, not sent.
 func (c *Client) DeleteListed(ctx context.Context, repo string, dels []Update) (deleted []bool, problems []error) {
+	deleted, _, problems = c.DeleteListedWith(ctx, repo, dels, nil)
+	return deleted, problems
+}
+
+// DeleteListedWith is DeleteListed whose first push also carries rider
+// (nil: none; with nothing to delete, nothing is sent). riderErr is the
+// rider's outcome: nil when applied, its *RejectedError, or the error of
+// the push (which, like the deletes, is not read back).
+func (c *Client) DeleteListedWith(ctx context.Context, repo string, dels []Update, rider *Rider) (deleted []bool, riderErr error, problems []error) {
 	deleted = make([]bool, len(dels))
 	var send []Update
 	var at []int
@@ -72,9 +118,13 @@ func (c *Client) DeleteListed(ctx context.Context, repo string, dels []Update) (
 		}
 	}
 	if len(send) == 0 {
-		return deleted, nil
+		if rider != nil {
+			riderErr = ErrNotSent
+		}
+		return deleted, riderErr, nil
 	}
-	for i, err := range c.DeleteAll(ghclient.SendOnce(ctx), repo, send) {
+	errs, riderErr := c.deleteAll(ghclient.SendOnce(ctx), repo, send, rider)
+	for i, err := range errs {
 		switch {
 		case err == nil:
 			deleted[at[i]] = true
@@ -83,8 +133,8 @@ func (c *Client) DeleteListed(ctx context.Context, repo string, dels []Update) (
 		default:
 			// the push failed as a whole (it may have landed) and the
 			// later ones were not sent: one error for all their refs
-			return deleted, append(problems, fmt.Errorf("delete %s and the %d after it: %w", send[i].Ref, len(send)-i-1, err))
+			return deleted, riderErr, append(problems, fmt.Errorf("delete %s and the %d after it: %w", send[i].Ref, len(send)-i-1, err))
 		}
 	}
-	return deleted, problems
+	return deleted, riderErr, problems
 }

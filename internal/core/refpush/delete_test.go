@@ -88,3 +88,82 @@ func TestDeleteAll(t *testing.T) {
 		})
 	}
 }
+
+// TestDeleteListedWith: a rider goes in the first push beside the deletes
+// (within MaxUpdates), whatever happens to it the deletes are made, a
+// lost answer is its error too, and with nothing to delete nothing is
+// sent.
+func TestDeleteListedWith(t *testing.T) {
+	tests := []struct {
+		name       string
+		refs       int
+		maxUpdates int
+		riderOld   string // "stale": the rider's Old is not the ref's value
+		fault      bool   // the first push's answer is lost after it landed
+		pushes     int
+		riderOK    bool
+		left       int
+	}{
+		{name: "one push, the rider in it", refs: 5, pushes: 1, riderOK: true},
+		{name: "the rider counts against the cap", refs: 7, maxUpdates: 3, pushes: 3, riderOK: true},
+		{name: "a refused rider leaves the deletes be", refs: 5, riderOld: "stale", pushes: 1},
+		{name: "a lost answer is the rider's error", refs: 5, fault: true, pushes: 1},
+		{name: "nothing to delete: nothing sent", refs: 0, pushes: 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			ctx := ctxT(t)
+			f.push.MaxUpdates = tc.maxUpdates
+			c, marker := commit("c"), commit("marker")
+			var creates, dels []refpush.Update
+			for i := range tc.refs {
+				r := fmt.Sprintf("refs/mention-runner/test/r%03d", i)
+				creates = append(creates, refpush.Update{Ref: r, New: c.SHA()})
+				dels = append(dels, refpush.Update{Ref: r, Old: c.SHA()})
+			}
+			dels = append(dels, refpush.Update{}) // a ref kept
+			if len(creates) > 0 {
+				_, err := f.push.Push(ctx, "ops/control", []refpush.Commit{c}, creates)
+				require.NoError(t, err)
+			}
+			rider := &refpush.Rider{Commits: []refpush.Commit{marker}, Update: refpush.Update{Ref: "refs/mention-runner/marker", New: marker.SHA()}}
+			if tc.riderOld == "stale" {
+				rider.Update.Old = c.SHA()
+			}
+			if tc.fault {
+				f.sim.AddFault(githubsim.Fault{Method: "POST", Path: "/ops/control.git/git-receive-pack", Kind: githubsim.FaultStatus502, OnCall: 1, AfterApply: true})
+			}
+			before := len(f.sim.Requests())
+			deleted, riderErr, problems := f.push.DeleteListedWith(ctx, "ops/control", dels, rider)
+			pushes := 0
+			for _, r := range f.sim.Requests()[before:] {
+				if r.Method == "POST" {
+					pushes++
+				}
+			}
+			assert.Equal(t, tc.pushes, pushes)
+			if tc.riderOK {
+				assert.NoError(t, riderErr)
+				assert.Equal(t, marker.SHA(), f.refAt(t, rider.Update.Ref))
+			} else {
+				assert.Error(t, riderErr)
+			}
+			if tc.refs == 0 {
+				assert.ErrorIs(t, riderErr, refpush.ErrNotSent)
+				assert.False(t, refpush.MaybeApplied(riderErr))
+			}
+			if tc.fault {
+				assert.True(t, refpush.MaybeApplied(riderErr), "%v", riderErr)
+				assert.Len(t, problems, 1)
+				return
+			}
+			assert.Empty(t, problems)
+			for i, d := range dels[:tc.refs] {
+				assert.True(t, deleted[i], d.Ref)
+				assert.Empty(t, f.refAt(t, d.Ref), d.Ref)
+			}
+			assert.False(t, deleted[tc.refs], "the ref kept")
+		})
+	}
+}

@@ -65,7 +65,8 @@ func (e *UnpackError) Error() string { return "refpush: the server refused the p
 // MaybeApplied says whether a push that failed with err may still have
 // been applied: no answer, a 5xx or a timeout, or an answer that could not
 // be read. The caller reads its refs to find out. A refusal (a 4xx, a
-// refused pack), a rejected update and a malformed push applied nothing.
+// refused pack), a rejected update, a malformed push and a rider with
+// nothing to ride on (ErrNotSent) applied nothing.
 func MaybeApplied(err error) bool {
 	if err == nil {
 		return false
@@ -75,7 +76,7 @@ func MaybeApplied(err error) bool {
 		return ae.Status >= 500 || ae.Status == http.StatusRequestTimeout
 	}
 	var ue *UnpackError
-	return !errors.As(err, &ue) && !errors.Is(err, ErrRejected) && !errors.Is(err, ErrInvalid)
+	return !errors.As(err, &ue) && !errors.Is(err, ErrRejected) && !errors.Is(err, ErrInvalid) && !errors.Is(err, ErrNotSent)
 }
 
 // DefaultTimeout bounds one push, answer included.

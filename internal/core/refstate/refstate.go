@@ -547,6 +547,20 @@ type SweepOptions struct {
 	// same push: each a delete from the commit its caller listed. Its
 	// error is reported with the per-ref ones; the expired refs go anyway.
 	Along func(ctx context.Context, expired []string) ([]refpush.Update, error)
+	// Under, when set, narrows the sweep to the refs whose name under
+	// Prefix starts with it (one slice of many: a listing of its own).
+	Under string
+	// Mark, when set (and only with Push), is a ref the sweep's push also
+	// points at the hour's shared commit of its status (SetShared): a
+	// marker saying the sweep ran, at no request of its own. A sweep that
+	// deletes nothing sends no push and leaves it.
+	Mark *SweepMark
+}
+
+// SweepMark is a marker ref a sweep sets (SweepOptions.Mark).
+type SweepMark struct {
+	Ref, Status string
+	Old         string // the commit the caller read the ref at; "" = missing
 }
 
 // SweepResult says what a sweep did; per-ref errors are not fatal.
@@ -555,6 +569,10 @@ type SweepResult struct {
 	Deleted         []string
 	Along           []string // the refs deleted for SweepOptions.Along
 	Errors          []error
+	// MarkSent: the sweep's push carried SweepOptions.Mark (it may have
+	// been set even if its answer was lost, or refused because another
+	// writer set it first); Marked: it was set.
+	MarkSent, Marked bool
 }
 
 // Sweep deletes state refs under o.Prefix whose state is older than
@@ -563,8 +581,8 @@ type SweepResult struct {
 // push), each only if the ref still holds the commit it was judged by;
 // without, one request a ref.
 func (s *Store) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error) {
-	if o.MaxAge <= 0 || !strings.HasPrefix(o.Prefix, "refs/") || !strings.HasSuffix(o.Prefix, "/") {
-		return nil, fmt.Errorf("refstate: sweep needs a refs/…/ prefix and a positive age (got %q, %s)", o.Prefix, o.MaxAge)
+	if o.MaxAge <= 0 || !strings.HasPrefix(o.Prefix, "refs/") || !strings.HasSuffix(o.Prefix, "/") || strings.Contains(o.Under, "/") {
+		return nil, fmt.Errorf("refstate: sweep needs a refs/…/ prefix, a slice of it without a slash and a positive age (got %q, %q, %s)", o.Prefix, o.Under, o.MaxAge)
 	}
 	if o.MaxChecks <= 0 {
 		o.MaxChecks = 20
@@ -572,9 +590,9 @@ func (s *Store) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 	if o.Rand == nil {
 		o.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	}
-	refs, err := s.list(ctx, o.Prefix)
+	refs, err := s.list(ctx, o.Prefix+o.Under)
 	if err != nil {
-		return nil, fmt.Errorf("refstate: sweep %s: %w", o.Prefix, err)
+		return nil, fmt.Errorf("refstate: sweep %s: %w", o.Prefix+o.Under, err)
 	}
 	res := &SweepResult{Listed: len(refs)}
 	o.Rand.Shuffle(len(refs), func(i, j int) { refs[i], refs[j] = refs[j], refs[i] })
@@ -649,7 +667,13 @@ func (s *Store) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 		var problems []error
 		n := len(expired)
 		expired = append(expired, s.along(ctx, o, expired, &errs)...)
-		deleted, problems = s.Push.DeleteListed(ctx, s.Owner+"/"+s.Name, expired)
+		rider := s.rider(o.Mark)
+		var riderErr error
+		deleted, riderErr, problems = s.Push.DeleteListedWith(ctx, s.Owner+"/"+s.Name, expired, rider)
+		if rider != nil {
+			res.MarkSent = !errors.Is(riderErr, refpush.ErrNotSent)
+			res.Marked = riderErr == nil
+		}
 		for _, err := range problems {
 			errs = append(errs, fmt.Errorf("refstate: sweep: %w", err))
 		}
@@ -676,6 +700,50 @@ func (s *Store) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 		}
 	}
 	return res, nil
+}
+
+// rider is the update that sets mark in a sweep's push: nil when there is
+// no mark, or it is at the hour's commit already.
+func (s *Store) rider(mark *SweepMark) *refpush.Rider {
+	if mark == nil {
+		return nil
+	}
+	m := sharedMark(mark.Status, s.now())
+	if mark.Old == m.Commit {
+		return nil
+	}
+	return &refpush.Rider{Commits: pushed(m), Update: refpush.Update{Ref: mark.Ref, Old: mark.Old, New: m.Commit}}
+}
+
+// MarkShared points ref at the hour's shared commit of status (as
+// SetShared) in one push, from old (the commit the caller read it at; ""
+// = missing), sent once: for a marker whose only meaning is its date, a
+// lost answer, or another writer's update first, is as good. Nothing is
+// sent when the ref is at that commit already. It needs Push.
+func (s *Store) MarkShared(ctx context.Context, ref, status, old string) error {
+	if s.Push == nil {
+		return fmt.Errorf("refstate: mark %s: needs a pusher", ref)
+	}
+	m := sharedMark(status, s.now())
+	if old == m.Commit {
+		return nil
+	}
+	if err := s.push(ghclient.SendOnce(ctx), m, refpush.Update{Ref: ref, Old: old, New: m.Commit}); err != nil {
+		return fmt.Errorf("refstate: mark %s: %w", ref, err)
+	}
+	return nil
+}
+
+// ReadRecent is Read of a ref SetShared or MarkShared sets to status: a
+// shared commit of the last within is known without reading it (its id is
+// computed here), so such a ref costs one request; an older or other
+// commit is read.
+func (s *Store) ReadRecent(ctx context.Context, ref, status string, within time.Duration) (*Mark, error) {
+	now := s.now()
+	for at := now; !at.Before(now.Add(-within - sharedPeriod)); at = at.Add(-sharedPeriod) {
+		s.remember(sharedMark(status, at))
+	}
+	return s.Read(ctx, ref)
 }
 
 // along asks o.Along for the refs to delete with the expired ones.
