@@ -740,7 +740,7 @@ func (s *Store) MarkShared(ctx context.Context, ref, status, old string) error {
 // commit is read.
 func (s *Store) ReadRecent(ctx context.Context, ref, status string, within time.Duration) (*Mark, error) {
 	now := s.now()
-	for at := now; !at.Before(now.Add(-within - sharedPeriod)); at = at.Add(-sharedPeriod) {
+	for at := now; !at.Before(now.Add(-within)); at = at.Add(-sharedPeriod) {
 		s.remember(sharedMark(status, at))
 	}
 	return s.Read(ctx, ref)

@@ -362,29 +362,61 @@ func TestInvalidInputRecorded(t *testing.T) {
 	}
 }
 
+// TestSweepStaleRefs: stale shard refs are swept by the first shard's
+// run of a sharded job and by the runs that drew it (one in
+// ShardSweepOneIn), in one push; the other runs do not list them.
 func TestSweepStaleRefs(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	// a job that never completed, a day and more ago
-	stale := events(t, transport.JobID("IC_stale"), contextFor("IC_stale", 120_000))
-	h.run(t, stale[0])
-	h.run(t, stale[1])
-	h.clock.Advance(23 * time.Hour)
-	fresh := events(t, transport.JobID("IC_fresh"), contextFor("IC_fresh", 120_000))
-	h.run(t, fresh[0])
-	h.clock.Advance(2 * time.Hour)
+	drawn, _ := seedWhere(t, func(d draws) bool { return d.shards && !d.states })
+	undrawn, _ := seedWhere(t, func(d draws) bool { return !d.shards && !d.states })
+	for _, tc := range []struct {
+		name  string
+		shard int // the run's shard of a sharded job; -1 = agent_small
+		seed  uint64
+		swept bool
+	}{
+		{"a small job that drew it", -1, drawn, true},
+		{"a small job that did not", -1, undrawn, false},
+		{"a sharded job's first shard", 0, undrawn, true},
+		{"a sharded job's other shard", 1, undrawn, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			// a job that never completed, a day and more ago
+			stale := events(t, transport.JobID("IC_stale"), contextFor("IC_stale", 120_000))
+			h.run(t, stale[0], withSeed(undrawn))
+			h.run(t, stale[1], withSeed(undrawn))
+			h.clock.Advance(23 * time.Hour)
+			fresh := events(t, transport.JobID("IC_fresh"), contextFor("IC_fresh", 120_000))
+			h.run(t, fresh[0], withSeed(undrawn))
+			h.clock.Advance(2 * time.Hour)
 
-	before := len(h.sim.Requests())
-	o := h.run(t, events(t, transport.JobID("IC_now"), contextFor("IC_now", 10))[0])
-	require.NoError(t, o.err)
-	require.NotNil(t, o.res.Sweep)
-	assert.Len(t, o.res.Sweep.Deleted, 2)
-	for _, r := range h.sim.Requests()[before:] {
-		assert.NotEqual(t, "DELETE", r.Method, "the stale refs go in one push: %s", r.Path)
+			ev := events(t, transport.JobID("IC_now"), contextFor("IC_now", 10))[0]
+			if tc.shard >= 0 {
+				ev = events(t, transport.JobID("IC_now"), contextFor("IC_now", 120_000))[tc.shard]
+			}
+			before := len(h.sim.Requests())
+			o := h.run(t, ev, withSeed(tc.seed))
+			require.NoError(t, o.err)
+			listed := false
+			for _, r := range h.sim.Requests()[before:] {
+				assert.NotEqual(t, "DELETE", r.Method, "the stale refs go in one push: %s", r.Path)
+				listed = listed || strings.HasSuffix(r.Path, "matching-refs/mention-runner/jobs")
+			}
+			assert.Equal(t, tc.swept, listed, "every job's refs listed")
+			assert.Len(t, h.sim.Refs(control, contract.JobRefs(transport.JobID("IC_fresh"))), 1)
+			if !tc.swept {
+				assert.Nil(t, o.res.Sweep)
+				assert.Len(t, h.sim.Refs(control, contract.JobRefs(transport.JobID("IC_stale"))), 2)
+				return
+			}
+			require.NotNil(t, o.res.Sweep)
+			assert.Len(t, o.res.Sweep.Deleted, 2)
+			assert.Empty(t, h.sim.Refs(control, contract.JobRefs(transport.JobID("IC_stale"))))
+			assert.Contains(t, o.log, "swept 2 stale job refs")
+		})
 	}
-	assert.Empty(t, h.sim.Refs(control, contract.JobRefs(transport.JobID("IC_stale"))))
-	assert.Len(t, h.sim.Refs(control, contract.JobRefs(transport.JobID("IC_fresh"))), 1)
-	assert.Contains(t, o.log, "swept 2 stale job refs")
 }
 
 func TestSettingsErrors(t *testing.T) {

@@ -184,7 +184,11 @@ func (h *harness) run(t testing.TB, event []byte, opts ...runOpt) outcome {
 	var log strings.Builder
 	var mu sync.Mutex
 	seed := uint64(1)
-	if v, ok := env[seedKey]; ok {
+	rng := func() *rand.Rand { return rand.New(rand.NewPCG(seed, seed+1)) }
+	switch v, ok := env[seedKey]; {
+	case v == byJob:
+		rng = func() *rand.Rand { return nil }
+	case ok:
 		_, err := fmt.Sscan(v, &seed)
 		require.NoError(t, err)
 	}
@@ -192,7 +196,7 @@ func (h *harness) run(t testing.TB, event []byte, opts ...runOpt) outcome {
 		Getenv: func(k string) string { return env[k] },
 		Stdout: writerFunc(func(p []byte) { mu.Lock(); log.Write(p); mu.Unlock() }),
 		Now:    h.clock.Now,
-		Rand:   rand.New(rand.NewPCG(seed, seed+1)),
+		Rand:   rng(),
 		Client: func(o *ghclient.Options) { o.MaxRetries, o.Base = -1, h.rt },
 	})
 	outs, oerr := actions.ReadOutputs(env["GITHUB_OUTPUT"])
@@ -212,6 +216,12 @@ func withEnv(k, v string) runOpt { return func(env map[string]string) { env[k] =
 const seedKey = "test:rand-seed"
 
 func withSeed(seed uint64) runOpt { return withEnv(seedKey, fmt.Sprint(seed)) }
+
+// byJob, as a run's seed, leaves Options.Rand nil: the run draws its
+// sweeps from its job's id, as in production.
+const byJob = "job"
+
+func drawnByJob() runOpt { return withEnv(seedKey, byJob) }
 
 type writerFunc func([]byte)
 

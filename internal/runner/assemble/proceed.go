@@ -47,7 +47,7 @@ func (r *run) proceed(ctx context.Context, res *Result, context []byte) error {
 	if id == "" {
 		id = j.JobID
 	}
-	r.sweepStates(ctx)
+	r.sweepStates(ctx, id)
 	var (
 		b        jobstate.Begin
 		found    *github.Issue

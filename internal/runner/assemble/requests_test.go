@@ -77,8 +77,10 @@ const latency = 250 * time.Millisecond
 
 // TestRequestCounts pins how many API requests each kind of run makes and
 // how many sequential round trips they take (no other jobs'
-// refs present, so each sweep costs one listing; old job states are
-// swept in one run in StateSweepOneIn, a listing more). No request needs
+// refs present, so each sweep costs one listing; stale shard refs are
+// swept by a sharded job's first shard's run and one other run in
+// ShardSweepOneIn, old job states looked at in one run in
+// StateSweepOneIn: the marker, and without it a slice). No request needs
 // more than a workflow token (no GET /user).
 func TestRequestCounts(t *testing.T) {
 	if testing.Short() {
@@ -100,22 +102,23 @@ func testRequestCounts(t *testing.T) {
 	o, n, trips, detail := requestsOf(t, h, small[0])
 	require.NoError(t, o.err)
 	t.Logf("agent_small run: %d requests, %d round trips (%s)", n, trips, detail)
-	// the job state (one push) with the opt-out list and the shard
-	// sweep's listing; the log issue, with no listing first: the run made
-	// the job's state on its first attempt (the thread's repository ids
-	// come from the context, not a request)
-	assert.Equal(t, 4, n)
+	// the job state (one push) with the opt-out list; the log issue, with
+	// no listing first: the run made the job's state on its first attempt
+	// (the thread's repository ids come from the context, not a request);
+	// no sweep drawn
+	assert.Equal(t, 3, n)
 	assert.LessOrEqual(t, trips, 3)
 	assert.NotContains(t, detail, "user")
 	assert.NotContains(t, detail, "GET issues")
-	// a run that drew the job states' sweep lists them too and reads the
-	// commit of the one state there (the run above's), beside
+	// a run that drew the job states' sweep reads the sweep marker
+	// (missing) and lists its slice of the states (none there), beside
+	seed, _ := seedWhere(t, func(d draws) bool { return d.states && !d.shards })
 	sampled := events(t, transport.JobID("IC_rss"), contextFor("IC_rss", 100))
-	o, n, trips, detail = requestsOf(t, h, sampled[0], withSeed(8))
+	o, n, trips, detail = requestsOf(t, h, sampled[0], withSeed(seed))
 	require.NoError(t, o.err)
 	require.NotNil(t, o.res.StateSweep)
 	t.Logf("agent_small run sweeping job states: %d requests, %d round trips (%s)", n, trips, detail)
-	assert.Equal(t, 6, n)
+	assert.Equal(t, 5, n)
 	assert.LessOrEqual(t, trips, 3)
 
 	for _, total := range []int{3, 20} {
@@ -144,9 +147,9 @@ func testRequestCounts(t *testing.T) {
 		// the piece (one push), listing; the other shards' commits (the
 		// lock and state commits are made locally); the lock (one push)
 		// with their blobs; the state (one push) with the opt-out list
-		// and the log issue listing; the log issue; the shard sweep's
-		// listing beside
-		assert.Equal(t, 2+(total-1)+1+(total-1)+3+1+1, n)
+		// and the log issue listing; the log issue (the first shard's run
+		// swept)
+		assert.Equal(t, 2+(total-1)+1+(total-1)+3+1, n)
 		assert.LessOrEqual(t, trips, 8)
 		assert.NotContains(t, detail, "user")
 

@@ -2,6 +2,9 @@ package assemble
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -30,13 +33,35 @@ const (
 	DefaultTimeout = 10 * time.Minute
 	sweepTimeout   = time.Minute
 	reportTimeout  = time.Minute
-	// StateSweepOneIn: one run in this many that start a job sweeps old
-	// job states. The dispatcher's claim sweep deletes each job's state
-	// with its claim; this is the fallback for a dispatcher that does not
-	// sweep (webhook-only, dry run, no pusher). Every state has a commit
-	// of its own and the listing holds 7 days of them, so a sweep per job
-	// cost a listing of every state and about a write per mention.
+	// StateSweepOneIn: one job in this many looks at old job states: it
+	// reads the dispatcher's sweep marker and, only when no dispatcher
+	// sweeps (the marker missing or stale), sweeps one slice of them. The
+	// dispatcher's claim sweep deletes each job's state with its claim;
+	// this is the fallback for one that does not (no pusher, a dispatcher
+	// that stopped). Every state has a commit of its own and the listing
+	// holds 7 days of them: a sweep of them all cost a page per 100 states
+	// and a read per commit.
 	StateSweepOneIn = 20
+	// StateSweepChecks bounds the state commits one fallback sweep reads.
+	//
+	// Why a bounded slice still keeps up: expired states appear at the
+	// rate jobs start (E an hour), and one job in StateSweepOneIn sweeps a
+	// random slice of 1/256 of the states, so each sweep must delete
+	// StateSweepOneIn of them on average. A slice holds L live states
+	// (7 days of E/256) and the expired ones X that piled up since it was
+	// last swept; a sweep reading C ≥ L+X commits deletes all X, and
+	// reading C < L+X of them at random deletes C·X/(L+X) on average. X
+	// grows while that is under StateSweepOneIn and shrinks above it, so
+	// it settles at X = StateSweepOneIn·L/(C−StateSweepOneIn) whatever E
+	// (with C = 2·StateSweepOneIn, X = L: states live at most about twice
+	// MaxAge), and at StateSweepOneIn when the slice is read whole.
+	StateSweepChecks = 2 * StateSweepOneIn
+	// ShardSweepOneIn: one job in this many that is not sharded sweeps
+	// stale shard refs (the first shard's run of every sharded job does).
+	// They come only from sharded jobs that never finished: the first
+	// shard's runs sweep at the rate they can appear, and this sweeps
+	// what a sharded job left when none follows.
+	ShardSweepOneIn = 20
 )
 
 // Options is the outside world of one assemble run, so tests can run many
@@ -45,7 +70,11 @@ type Options struct {
 	Getenv func(string) string // the environment (required)
 	Stdout io.Writer           // log lines and workflow commands; nil = discard
 	Now    func() time.Time    // commit dates and ref ages; nil = time.Now
-	Rand   *rand.Rand          // sweep order and StateSweepOneIn's draw; nil = randomly seeded
+	// Rand draws which sweeps a run makes (StateSweepOneIn,
+	// ShardSweepOneIn, the slice of job states) and their order; nil =
+	// the draws come from the job's id, so a job's runs always make the
+	// same ones (a measurement of one mention repeats exactly).
+	Rand *rand.Rand
 	// Timeout bounds the whole run; 0 = DefaultTimeout.
 	Timeout time.Duration
 	// Client adjusts the GitHub client options (tests: retries, sleeps).
@@ -78,8 +107,12 @@ type Result struct {
 	// Sweep is what the stale-ref sweep did (nil if it did not run).
 	Sweep *shardstore.SweepResult
 	// StateSweep is what the sweep of old job states did (nil if it did
-	// not run: it runs in one run in StateSweepOneIn that starts a job).
+	// not run: it runs in one job in StateSweepOneIn that starts its
+	// agent, when no dispatcher's sweep marker is fresh).
 	StateSweep *refstate.SweepResult
+	// DispatcherSweeps: this run read the sweep marker and found it
+	// fresh, so it left job states to the dispatcher.
+	DispatcherSweeps bool
 }
 
 // run holds one assemble run's settings and clients.
@@ -100,10 +133,10 @@ type run struct {
 	// reads) when this run may proceed; zero = Begin makes it.
 	state refstate.Mark
 	sw    sweeps
-	// statesDue: this run sweeps old job states if it starts the job
-	// (drawn before any sweep uses o.Rand: a rand.Rand is not shared
-	// between goroutines).
-	statesDue bool
+	// draw is which sweeps this run makes: from o.Rand, drawn in setup
+	// before any sweep uses it (a rand.Rand is not shared between
+	// goroutines), or from the job's id once it is known.
+	draw *draws
 }
 
 // Run performs one assemble run. Its error is for the exit status; when
@@ -137,7 +170,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			r.log.Warningf("could not record the failure on a log issue: %v", rerr)
 		}
 	}
-	r.sweep(ctx, res.JobID) // started early unless the event was unreadable
+	r.sweep(ctx, res.JobID, false) // started early unless the event was unreadable
 	r.reportSweeps(res)
 	if oerr := r.setOutputs(res); oerr != nil {
 		err = errors.Join(err, oerr)
@@ -203,7 +236,10 @@ func setup(o Options) (*run, error) {
 		blocks: &blockfile.Store{Client: issuesClient, Repo: cfg.ControlRepo, Path: cfg.BlocklistPath},
 	}
 	r.holder, r.runURL = identity(o.Getenv, cfg.ServerURL)
-	r.statesDue = drawStateSweep(o.Rand)
+	if o.Rand != nil {
+		d := drawRand(o.Rand)
+		r.draw = &d
+	}
 	return r, nil
 }
 
@@ -238,7 +274,7 @@ func (r *run) assemble(ctx context.Context, res *Result) error {
 		res.JobID = p.JobID
 	}
 	// Stale refs of other jobs are swept beside this job's own requests.
-	r.sweep(ctx, res.JobID)
+	r.sweep(ctx, res.JobID, et == contract.EventAgentShard && p.Shard != nil && p.Shard.Index == 0)
 	if ts, terr := time.Parse(time.RFC3339, p.Timestamp); terr == nil {
 		r.earlier = ts
 	}
@@ -413,16 +449,55 @@ type sweeps struct {
 	shardsOn, stateOn bool
 	shards            *shardstore.SweepResult
 	shardsErr         error
+	dispatcher        bool // the sweep marker was fresh
+	markerErr         error
 	states            *refstate.SweepResult
 	statesErr         error
 }
 
-// sweep starts the sweep of stale job refs (skipping jobID), once.
-func (r *run) sweep(ctx context.Context, jobID string) {
+// draws are the sweeps one run makes.
+type draws struct {
+	shards, states bool
+	slice          string // the job states' slice: two hex digits of a jobid
+}
+
+// drawRand draws a run's sweeps from rng.
+func drawRand(rng *rand.Rand) draws {
+	return draws{states: rng.IntN(StateSweepOneIn) == 0, shards: rng.IntN(ShardSweepOneIn) == 0,
+		slice: fmt.Sprintf("%02x", rng.IntN(256))}
+}
+
+// drawJob draws a job's sweeps from its id: a hash, so jobs draw evenly
+// and independently whatever their ids look like, and every run of one
+// job draws the same.
+func drawJob(jobID string) draws {
+	h := sha256.Sum256([]byte("mention-runner sweeps\x00" + jobID))
+	return draws{
+		states: binary.BigEndian.Uint32(h[0:4])%StateSweepOneIn == 0,
+		shards: binary.BigEndian.Uint32(h[4:8])%ShardSweepOneIn == 0,
+		slice:  hex.EncodeToString(h[8:9]),
+	}
+}
+
+// draws is this run's draw, made from jobID when no Rand made it.
+func (r *run) draws(jobID string) draws {
+	if r.draw == nil {
+		d := drawJob(jobID)
+		r.draw = &d
+	}
+	return *r.draw
+}
+
+// sweep starts the sweep of stale job refs (skipping jobID), once, when
+// this run is the first shard's of a sharded job (firstShard) or drew it.
+func (r *run) sweep(ctx context.Context, jobID string, firstShard bool) {
 	if r.sw.shardsOn {
 		return
 	}
 	r.sw.shardsOn = true
+	if !firstShard && !r.draws(jobID).shards {
+		return
+	}
 	r.sw.wg.Go(func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sweepTimeout)
 		defer cancel()
@@ -430,26 +505,27 @@ func (r *run) sweep(ctx context.Context, jobID string) {
 	})
 }
 
-// drawStateSweep says whether a run sweeps old job states: one in
-// StateSweepOneIn.
-func drawStateSweep(rng *rand.Rand) bool {
-	if rng == nil {
-		return rand.IntN(StateSweepOneIn) == 0
-	}
-	return rng.IntN(StateSweepOneIn) == 0
-}
-
-// sweepStates starts the sweep of old job states, once, in a run that
-// has its job's whole context and drew it (statesDue).
-func (r *run) sweepStates(ctx context.Context) {
-	if r.sw.stateOn || !r.statesDue {
+// sweepStates starts the fallback sweep of old job states, once, in a
+// run that has its job's whole context and drew it: it reads the sweep
+// marker and sweeps one slice unless a dispatcher swept lately.
+func (r *run) sweepStates(ctx context.Context, jobID string) {
+	if r.sw.stateOn {
 		return
 	}
 	r.sw.stateOn = true
+	d := r.draws(jobID)
+	if !d.states {
+		return
+	}
 	r.sw.wg.Go(func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sweepTimeout)
 		defer cancel()
-		r.sw.states, r.sw.statesErr = r.states.Sweep(ctx)
+		// an unreadable marker is no dispatcher's word: sweep
+		fresh, err := r.states.DispatcherSweeps(ctx)
+		if r.sw.dispatcher, r.sw.markerErr = fresh, err; fresh {
+			return
+		}
+		r.sw.states, r.sw.statesErr = r.states.SweepSlice(ctx, d.slice, StateSweepChecks, r.o.Rand)
 	})
 }
 
@@ -467,12 +543,16 @@ func (r *run) reportSweeps(res *Result) {
 			r.log.Infof("swept %d stale job refs (checked %d of %d)", len(sr.Deleted), sr.Checked, sr.Listed)
 		}
 	}
+	res.DispatcherSweeps = r.sw.dispatcher
+	if r.sw.markerErr != nil {
+		r.log.Warningf("%v; sweeping a slice of the job states", r.sw.markerErr)
+	}
 	if r.sw.statesErr != nil {
 		r.log.Warningf("sweep of old job states: %v", r.sw.statesErr)
 	} else if js := r.sw.states; js != nil {
 		res.StateSweep = js
 		if len(js.Deleted) > 0 {
-			r.log.Infof("swept %d job states older than %s", len(js.Deleted), jobstate.MaxAge)
+			r.log.Infof("swept %d job states older than %s (checked %d of the %d in slice %s)", len(js.Deleted), jobstate.MaxAge, js.Checked, js.Listed, r.draw.slice)
 		}
 	}
 }

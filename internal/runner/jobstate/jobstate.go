@@ -13,8 +13,9 @@
 // read as done. With a pusher the state costs one request: its commit is
 // made locally and pushed with the ref's creation. Publish deletes the job's shard refs but never this one:
 // it is deleted after MaxAge (7 days), long after any redelivery, with
-// its mention's claim by the dispatcher's sweep, or by the sweep (Sweep)
-// assemble runs in one job in 20 for a dispatcher that does not sweep. A
+// its mention's claim by the dispatcher's sweep, or by the bounded
+// fallback sweep (SweepSlice) assemble runs in one job in 20 while no
+// dispatcher's sweep marker is fresh (DispatcherSweeps). A
 // re-run of a finished workflow run after that is stopped by the log
 // issue's final marker.
 package jobstate
@@ -22,6 +23,7 @@ package jobstate
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/google/go-github/v62/github"
@@ -116,14 +118,38 @@ func (s *Store) BeginAt(ctx context.Context, jobID, runID string, m refstate.Mar
 	return b, nil
 }
 
-// sweepChecks bounds the state commits one sweep reads: a push's worth
-// (refpush.DefaultMaxUpdates), as the sweep runs in few jobs and must
-// keep up with the states that expire in all of them.
-const sweepChecks = refpush.DefaultMaxUpdates
+// MarkerFresh is the age under which the sweep marker
+// (contract.SweepMarkerRef) says a dispatcher sweeps job states with their
+// claims, so the runner's fallback sweep stays out. A sweeping dispatcher
+// sets it in the push of each sweep that deletes, and at least once a day
+// otherwise: two days leave room for a day's missed sweeps.
+const MarkerFresh = 48 * time.Hour
 
-// Sweep deletes job states older than MaxAge (best effort). It is the
+// DispatcherSweeps reads the sweep marker: one request while it holds a
+// shared commit younger than MarkerFresh (its id is known here), two
+// otherwise.
+func (s *Store) DispatcherSweeps(ctx context.Context) (bool, error) {
+	m, err := s.rs.ReadRecent(ctx, contract.SweepMarkerRef, contract.SweepMarkerStatus, MarkerFresh)
+	if err != nil {
+		return false, fmt.Errorf("jobstate: read the sweep marker: %w", err)
+	}
+	return m != nil && s.now().Sub(m.At) < MarkerFresh, nil
+}
+
+// SweepSlice deletes the job states older than MaxAge among those whose
+// jobid starts with slice (two hex digits: a 256th of them, one listing
+// request), reading at most maxChecks of their commits (every state has
+// its own), in random order (rng; nil = randomly seeded). It is the
 // fallback of the dispatcher's claim sweep, which deletes a job's state
-// with its claim; assemble runs it in few jobs.
-func (s *Store) Sweep(ctx context.Context) (*refstate.SweepResult, error) {
-	return s.rs.Sweep(ctx, refstate.SweepOptions{Prefix: RefPrefix, MaxAge: MaxAge, MaxChecks: sweepChecks})
+// with its claim; assemble runs it in few jobs, and only while no
+// dispatcher says it sweeps (DispatcherSweeps).
+func (s *Store) SweepSlice(ctx context.Context, slice string, maxChecks int, rng *rand.Rand) (*refstate.SweepResult, error) {
+	return s.rs.Sweep(ctx, refstate.SweepOptions{Prefix: RefPrefix, Under: slice, MaxAge: MaxAge, MaxChecks: maxChecks, Rand: rng})
+}
+
+func (s *Store) now() time.Time {
+	if s.rs.Now == nil {
+		return time.Now()
+	}
+	return s.rs.Now()
 }
