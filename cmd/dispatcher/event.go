@@ -57,6 +57,10 @@ func runEvent(ctx context.Context, env *cli.Env, args []string) error {
 	if ferr := d.Flush(ctx); ferr != nil && err == nil {
 		err = ferr
 	}
+	// No poll cycle follows an event process: one mention in
+	// dispatch.EventSweepOneIn sweeps claims unless a dispatcher swept
+	// within the hour.
+	d.EventSweep(ctx, dec.JobID)
 	if werr := enc.Encode(dec); werr != nil {
 		return fmt.Errorf("write decision: %w", werr)
 	}

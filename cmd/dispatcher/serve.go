@@ -61,6 +61,14 @@ func runServe(ctx context.Context, env *cli.Env, args []string) error {
 	flushed := make(chan struct{})
 	go func() { d.FlushEvery(fctx, 0); close(flushed) }()
 	defer func() { stopFlush(); <-flushed }()
+	// Claims, and their job states, are swept at start and hourly, as a
+	// poller does: nothing else in a webhook-only deployment sweeps them,
+	// and the runner's fallback sweep stays out while these sweeps keep
+	// the sweep marker fresh.
+	sctx, stopSweep := context.WithCancel(ctx)
+	swept := make(chan struct{})
+	go func() { d.SweepEvery(sctx, 0, nil); close(swept) }()
+	defer func() { stopSweep(); <-swept }()
 	select {
 	case err := <-done:
 		return fmt.Errorf("serve: %w", err)

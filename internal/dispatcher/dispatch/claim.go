@@ -389,8 +389,68 @@ func (d *Dispatcher) handled(ctx context.Context, jobID string) (bool, error) {
 // re-run of the finished workflow run finds its job done by the log
 // issue's final marker, which assemble reads beside the state. A job
 // state that moved since it was listed is left (compare-and-swap).
+//
+// With Config.Push it also keeps the sweep marker (contract.SweepMarkerRef)
+// fresh, so the runner's fallback sweep of job states stays out: it reads
+// the marker (one request), sets it in the sweep's own push when the sweep
+// deletes something, and otherwise writes it alone once it is
+// MarkerRefresh old. Each write is sent once: a lost answer leaves the
+// marker set or stale, and either is harmless (the next sweep sets it
+// again). A dry run sweeps nothing and writes nothing.
 func (d *Dispatcher) SweepClaims(ctx context.Context) (*refstate.SweepResult, error) {
-	return d.states().Sweep(ctx, d.claimSweep())
+	if d.cfg.DryRun {
+		return &refstate.SweepResult{}, nil
+	}
+	st := d.states()
+	o := d.claimSweep()
+	var marker *refstate.Mark
+	var markerErr error
+	if st.Push != nil {
+		marker, markerErr = st.ReadRecent(ctx, contract.SweepMarkerRef, contract.SweepMarkerStatus, MarkerRefresh)
+		if markerErr == nil {
+			o.Mark = &refstate.SweepMark{Ref: contract.SweepMarkerRef, Status: contract.SweepMarkerStatus}
+			if marker != nil {
+				o.Mark.Old = marker.Commit
+			}
+		}
+	}
+	res, err := st.Sweep(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if markerErr != nil {
+		res.Errors = append(res.Errors, fmt.Errorf("the sweep marker is left as it is: %w", markerErr))
+	}
+	if o.Mark != nil && !res.MarkSent && (marker == nil || d.cfg.Now().Sub(marker.At) >= MarkerRefresh) {
+		if err := st.MarkShared(ctx, contract.SweepMarkerRef, contract.SweepMarkerStatus, o.Mark.Old); err != nil {
+			res.Errors = append(res.Errors, err)
+		} else {
+			res.Marked = true
+		}
+	}
+	return res, nil
+}
+
+// MarkerRefresh is the age at which a claim sweep that deletes nothing
+// still sets the sweep marker (one write a day at most): the runner takes
+// a marker for a sweeping dispatcher's for jobstate.MarkerFresh, twice
+// that.
+const MarkerRefresh = 24 * time.Hour
+
+// SweepClaimsUnlessSwept is SweepClaims unless the sweep marker says a
+// dispatcher swept within the last `within` (then it costs one request):
+// for processes that each see few mentions and could all sweep at once
+// (event mode).
+func (d *Dispatcher) SweepClaimsUnlessSwept(ctx context.Context, within time.Duration) (*refstate.SweepResult, error) {
+	if d.cfg.DryRun {
+		return &refstate.SweepResult{}, nil
+	}
+	st := d.states()
+	m, err := st.ReadRecent(ctx, contract.SweepMarkerRef, contract.SweepMarkerStatus, within)
+	if err == nil && m != nil && d.cfg.Now().Sub(m.At) < within {
+		return nil, nil
+	}
+	return d.SweepClaims(ctx)
 }
 
 func (d *Dispatcher) claimSweep() refstate.SweepOptions {

@@ -2,6 +2,8 @@ package dispatch
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +21,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/core/clock"
 	"github.com/mention-runner/mention-runner/internal/core/mention"
 	"github.com/mention-runner/mention-runner/internal/core/policy"
+	"github.com/mention-runner/mention-runner/internal/core/refstate"
 	"github.com/mention-runner/mention-runner/internal/core/threadctx"
 	"github.com/mention-runner/mention-runner/internal/dispatcher/webhook"
 )
@@ -79,14 +82,76 @@ func (p *Poller) sweep(ctx context.Context) {
 	if p.D.cfg.DryRun || !p.sweepDue() {
 		return
 	}
-	res, err := p.D.SweepClaims(ctx)
+	p.D.logSweep(p.D.SweepClaims(ctx))
+}
+
+// logSweep logs what a claim sweep did.
+func (d *Dispatcher) logSweep(res *refstate.SweepResult, err error) {
 	if err != nil {
-		p.D.cfg.Logger.Warn("sweep of old claim refs failed", "error", err.Error())
+		d.cfg.Logger.Warn("sweep of old claim refs failed", "error", err.Error())
+		return
+	}
+	if res == nil {
 		return
 	}
 	if len(res.Deleted) > 0 || len(res.Errors) > 0 {
-		p.D.cfg.Logger.Info("swept old claim refs", "deleted", len(res.Deleted), "job_states", len(res.Along), "listed", res.Listed, "errors", len(res.Errors))
+		d.cfg.Logger.Info("swept old claim refs", "deleted", len(res.Deleted), "job_states", len(res.Along), "listed", res.Listed, "marked", res.Marked, "errors", len(res.Errors))
 	}
+	for _, e := range res.Errors {
+		d.cfg.Logger.Debug("sweep problem", "error", e.Error())
+	}
+}
+
+// SweepEvery sweeps claim refs at once and then every interval (0 = an
+// hour, as a poller does) until ctx ends, for a process that does not
+// poll (serve); sleep waits (nil = a timer honouring ctx). A dry run
+// does not sweep.
+func (d *Dispatcher) SweepEvery(ctx context.Context, interval time.Duration, sleep func(context.Context, time.Duration) error) {
+	if d.cfg.DryRun {
+		return
+	}
+	if interval <= 0 {
+		interval = sweepEvery
+	}
+	if sleep == nil {
+		sleep = clock.Sleep
+	}
+	for ctx.Err() == nil {
+		sctx, cancel := context.WithTimeout(ctx, sweepTimeout)
+		d.logSweep(d.SweepClaims(sctx))
+		cancel()
+		if sleep(ctx, interval) != nil {
+			return
+		}
+	}
+}
+
+// sweepTimeout bounds one sweep of SweepEvery.
+const sweepTimeout = 5 * time.Minute
+
+// EventSweepOneIn: one mention in this many that `dispatcher event` (a
+// process per webhook event, which no poll cycle follows) handles also
+// sweeps claims, unless the sweep marker says a dispatcher swept within
+// the hour. While mentions come, claims and their job states are then
+// swept about hourly, for the marker's read in one mention in ten.
+const EventSweepOneIn = 10
+
+// EventSweep sweeps claims after an event process handled jobID's
+// mention, when the job's id draws it (one in EventSweepOneIn: a
+// mention's cost repeats exactly) and no dispatcher swept within the
+// hour. A dry run does not sweep.
+func (d *Dispatcher) EventSweep(ctx context.Context, jobID string) {
+	if jobID == "" || d.cfg.DryRun || !eventSweepDrawn(jobID) {
+		return
+	}
+	sctx, cancel := context.WithTimeout(ctx, sweepTimeout)
+	defer cancel()
+	d.logSweep(d.SweepClaimsUnlessSwept(sctx, sweepEvery))
+}
+
+func eventSweepDrawn(jobID string) bool {
+	h := sha256.Sum256([]byte("mention-runner event sweep\x00" + jobID))
+	return binary.BigEndian.Uint32(h[:4])%EventSweepOneIn == 0
 }
 
 // handledThread is what a process did with a thread it left unread.
