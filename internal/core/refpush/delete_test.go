@@ -37,17 +37,7 @@ func TestDeleteAll(t *testing.T) {
 			ctx := ctxT(t)
 			f.push.MaxUpdates = tc.maxUpdates
 			c, other := commit("c"), commit("other")
-			var creates, dels []refpush.Update
-			for i := range tc.refs {
-				r := fmt.Sprintf("refs/mention-runner/test/r%03d", i)
-				creates = append(creates, refpush.Update{Ref: r, New: c.SHA()})
-				dels = append(dels, refpush.Update{Ref: r, Old: c.SHA()})
-			}
-			res, err := f.push.Push(ctx, "ops/control", []refpush.Commit{c, other}, creates)
-			require.NoError(t, err)
-			for _, e := range res {
-				require.NoError(t, e)
-			}
+			dels := f.refsAt(t, tc.refs, c, other)
 			for i := range tc.stale {
 				dels[i].Old = other.SHA()
 			}
@@ -60,13 +50,7 @@ func TestDeleteAll(t *testing.T) {
 			before := len(f.sim.Requests())
 			errs := f.push.DeleteAll(ctx, "ops/control", dels)
 			require.Len(t, errs, tc.refs)
-			pushes := 0
-			for _, r := range f.sim.Requests()[before:] {
-				if r.Method == "POST" {
-					pushes++
-				}
-			}
-			assert.Equal(t, tc.pushes, pushes)
+			assert.Equal(t, tc.pushes, posts(f.sim, before))
 			left := 0
 			for i, d := range dels {
 				if f.refAt(t, d.Ref) != "" {
@@ -102,7 +86,6 @@ func TestDeleteListedWith(t *testing.T) {
 		fault      bool   // the first push's answer is lost after it landed
 		pushes     int
 		riderOK    bool
-		left       int
 	}{
 		{name: "one push, the rider in it", refs: 5, pushes: 1, riderOK: true},
 		{name: "the rider counts against the cap", refs: 7, maxUpdates: 3, pushes: 3, riderOK: true},
@@ -116,17 +99,7 @@ func TestDeleteListedWith(t *testing.T) {
 			ctx := ctxT(t)
 			f.push.MaxUpdates = tc.maxUpdates
 			c, marker := commit("c"), commit("marker")
-			var creates, dels []refpush.Update
-			for i := range tc.refs {
-				r := fmt.Sprintf("refs/mention-runner/test/r%03d", i)
-				creates = append(creates, refpush.Update{Ref: r, New: c.SHA()})
-				dels = append(dels, refpush.Update{Ref: r, Old: c.SHA()})
-			}
-			dels = append(dels, refpush.Update{}) // a ref kept
-			if len(creates) > 0 {
-				_, err := f.push.Push(ctx, "ops/control", []refpush.Commit{c}, creates)
-				require.NoError(t, err)
-			}
+			dels := append(f.refsAt(t, tc.refs, c), refpush.Update{}) // and a ref kept
 			rider := &refpush.Rider{Commits: []refpush.Commit{marker}, Update: refpush.Update{Ref: "refs/mention-runner/marker", New: marker.SHA()}}
 			if tc.riderOld == "stale" {
 				rider.Update.Old = c.SHA()
@@ -136,13 +109,7 @@ func TestDeleteListedWith(t *testing.T) {
 			}
 			before := len(f.sim.Requests())
 			deleted, riderErr, problems := f.push.DeleteListedWith(ctx, "ops/control", dels, rider)
-			pushes := 0
-			for _, r := range f.sim.Requests()[before:] {
-				if r.Method == "POST" {
-					pushes++
-				}
-			}
-			assert.Equal(t, tc.pushes, pushes)
+			assert.Equal(t, tc.pushes, posts(f.sim, before))
 			if tc.riderOK {
 				assert.NoError(t, riderErr)
 				assert.Equal(t, marker.SHA(), f.refAt(t, rider.Update.Ref))
@@ -166,4 +133,35 @@ func TestDeleteListedWith(t *testing.T) {
 			assert.False(t, deleted[tc.refs], "the ref kept")
 		})
 	}
+}
+
+// refsAt creates n refs at c in one push (with the commits given, c
+// first) and returns a delete of each from c.
+func (f fixture) refsAt(t *testing.T, n int, commits ...refpush.Commit) []refpush.Update {
+	t.Helper()
+	var creates, dels []refpush.Update
+	for i := range n {
+		r := fmt.Sprintf("refs/mention-runner/test/r%03d", i)
+		creates = append(creates, refpush.Update{Ref: r, New: commits[0].SHA()})
+		dels = append(dels, refpush.Update{Ref: r, Old: commits[0].SHA()})
+	}
+	if n == 0 {
+		return nil
+	}
+	res, err := f.push.Push(ctxT(t), "ops/control", commits, creates)
+	require.NoError(t, err)
+	for _, e := range res {
+		require.NoError(t, e)
+	}
+	return dels
+}
+
+// posts counts the POST requests (pushes) since the request log's from.
+func posts(sim *githubsim.Sim, from int) (n int) {
+	for _, r := range sim.Requests()[from:] {
+		if r.Method == "POST" {
+			n++
+		}
+	}
+	return n
 }

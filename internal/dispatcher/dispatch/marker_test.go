@@ -30,12 +30,7 @@ func newMarkerEnv(t *testing.T, oldClaims int, dryRun bool) markerEnv {
 	t.Helper()
 	e := newEnv(t)
 	clk := fakeclock.New(time.Date(2026, 3, 1, 12, 30, 0, 0, time.UTC))
-	p, err := refpush.New(e.gh.Client(), refpush.ServerFromAPI(e.gh.BaseURL), botToken)
-	require.NoError(t, err)
-	cfg := e.cfg
-	cfg.Now, cfg.StateMaxAge, cfg.Push = clk.Now, 48*time.Hour, p
-	d, err := New(cfg, Clients{GitHub: e.gh, Dispatch: e.dsp})
-	require.NoError(t, err)
+	d := pushingDispatcher(t, e, clk, false)
 	n := e.issue("x")
 	for i := range oldClaims {
 		c := e.comment(n, "alice", fmt.Sprintf("@mrbot old %d", i))
@@ -44,11 +39,22 @@ func newMarkerEnv(t *testing.T, oldClaims int, dryRun bool) markerEnv {
 	}
 	clk.Advance(72 * time.Hour)
 	if dryRun {
-		cfg.DryRun = true
-		d, err = New(cfg, Clients{GitHub: e.gh, Dispatch: e.dsp})
-		require.NoError(t, err)
+		d = pushingDispatcher(t, e, clk, true)
 	}
 	return markerEnv{env: e, d: d, clk: clk}
+}
+
+// pushingDispatcher is a dispatcher on e that writes CONTROL with pushes,
+// on clk, keeping claims 48 hours.
+func pushingDispatcher(t *testing.T, e *env, clk *fakeclock.Clock, dryRun bool) *Dispatcher {
+	t.Helper()
+	p, err := refpush.New(e.gh.Client(), refpush.ServerFromAPI(e.gh.BaseURL), botToken)
+	require.NoError(t, err)
+	cfg := e.cfg
+	cfg.Now, cfg.StateMaxAge, cfg.Push, cfg.DryRun = clk.Now, 48*time.Hour, p, dryRun
+	d, err := New(cfg, Clients{GitHub: e.gh, Dispatch: e.dsp})
+	require.NoError(t, err)
+	return d
 }
 
 // marker is the sweep marker's commit and date ("" when missing).
@@ -62,6 +68,15 @@ func (m markerEnv) marker(t *testing.T) (string, time.Time) {
 		return "", time.Time{}
 	}
 	return cur.Commit, cur.At
+}
+
+// setMarker sets the sweep marker as a dispatcher's sweep did age ago.
+func (m markerEnv) setMarker(t *testing.T, age time.Duration) {
+	t.Helper()
+	rs, err := refstate.New(m.gh, control, func() time.Time { return m.clk.Now().Add(-age) })
+	require.NoError(t, err)
+	rs.Push = m.d.cfg.Push
+	require.NoError(t, rs.MarkShared(m.ctx(), contract.SweepMarkerRef, contract.SweepMarkerStatus, ""))
 }
 
 func pushesSince(sim *githubsim.Sim, from int) (n int) {
@@ -101,10 +116,7 @@ func TestSweepMarker(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := newMarkerEnv(t, tc.old, tc.dryRun)
 			if tc.marker >= 0 {
-				rs, err := refstate.New(m.gh, control, func() time.Time { return m.clk.Now().Add(-tc.marker) })
-				require.NoError(t, err)
-				rs.Push = m.d.cfg.Push
-				require.NoError(t, rs.MarkShared(m.ctx(), contract.SweepMarkerRef, contract.SweepMarkerStatus, ""))
+				m.setMarker(t, tc.marker)
 			}
 			before, _ := m.marker(t)
 			if tc.fault != "" {
@@ -162,10 +174,7 @@ func TestSweepClaimsUnlessSwept(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := newMarkerEnv(t, 2, false)
 			if tc.marker >= 0 {
-				rs, err := refstate.New(m.gh, control, func() time.Time { return m.clk.Now().Add(-tc.marker) })
-				require.NoError(t, err)
-				rs.Push = m.d.cfg.Push
-				require.NoError(t, rs.MarkShared(m.ctx(), contract.SweepMarkerRef, contract.SweepMarkerStatus, ""))
+				m.setMarker(t, tc.marker)
 			}
 			from := len(m.sim.Requests())
 			res, err := m.d.SweepClaimsUnlessSwept(m.ctx(), time.Hour)

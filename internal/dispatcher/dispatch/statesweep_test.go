@@ -3,7 +3,6 @@ package dispatch
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -49,12 +48,8 @@ func TestSweepJobStates(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			clk := fakeclock.New(time.Now().UTC())
-			p, err := refpush.New(e.gh.Client(), refpush.ServerFromAPI(e.gh.BaseURL), botToken)
-			require.NoError(t, err)
-			cfg := e.cfg
-			cfg.Now, cfg.StateMaxAge, cfg.Push = clk.Now, 48*time.Hour, p
-			d, err := New(cfg, Clients{GitHub: e.gh, Dispatch: e.dsp})
-			require.NoError(t, err)
+			d := pushingDispatcher(t, e, clk, false)
+			p := d.cfg.Push
 			runs, err := refstate.New(e.gh, control, clk.Now) // the runner's job states
 			require.NoError(t, err)
 			runs.Push = p
@@ -110,12 +105,7 @@ func TestSweepJobStates(t *testing.T) {
 			assert.Len(t, res.Errors, tc.errors, "%v", res.Errors)
 			assert.Len(t, res.Along, tc.along)
 			assert.Equal(t, tc.writes, len(e.sim.ContentWrites()[bot])-before)
-			sent := 0
-			for _, r := range e.sim.Requests()[reqs:] {
-				if r.Method == "POST" && strings.HasSuffix(r.Path, "/git-receive-pack") {
-					sent++
-				}
-			}
+			sent := pushesSince(e.sim, reqs)
 			assert.Equal(t, 1, sent-map[bool]int{true: 1}[tc.move], "the claims and their states go in one push, sent once")
 			states := e.sim.Refs(control, contract.RunStateRefPrefix)
 			assert.Contains(t, states, contract.RunStateRef(dec.JobID), "a young claim's state stays")
