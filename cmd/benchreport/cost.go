@@ -62,8 +62,8 @@ var costNote = fmt.Sprintf("Each row: one mention through `dispatcher once` and 
 	"REST requests: per account, every method and answer, git's smart HTTP and GraphQL left out, as GitHub's primary limits count them "+
 	"(n/h: the mentions an hour %d requests allow the bot's and the CONTROL_TOKEN's accounts, "+
 	"and %d the workflow token, a limit per repository that all the control repo's jobs share; "+
-	"a prepare job that sweeps old job states, one run in %d, adds a listing and a commit read to it). "+
+	"the prepare jobs' sweeps, drawn from the job's id, add the sweep marker's read to one job in %d and a listing of the job refs to one in %d). "+
 	"Requests: all, reads and git included. Round trips: the most requests that ran one after another without overlapping "+
 	"(githubsim.RoundTrips on the request log, %d ms added to every request).",
-	benchreport.HourlyWrites, benchreport.HourlyRequests, benchreport.HourlyWorkflowRequests, assemble.StateSweepOneIn,
+	benchreport.HourlyWrites, benchreport.HourlyRequests, benchreport.HourlyWorkflowRequests, assemble.StateSweepOneIn, assemble.ShardSweepOneIn,
 	mentioncost.DefaultLatency.Milliseconds())

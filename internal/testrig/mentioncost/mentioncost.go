@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mention-runner/mention-runner/internal/core/contract"
+	"github.com/mention-runner/mention-runner/internal/core/refstate"
 	"github.com/mention-runner/mention-runner/internal/testrig/demo"
 	"github.com/mention-runner/mention-runner/internal/testrig/githubsim"
 )
@@ -162,6 +164,17 @@ func measure(ctx context.Context, o Options, c Case, attempt int) (Cost, error) 
 		w.Sim.AddToken(controlToken, ControlLogin)
 		w.Sim.SetPermission(demo.ControlRepo, ControlLogin, "write")
 		base.DispatcherSettings = append(base.DispatcherSettings, "CONTROL_TOKEN="+controlToken)
+	}
+	// A deployment's dispatcher sweeps claims and keeps the sweep marker
+	// fresh (one write a day at most when it has nothing to delete): a
+	// control repo without it would have the measured `once`, when it
+	// draws its sweep, write it, a write no later mention pays.
+	markers, err := refstate.New(w.Sim.Client(demo.BotToken), demo.ControlRepo, nil)
+	if err != nil {
+		return Cost{}, err
+	}
+	if _, err := markers.SetShared(ctx, contract.SweepMarkerRef, contract.SweepMarkerStatus); err != nil {
+		return Cost{}, fmt.Errorf("the sweep marker: %w", err)
 	}
 	dir := filepath.Join(o.WorkDir, fmt.Sprintf("%s-%d", c.Name, attempt))
 	warm, err := w.Sim.CreateIssue(demo.TargetRepo, "bob", "Lint output", "The lint step prints a warning per file.")
