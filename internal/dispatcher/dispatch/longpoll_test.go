@@ -69,7 +69,7 @@ func (l *longPoll) wait() error {
 func (e *env) startLongPoll(ctx context.Context, window time.Duration) *longPoll {
 	l := &longPoll{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), gate: make(chan struct{}), exited: make(chan struct{}), world: e.later}
 	d := e.dispatcher(func(c *Config) { c.RatePerHour = 1000 })
-	p := &Poller{D: d, Client: e.gh, MinInterval: time.Second, Now: l.Now, Until: l.Now().Add(window), Sleep: l.sleep}
+	p := &Poller{D: d, Client: e.gh, MinInterval: time.Second, Now: l.Now, Until: l.Now().Add(window), Sleep: l.sleep, SweepFirst: noSweep}
 	go func() {
 		l.err = p.Run(ctx)
 		close(l.exited)

@@ -48,6 +48,10 @@ type Poller struct {
 	// cycles, never in the middle of one, so the next run can take over.
 	Until time.Time
 	Now   func() time.Time // nil = the dispatcher's clock
+	// SweepFirst says whether a fresh poller sweeps in its first cycle;
+	// nil = one in 10 at random (a cron of `once` runs sweeps now and
+	// then).
+	SweepFirst func() bool
 
 	lastModified string
 	interval     time.Duration
@@ -68,6 +72,9 @@ const sweepEvery = time.Hour
 func (p *Poller) sweepDue() bool {
 	if p.swept.IsZero() {
 		p.swept = p.D.cfg.Now()
+		if p.SweepFirst != nil {
+			return p.SweepFirst()
+		}
 		return rand.IntN(10) == 0
 	}
 	if p.D.cfg.Now().Sub(p.swept) < sweepEvery {

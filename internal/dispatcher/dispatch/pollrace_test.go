@@ -98,7 +98,7 @@ func TestMentionDuringCycleIsNotLost(t *testing.T) {
 				d, err := New(e.cfg, Clients{GitHub: through, Dispatch: e.dsp})
 				require.NoError(t, err)
 
-				_, err = (&Poller{D: d, Client: through, Sleep: noSleep}).Cycle(e.ctx())
+				_, err = (&Poller{D: d, Client: through, Sleep: noSleep, SweepFirst: noSweep}).Cycle(e.ctx())
 				require.NoError(t, err)
 				require.NotNil(t, late, "the comment was injected")
 				first := map[string]int{transport.JobID(c1.GetNodeID()): 1}
@@ -157,7 +157,7 @@ func TestLateMentionFailingIsDispatchedByNextRun(t *testing.T) {
 	d, err := New(e.cfg, Clients{GitHub: through, Dispatch: e.clientAt(srv.URL)})
 	require.NoError(t, err)
 
-	res, err := (&Poller{D: d, Client: through, Sleep: noSleep}).Once(e.ctx())
+	res, err := (&Poller{D: d, Client: through, Sleep: noSleep, SweepFirst: noSweep}).Once(e.ctx())
 	require.Error(t, err)
 	assert.Equal(t, 1, res.Failed)
 	assert.Equal(t, map[string]int{transport.JobID(c1.GetNodeID()): 1}, e.jobsDispatched())
