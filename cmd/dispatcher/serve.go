@@ -75,9 +75,9 @@ func runServe(ctx context.Context, env *cli.Env, args []string) error {
 	case <-ctx.Done():
 	}
 	// Let deliveries in flight finish their dispatches.
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), *timeout+5*time.Second)
+	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), *timeout+5*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
+	if err := srv.Shutdown(shutCtx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
