@@ -184,3 +184,43 @@ func dispatch(ctx context.Context, c *github.Client, owner, repo, event string, 
 	}
 	return resp, err
 }
+
+// TestAccountLimit: one account's hourly requests can be set apart from
+// everyone else's, as GitHub gives a workflow's GITHUB_TOKEN 1,000 an
+// hour; the other accounts keep the primary limit.
+func TestAccountLimit(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		limit     int // SetAccountLimit for the bot; 0 = none
+		wantLimit int // what the bot's answers say
+		botCalls  int // calls the bot makes
+		botOK     int // of which answered
+	}{
+		{"override", 2, 2, 3, 2},
+		{"none", 0, 5, 3, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			ctx := ctxT(t)
+			w.sim.SetPrimaryLimit(5)
+			w.sim.SetAccountLimit("BOT", tc.limit) // any case
+			ok := 0
+			for range tc.botCalls {
+				req, _ := http.NewRequestWithContext(ctx, "GET", w.base+"repos/alice/app", nil)
+				req.Header.Set("Authorization", "token tok-bot")
+				resp, err := http.DefaultClient.Do(req)
+				require.NoError(t, err)
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				assert.Equal(t, strconv.Itoa(tc.wantLimit), resp.Header.Get("X-RateLimit-Limit"))
+				if resp.StatusCode == http.StatusOK {
+					ok++
+				}
+			}
+			assert.Equal(t, tc.botOK, ok)
+			_, resp, err := w.gh["alice"].Repositories.Get(ctx, "alice", "app")
+			require.NoError(t, err)
+			assert.Equal(t, 5, resp.Rate.Limit, "other accounts keep the primary limit")
+		})
+	}
+}

@@ -24,6 +24,22 @@ func (s *Sim) SetPrimaryLimit(perHour int) {
 	s.primary = perHour
 }
 
+// SetAccountLimit sets the requests per hour one account's tokens may
+// make together, instead of SetPrimaryLimit's: GitHub allows a workflow's
+// GITHUB_TOKEN 1,000 an hour per repository. 0 drops the override.
+func (s *Sim) SetAccountLimit(login string, perHour int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.acctLimit == nil {
+		s.acctLimit = map[string]int{}
+	}
+	if perHour <= 0 {
+		delete(s.acctLimit, lower(login))
+		return
+	}
+	s.acctLimit[lower(login)] = perHour
+}
+
 // SetAnonymousLimit sets the unauthenticated requests per hour shared by all
 // anonymous callers (default 60, as GitHub per IP).
 func (s *Sim) SetAnonymousLimit(perHour int) {
@@ -81,6 +97,8 @@ func (s *Sim) windowLocked(key string, now time.Time) (*rateWindow, int) {
 	limit := s.primary
 	if key == "anon" {
 		limit = s.anonLimit
+	} else if l, ok := s.acctLimit[strings.TrimPrefix(key, "user:")]; ok {
+		limit = l
 	}
 	w := s.windows[key]
 	if w == nil || !now.Before(w.reset) {

@@ -89,6 +89,9 @@ type Sim struct {
 	reqSeq    int64
 	moments   int64 // orders requests' arrivals and ends (LoggedRequest.Arrived, Ended)
 	primary   int
+	// acctLimit overrides primary for some accounts (lower-case login):
+	// GitHub gives a workflow's GITHUB_TOKEN 1,000 an hour, not 5,000.
+	acctLimit map[string]int
 	anonLimit int
 	windows   map[string]*rateWindow
 	secondary int
