@@ -51,7 +51,7 @@ func TestDoctorCommand(t *testing.T) {
 	code, out, errs := run(t, vars, "doctor")
 	assert.Equal(t, 0, code, out+errs)
 	assert.Contains(t, out, "✓ token scopes: notifications, repo")
-	assert.Contains(t, out, "All 19 checks passed.")
+	assert.Contains(t, out, "All 20 checks passed.")
 	assert.Contains(t, out, "✓ engine and Node.js: claude: Claude Code 2.1.332")
 
 	delete(vars, "ALLOWED_USERS")
@@ -59,5 +59,5 @@ func TestDoctorCommand(t *testing.T) {
 	assert.Equal(t, 1, code, out+errs)
 	assert.Contains(t, out, "✗ ALLOWED_USERS: not set")
 	assert.Contains(t, out, "    fix: set the repository variable (or environment variable) ALLOWED_USERS")
-	assert.Contains(t, out, "1 of 19 checks failed.")
+	assert.Contains(t, out, "1 of 20 checks failed.")
 }

@@ -34,6 +34,12 @@ const (
 	SweepMarkerStatus = "swept"
 )
 
+// SweepMarkerFresh is the age under which the sweep marker says a
+// dispatcher sweeps job states with their claims. A sweeping dispatcher
+// sets it in the push of each sweep that deletes, and at least once a day
+// otherwise: two days leave room for a day's missed sweeps.
+const SweepMarkerFresh = 48 * time.Hour
+
 // JobRefs is the ref prefix of one job ("refs/mention-runner/jobs/<id>/").
 func JobRefs(jobID string) string { return JobRefPrefix + jobID + "/" }
 

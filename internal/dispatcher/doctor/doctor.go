@@ -21,6 +21,7 @@ import (
 	"github.com/mention-runner/mention-runner/internal/core/blockfile"
 	"github.com/mention-runner/mention-runner/internal/core/contract"
 	"github.com/mention-runner/mention-runner/internal/core/refpush"
+	"github.com/mention-runner/mention-runner/internal/core/refstate"
 	"github.com/mention-runner/mention-runner/internal/dispatcher/dispatch"
 )
 
@@ -153,6 +154,7 @@ func Run(ctx context.Context, cfg Config) Report {
 	r.controlRepo(ctx)
 	r.refs(ctx)
 	r.push(ctx)
+	r.sweepMarker(ctx)
 	r.blocklist(ctx)
 	r.schedule()
 	r.privateTargets()
@@ -378,6 +380,40 @@ func (r *run) push(ctx context.Context) {
 		}
 	}
 	r.ok(name, "created and deleted "+probeRefPrefix+"… by git pushes")
+}
+
+// sweepMarker says whether a dispatcher sweeps old claims and job states:
+// the sweep marker its claim sweep keeps fresh. Without one, one prepare
+// job in 20 sweeps a slice of the job states itself (a few REST requests
+// of the workflow token's 1,000 an hour); a marker that is not a state
+// commit is never overwritten, so it keeps that fallback on for good.
+func (r *run) sweepMarker(ctx context.Context) {
+	const name = "old state swept"
+	if r.repo == nil {
+		r.fail(name, "cannot check", "fix \"control repo reachable\" first")
+		return
+	}
+	st, err := refstate.New(r.ctl, r.cfg.Control, now)
+	if err != nil {
+		r.fail(name, err.Error(), "set CONTROL_REPO to owner/name")
+		return
+	}
+	m, err := st.ReadRecent(ctx, contract.SweepMarkerRef, contract.SweepMarkerStatus, contract.SweepMarkerFresh)
+	var corrupt *refstate.CorruptError
+	switch {
+	case errors.As(err, &corrupt):
+		r.fail(name, contract.SweepMarkerRef+" is not a state commit: "+corrupt.Reason,
+			"delete it (git push origin :"+contract.SweepMarkerRef+"); the dispatcher's next claim sweep sets it again")
+	case err != nil:
+		r.warn(name, "could not read "+contract.SweepMarkerRef+": "+errText(err), "run doctor again")
+	case m == nil:
+		r.ok(name, "no dispatcher has swept yet ("+contract.SweepMarkerRef+" is not set): until one does, one prepare job in 20 sweeps a slice of the old job states itself; poll, serve and event sweep hourly or now and then")
+	case now().Sub(m.At) >= contract.SweepMarkerFresh:
+		r.warn(name, fmt.Sprintf("the last dispatcher sweep was %s ago (%s): one prepare job in 20 sweeps a slice of the old job states itself", now().Sub(m.At).Round(time.Hour), m.At.UTC().Format(time.RFC3339)),
+			"run a dispatcher that sweeps (poll, serve, or once on a schedule) so old claims and job states go in its pushes")
+	default:
+		r.ok(name, fmt.Sprintf("a dispatcher swept at %s", m.At.UTC().Format(time.RFC3339)))
+	}
 }
 
 // sweepProbes deletes probe refs left behind by earlier doctors (best

@@ -13,7 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mention-runner/mention-runner/internal/core/contract"
 	"github.com/mention-runner/mention-runner/internal/core/refpush"
+	"github.com/mention-runner/mention-runner/internal/core/refstate"
 	"github.com/mention-runner/mention-runner/internal/testrig/githubsim"
 
 	"github.com/mention-runner/mention-runner/internal/testrig/simfixture"
@@ -111,7 +113,7 @@ func TestGoodSetupAllPass(t *testing.T) {
 	require.NoError(t, rep.Print(&out))
 	assert.Zero(t, rep.Failed(), out.String())
 	assert.NotContains(t, out.String(), "✗")
-	assert.Contains(t, out.String(), "All 19 checks passed (2 with a warning).")
+	assert.Contains(t, out.String(), "All 20 checks passed (2 with a warning).")
 	assert.Contains(t, out.String(), "! scheduled runs (60-day rule): public repository")
 	assert.Contains(t, out.String(), "✓ pinned release exists: "+exampleRef(example()))
 	assert.Contains(t, out.String(), "✓ engine and Node.js: claude: Claude Code 2.1.332 (tools/workflow/claude-code/package.json at "+exampleRef(example())+"); on Node.js 24")
@@ -205,7 +207,7 @@ func TestEachMisconfiguration(t *testing.T) {
 			assert.Contains(t, first.Fix, tc.fix, out.String())
 			assert.Contains(t, out.String(), "✗ "+tc.failed[0])
 			assert.Contains(t, out.String(), "    fix: ")
-			assert.Len(t, rep, 19, "every report has the same lines")
+			assert.Len(t, rep, 20, "every report has the same lines")
 		})
 	}
 }
@@ -354,4 +356,51 @@ func TestPushesRefusedWarns(t *testing.T) {
 	assert.True(t, c.Warn)
 	assert.Contains(t, c.Detail, "by a push failed: refpush: push answered 403")
 	assert.Contains(t, c.Fix, "REST API instead, two writes a state")
+}
+
+// TestSweepMarkerReported: doctor says whether a dispatcher sweeps old
+// claims and job states (the sweep marker), warns when none has for two
+// days, and fails on a marker that is not a state commit (never
+// overwritten, it would keep the prepare jobs' fallback sweep on).
+func TestSweepMarkerReported(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	mark := func(at time.Time) func(*testing.T, *world) {
+		return func(t *testing.T, w *world) {
+			push, err := refpush.New(nil, w.sim.URL(), "op-tok")
+			require.NoError(t, err)
+			st, err := refstate.New(w.sim.Client("op-tok"), "op/agent", func() time.Time { return at })
+			require.NoError(t, err)
+			st.Push = push
+			require.NoError(t, st.MarkShared(context.Background(), contract.SweepMarkerRef, contract.SweepMarkerStatus, ""))
+		}
+	}
+	for _, tc := range []struct {
+		name        string
+		setup       func(*testing.T, *world)
+		ok, warn    bool
+		detail, fix string
+	}{
+		{"never swept", func(*testing.T, *world) {}, true, false, "no dispatcher has swept yet", ""},
+		{"swept an hour ago", mark(t0.Add(-time.Hour)), true, false, "a dispatcher swept at 2026-03-01T11:00:00Z", ""},
+		{"swept three days ago", mark(t0.Add(-72 * time.Hour)), true, true, "72h0m0s ago", "run a dispatcher that sweeps"},
+		{"not a state commit", func(t *testing.T, w *world) {
+			gh := w.sim.Client("op-tok")
+			head, _, err := gh.Git.GetRef(context.Background(), "op", "agent", "heads/main")
+			require.NoError(t, err)
+			_, _, err = gh.Git.CreateRef(context.Background(), "op", "agent", &github.Reference{Ref: github.String(contract.SweepMarkerRef), Object: &github.GitObject{SHA: head.Object.SHA}})
+			require.NoError(t, err)
+		}, false, false, "is not a state commit", "git push origin :" + contract.SweepMarkerRef},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			tc.setup(t, w)
+			defer func(f func() time.Time) { now = f }(now)
+			now = func() time.Time { return t0 }
+			c := find(t, w.run(t), "old state swept")
+			assert.Equal(t, tc.ok, c.OK, c.Detail)
+			assert.Equal(t, tc.warn, c.Warn, c.Detail)
+			assert.Contains(t, c.Detail, tc.detail)
+			assert.Contains(t, c.Fix, tc.fix)
+		})
+	}
 }

@@ -119,11 +119,8 @@ func (s *Store) BeginAt(ctx context.Context, jobID, runID string, m refstate.Mar
 }
 
 // MarkerFresh is the age under which the sweep marker
-// (contract.SweepMarkerRef) says a dispatcher sweeps job states with their
-// claims, so the runner's fallback sweep stays out. A sweeping dispatcher
-// sets it in the push of each sweep that deletes, and at least once a day
-// otherwise: two days leave room for a day's missed sweeps.
-const MarkerFresh = 48 * time.Hour
+// (contract.SweepMarkerRef) keeps the runner's fallback sweep out.
+const MarkerFresh = contract.SweepMarkerFresh
 
 // DispatcherSweeps reads the sweep marker: one request while it holds a
 // shared commit younger than MarkerFresh (its id is known here), two
