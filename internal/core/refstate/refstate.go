@@ -71,6 +71,8 @@ type Store struct {
 	// commit made); a channel, not a mutex, so that a waiter counts as
 	// blocked in a testing/synctest bubble.
 	ensuring chan struct{}
+
+	creates createQueue // Creates marked Together waiting for a push
 }
 
 // New returns a store for repo ("owner/name").
@@ -381,7 +383,8 @@ func (s *Store) markOf(ctx context.Context, ref, sha string) (Mark, error) {
 
 // Create puts ref at m if the ref does not exist. It returns the state the
 // ref holds afterwards; created is true when that is m, including when an
-// earlier attempt whose answer was lost created it.
+// earlier attempt whose answer was lost created it. With a pusher and a
+// ctx marked Together, it shares a push with the Creates made meanwhile.
 func (s *Store) Create(ctx context.Context, ref string, m Mark) (cur Mark, created bool, err error) {
 	if s.Push != nil {
 		return s.pushCreate(ctx, ref, m)
@@ -434,7 +437,12 @@ func (s *Store) readAfter(ctx context.Context, what, ref string, err error) (*Ma
 // pushCreate is Create as one push: a create refused means the ref
 // exists; after a lost answer the ref holding m means the push landed.
 func (s *Store) pushCreate(ctx context.Context, ref string, m Mark) (Mark, bool, error) {
-	err := s.push(ctx, m, refpush.Update{Ref: ref, New: m.Commit})
+	var err error
+	if together(ctx) {
+		err = s.pushTogether(ctx, ref, m)
+	} else {
+		err = s.push(ctx, m, refpush.Update{Ref: ref, New: m.Commit})
+	}
 	if err == nil {
 		return m, true, nil
 	}

@@ -39,7 +39,8 @@ func (b *markBatch) add(jobID, claimCommit string) {
 
 // BatchMarks returns a context under which Handle queues its dispatched
 // marks instead of writing each, and the function that writes them all
-// (one push): a poll cycle's. The function returns the mentions whose mark
+// (one push): a poll cycle's. Under it, claims made at the same time share
+// a push (refstate.Together). The function returns the mentions whose mark
 // was not written, by jobid; their threads must stay unread. Without a
 // pusher the context is ctx and each mark is written as it comes.
 func (d *Dispatcher) BatchMarks(ctx context.Context) (context.Context, func(context.Context) map[string]error) {
@@ -47,7 +48,9 @@ func (d *Dispatcher) BatchMarks(ctx context.Context) (context.Context, func(cont
 	if b == nil {
 		return ctx, func(context.Context) map[string]error { return nil }
 	}
-	return withMarks(ctx, b), func(ctx context.Context) map[string]error {
+	// The cycle's threads are handled side by side: their claims share
+	// pushes too (refstate.Together).
+	return refstate.Together(withMarks(ctx, b)), func(ctx context.Context) map[string]error {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sendTimeout)
 		defer cancel()
 		return d.flushMarks(ctx, b)
