@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/mention-runner/mention-runner/internal/core/ghclient"
 	"github.com/mention-runner/mention-runner/internal/core/refpush"
@@ -118,7 +121,15 @@ func (w *World) DispatchAll(ctx context.Context, ms []Mention, maxCycles int, re
 		// as a poll cycle: its dispatched marks are written together at
 		// its end (a killed process's are lost with it)
 		cctx, flushMarks := d.BatchMarks(ctx)
+		if restart == nil {
+			// as a poll cycle: threads side by side, a thread's mentions
+			// in order, so claims made at once share a push
+			pending += w.handleThreads(cctx, d, ms, st)
+		}
 		for _, m := range ms {
+			if restart == nil {
+				break
+			}
 			if _, done := st.Decided[m.JobID]; done {
 				continue
 			}
@@ -177,6 +188,51 @@ func (w *World) DispatchAll(ctx context.Context, ms []Mention, maxCycles int, re
 		w.Clock.Advance(pollInterval)
 	}
 	return st, fmt.Errorf("loadtest: %d mentions still failing after %d cycles", len(ms)-len(st.Decided), maxCycles)
+}
+
+// cycleParallel is the threads a cycle handles at once, as a poll cycle
+// does (dispatch's threadParallel).
+const cycleParallel = 8
+
+// handleThreads handles the undecided mentions of ms, threads side by
+// side (cycleParallel at once), and returns how many failed.
+func (w *World) handleThreads(ctx context.Context, d *dispatch.Dispatcher, ms []Mention, st *DispatchStats) (failed int) {
+	var threads [][]Mention
+	at := map[string]int{}
+	for _, m := range ms {
+		if _, done := st.Decided[m.JobID]; done {
+			continue
+		}
+		key := fmt.Sprintf("%s#%d", m.Repo, m.Number)
+		i, ok := at[key]
+		if !ok {
+			i = len(threads)
+			at[key] = i
+			threads = append(threads, nil)
+		}
+		threads[i] = append(threads[i], m)
+	}
+	var mu sync.Mutex
+	var g errgroup.Group
+	g.SetLimit(cycleParallel)
+	for _, th := range threads {
+		g.Go(func() error {
+			for _, m := range th {
+				dec, err := d.Handle(ctx, m.DispatchTrigger())
+				mu.Lock()
+				if err != nil {
+					st.Failures++
+					failed++
+				} else {
+					st.Decided[m.JobID] = dec.Decision
+				}
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
+	_ = g.Wait() // every error is its mention's
+	return failed
 }
 
 // Jobs groups the dispatches CONTROL received by jobid. Dispatches are
