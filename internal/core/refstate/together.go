@@ -66,30 +66,37 @@ func (s *Store) pushTogether(ctx context.Context, ref string, m Mark) error {
 	}
 	q.waiting = append(q.waiting, r)
 	q.mu.Unlock()
-	select {
-	case err := <-r.res:
-		return err
-	case batch := <-r.led:
-		s.sendCreates(batch)
-		return <-r.res
-	case <-ctx.Done():
+	done := ctx.Done()
+	for {
+		select {
+		case err := <-r.res:
+			return err
+		case batch := <-r.led:
+			s.sendCreates(batch)
+			return <-r.res
+		case <-done:
+			if s.leaveCreates(r) {
+				return fmt.Errorf("refstate: waiting to create %s: %w", ref, ctx.Err())
+			}
+			// Taken into a batch already: the others may wait on this
+			// caller to send it, and its answer comes with theirs.
+			done = nil
+		}
 	}
+}
+
+// leaveCreates takes r out of the waiting Creates; false when it was
+// taken into a batch already.
+func (s *Store) leaveCreates(r *createReq) bool {
+	q := &s.creates
 	q.mu.Lock()
-	if i := slices.Index(q.waiting, r); i >= 0 {
-		q.waiting = slices.Delete(q.waiting, i, i+1)
-		q.mu.Unlock()
-		return fmt.Errorf("refstate: waiting to create %s: %w", ref, ctx.Err())
+	defer q.mu.Unlock()
+	i := slices.Index(q.waiting, r)
+	if i < 0 {
+		return false
 	}
-	q.mu.Unlock()
-	// Taken into a batch already: the others may wait on this caller to
-	// send it, and its answer comes with theirs.
-	select {
-	case err := <-r.res:
-		return err
-	case batch := <-r.led:
-		s.sendCreates(batch)
-		return <-r.res
-	}
+	q.waiting = slices.Delete(q.waiting, i, i+1)
+	return true
 }
 
 // sendCreates pushes batch, hands the Creates that arrived meanwhile to
