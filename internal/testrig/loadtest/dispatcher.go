@@ -121,13 +121,14 @@ func (w *World) DispatchAll(ctx context.Context, ms []Mention, maxCycles int, re
 		// as a poll cycle: its dispatched marks are written together at
 		// its end (a killed process's are lost with it)
 		cctx, flushMarks := d.BatchMarks(ctx)
-		if restart == nil {
+		parallel := restart == nil && w.ThreadsAtOnce > 0
+		if parallel {
 			// as a poll cycle: threads side by side, a thread's mentions
 			// in order, so claims made at once share a push
 			pending += w.handleThreads(cctx, d, ms, st)
 		}
 		for _, m := range ms {
-			if restart == nil {
+			if parallel {
 				break
 			}
 			if _, done := st.Decided[m.JobID]; done {
@@ -190,12 +191,8 @@ func (w *World) DispatchAll(ctx context.Context, ms []Mention, maxCycles int, re
 	return st, fmt.Errorf("loadtest: %d mentions still failing after %d cycles", len(ms)-len(st.Decided), maxCycles)
 }
 
-// cycleParallel is the threads a cycle handles at once, as a poll cycle
-// does (dispatch's threadParallel).
-const cycleParallel = 8
-
 // handleThreads handles the undecided mentions of ms, threads side by
-// side (cycleParallel at once), and returns how many failed.
+// side (ThreadsAtOnce at once), and returns how many failed.
 func (w *World) handleThreads(ctx context.Context, d *dispatch.Dispatcher, ms []Mention, st *DispatchStats) (failed int) {
 	var threads [][]Mention
 	at := map[string]int{}
@@ -214,7 +211,7 @@ func (w *World) handleThreads(ctx context.Context, d *dispatch.Dispatcher, ms []
 	}
 	var mu sync.Mutex
 	var g errgroup.Group
-	g.SetLimit(cycleParallel)
+	g.SetLimit(w.ThreadsAtOnce)
 	for _, th := range threads {
 		g.Go(func() error {
 			for _, m := range th {

@@ -311,6 +311,7 @@ func proveBurst(t *testing.T, ctlTok, label string) map[string]float64 {
 	w.SharedBudget = true // as the real dispatcher and publish do
 	w.DispatcherControl = ctlTok
 	w.PublishControl = true // as cmd/runner publish
+	w.ThreadsAtOnce = 8     // as a poll cycle: claims made at once share a push
 	start := w.Clock.Now()
 	ms, err := w.SeedMentions(n, 0)
 	require.NoError(t, err)

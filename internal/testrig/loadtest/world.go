@@ -84,6 +84,11 @@ type World struct {
 	// PadEvery, when set, gives every PadEvery-th seeded thread a comment
 	// big enough that its context is sent as agent_shard events.
 	PadEvery int
+	// ThreadsAtOnce, when set, has DispatchAll's cycles without kills
+	// handle that many threads side by side, as a poll cycle does (its
+	// order then varies from run to run); unset, one mention after
+	// another, in a seeded order.
+	ThreadsAtOnce int
 
 	jobsMu   sync.Mutex
 	jobs     map[string][]githubsim.Dispatch // Jobs, by jobid
