@@ -94,6 +94,9 @@ func TestCycleClaimsShareAPush(t *testing.T) {
 		jobs = append(jobs, transport.JobID(e.comment(n, "alice", "@mrbot do it").GetNodeID()))
 	}
 	e.later(time.Minute)
+	// Each push is held a while, as GitHub's take tens of milliseconds, so
+	// the threads' claims find one in flight however fast this machine is.
+	e.sim.AddFault(githubsim.Fault{Method: http.MethodPost, Path: "/ops/control.git/git-receive-pack", Kind: githubsim.FaultSlow, Rate: 1, Delay: 100 * time.Millisecond})
 
 	_, err := e.poller(e.dispatcher(e.pushing)).Cycle(e.ctx())
 	require.NoError(t, err)
